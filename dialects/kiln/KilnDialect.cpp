@@ -1,0 +1,39 @@
+//===- KilnDialect.cpp - dialect registration -----------------------------===//
+
+#include "dialects/kiln/KilnDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace kiln;
+
+#include "dialects/kiln/KilnDialect.cpp.inc"
+#include "dialects/kiln/KilnEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/kiln/KilnAttrs.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/kiln/KilnOps.cpp.inc"
+
+void KilnDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/kiln/KilnAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/kiln/KilnOps.cpp.inc"
+      >();
+}
+
+Operation *KilnDialect::materializeConstant(OpBuilder &builder,
+                                            Attribute value, Type type,
+                                            Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, type, elements);
+}

@@ -1,0 +1,472 @@
+//===- KilnOps.td - kiln operators -------------------------*- tablegen -*-===//
+//
+// One op per operator family member. Every op infers its result types from
+// its operands and attributes (InferTypeOpAdaptor); the inference is also the
+// verifier, so a malformed op is rejected with the reason at its location.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_OPS_TD
+#define KILN_OPS_TD
+
+include "dialects/kiln/KilnDialect.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Kiln_Tensor : StaticShapeTensorOf<[AnyFloat, AnyInteger]>;
+def Kiln_FloatTensor : StaticShapeTensorOf<[AnyFloat]>;
+def Kiln_BoolTensor : StaticShapeTensorOf<[I1]>;
+def Kiln_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+
+class Kiln_InferredOp<string mnemonic, list<Trait> traits = []>
+    : Kiln_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor]>;
+
+// Ops whose result type is their operand's: ODS derives the inference.
+class Kiln_SameTypeOp<string mnemonic, list<Trait> traits = []>
+    : Kiln_Op<mnemonic, traits # [Pure, SameOperandsAndResultType,
+                                  InferTypeOpInterface]>;
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def Kiln_ConstantOp : Kiln_InferredOp<"constant", [ConstantLike]> {
+  let summary = "a constant tensor (a weight, or a folded value)";
+  let description = [{
+    ```mlir
+    %w = kiln.constant dense_resource<conv1.weight> : tensor<64x3x7x7xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise operators (ONNX/NumPy broadcasting)
+//===----------------------------------------------------------------------===//
+
+// `elements` names the rule for the result's element type (see
+// BinaryElementRule in KilnDialect.h).
+class Kiln_BinaryOp<string mnemonic, string summary_, string elements = "SameAsOperands">
+    : Kiln_InferredOp<mnemonic> {
+  let summary = summary_;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(::mlir::MLIRContext *,
+        std::optional<::mlir::Location> location, Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::inferBinaryResult(location, adaptor.getLhs().getType(),
+          adaptor.getRhs().getType(), ::kiln::BinaryElementRule::}] # elements # [{, types);
+    }
+  }];
+  let description = [{
+    Applies the operator elementwise after NumPy-style broadcasting of both
+    operands. Both operands have the same element type.
+
+    ```mlir
+    %y = kiln.}] # mnemonic # [{ %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$lhs, Kiln_Tensor:$rhs);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Kiln_AddOp : Kiln_BinaryOp<"add", "elementwise addition">;
+def Kiln_SubOp : Kiln_BinaryOp<"sub", "elementwise subtraction">;
+def Kiln_MulOp : Kiln_BinaryOp<"mul", "elementwise multiplication">;
+def Kiln_DivOp : Kiln_BinaryOp<"div", "elementwise division (truncating for integers)">;
+def Kiln_PowOp : Kiln_BinaryOp<"pow", "elementwise power; the result has the base's type", "Base"> {
+  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_Tensor:$rhs);
+  let results = (outs Kiln_FloatTensor:$output);
+}
+
+def Kiln_EqualOp : Kiln_BinaryOp<"equal", "elementwise equality, giving i1", "Bool"> {
+  let results = (outs Kiln_BoolTensor:$output);
+}
+
+def Kiln_WhereOp : Kiln_InferredOp<"where"> {
+  let summary = "elementwise select, broadcasting all three operands";
+  let description = [{
+    ```mlir
+    %y = kiln.where %c, %a, %b : (tensor<1x1x1x8xi1>, tensor<f32>, tensor<1x12x8x8xf32>) -> tensor<1x12x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_BoolTensor:$condition, Kiln_Tensor:$on_true,
+                       Kiln_Tensor:$on_false);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = [{
+    $condition `,` $on_true `,` $on_false attr-dict `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+class Kiln_UnaryOp<string mnemonic, string summary_>
+    : Kiln_SameTypeOp<mnemonic> {
+  let summary = summary_;
+  let description = [{
+    ```mlir
+    %y = kiln.}] # mnemonic # [{ %x : tensor<1x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input);
+  let results = (outs Kiln_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Kiln_SqrtOp : Kiln_UnaryOp<"sqrt", "square root">;
+def Kiln_ExpOp : Kiln_UnaryOp<"exp", "natural exponential">;
+def Kiln_ErfOp : Kiln_UnaryOp<"erf", "Gauss error function">;
+def Kiln_TanhOp : Kiln_UnaryOp<"tanh", "hyperbolic tangent">;
+def Kiln_SigmoidOp : Kiln_UnaryOp<"sigmoid", "logistic sigmoid 1 / (1 + exp(-x))">;
+def Kiln_ReluOp : Kiln_UnaryOp<"relu", "max(x, 0)">;
+def Kiln_HardSwishOp : Kiln_UnaryOp<"hard_swish", "x * max(0, min(1, x / 6 + 1 / 2))">;
+
+def Kiln_LeakyReluOp : Kiln_UnaryOp<"leaky_relu", "x if x >= 0, else alpha * x"> {
+  let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$alpha);
+}
+
+def Kiln_HardSigmoidOp : Kiln_UnaryOp<"hard_sigmoid", "max(0, min(1, alpha * x + beta))"> {
+  let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$alpha, F32Attr:$beta);
+}
+
+def Kiln_ClipOp : Kiln_UnaryOp<"clip", "min(max(x, min), max)"> {
+  let description = [{
+    The bounds are attributes: the importer folds ONNX's bound inputs (opset
+    11 and later) and attributes (earlier opsets) into them. An absent bound
+    is the float type's infinity.
+
+    ```mlir
+    %y = kiln.clip %x {max = 6.0 : f32, min = 0.0 : f32} : tensor<1x32x112x112xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$min, F32Attr:$max);
+  let hasVerifier = 1;
+}
+
+def Kiln_CastOp : Kiln_InferredOp<"cast"> {
+  let summary = "elementwise conversion to another element type";
+  let description = [{
+    ```mlir
+    %y = kiln.cast %x {to = f32} : tensor<1x128xi64> -> tensor<1x128xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, TypeAttr:$to);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul-like operators
+//===----------------------------------------------------------------------===//
+
+def Kiln_ConvOp : Kiln_InferredOp<"conv"> {
+  let summary = "N-dimensional grouped convolution in NCHW order";
+  let description = [{
+    `input` is N x C x D1..Dk, `weight` is M x C/group x K1..Kk and the
+    optional `bias` has M elements. `pads` holds the k leading pads followed by
+    the k trailing pads; ONNX's auto_pad is resolved into them on import.
+
+    ```mlir
+    %y = kiln.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64,
+           pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+         : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$weight,
+                       Optional<Kiln_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations, I64Attr:$group);
+  let results = (outs Kiln_FloatTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_GemmOp : Kiln_InferredOp<"gemm"> {
+  let summary = "alpha * op(A) x op(B) + beta * C, with op the optional transpose";
+  let description = [{
+    ```mlir
+    %y = kiln.gemm %a, %b, %c {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = true}
+         : (tensor<1x2048xf32>, tensor<1000x2048xf32>, tensor<1000xf32>) -> tensor<1x1000xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$a, Kiln_FloatTensor:$b,
+                       Optional<Kiln_FloatTensor>:$c, F32Attr:$alpha,
+                       F32Attr:$beta, BoolAttr:$transA, BoolAttr:$transB);
+  let results = (outs Kiln_FloatTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_MatMulOp : Kiln_InferredOp<"matmul"> {
+  let summary = "NumPy matmul: batched, broadcasting, 1-D operands promoted";
+  let description = [{
+    ```mlir
+    %y = kiln.matmul %a, %b : (tensor<1x128x768xf32>, tensor<768x768xf32>) -> tensor<1x128x768xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_FloatTensor:$rhs);
+  let results = (outs Kiln_FloatTensor:$output);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+def Kiln_BatchNormOp : Kiln_InferredOp<"batch_norm"> {
+  let summary = "inference batch normalization over channel dimension 1";
+  let description = [{
+    ```mlir
+    %y = kiln.batch_norm %x, %scale, %bias, %mean, %var {epsilon = 1.0e-05 : f32}
+         : (tensor<1x32x112x112xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>)
+         -> tensor<1x32x112x112xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
+                       Kiln_FloatTensor:$bias, Kiln_FloatTensor:$mean,
+                       Kiln_FloatTensor:$variance, F32Attr:$epsilon);
+  let results = (outs Kiln_FloatTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_LayerNormOp : Kiln_InferredOp<"layer_norm"> {
+  let summary = "normalization over the dimensions from `axis` on";
+  let description = [{
+    ```mlir
+    %y = kiln.layer_norm %x, %gamma, %beta {axis = 2 : i64, epsilon = 9.99999996E-13 : f32}
+         : (tensor<1x128x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<1x128x768xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
+                       Optional<Kiln_FloatTensor>:$bias, I64Attr:$axis,
+                       F32Attr:$epsilon);
+  let results = (outs Kiln_FloatTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_SoftmaxOp : Kiln_SameTypeOp<"softmax"> {
+  let summary = "softmax along one axis";
+  let description = [{
+    ```mlir
+    %y = kiln.softmax %x {axis = 3 : i64} : tensor<1x12x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Kiln_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling and reductions
+//===----------------------------------------------------------------------===//
+
+class Kiln_PoolOp<string mnemonic, string summary_> : Kiln_InferredOp<mnemonic> {
+  let summary = summary_;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(::mlir::MLIRContext *,
+        std::optional<::mlir::Location> location, Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::inferPoolResult(location, adaptor.getInput().getType(),
+          adaptor.getKernelShape(), adaptor.getStrides(), adaptor.getPads(),
+          adaptor.getDilations(), adaptor.getCeilMode(), types);
+    }
+  }];
+  let description = [{
+    Windows over the spatial dimensions of an N x C x D1..Dk input. `pads`
+    holds the k leading pads followed by the k trailing pads.
+
+    ```mlir
+    %y = kiln.}] # mnemonic # [{ %x {ceil_mode = false, count_include_pad = false,
+           dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>,
+           pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+         : (tensor<1x64x112x112xf32>) -> tensor<1x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations, BoolAttr:$ceil_mode,
+                       BoolAttr:$count_include_pad);
+  let results = (outs Kiln_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_MaxPoolOp : Kiln_PoolOp<"max_pool", "maximum over each window">;
+def Kiln_AveragePoolOp : Kiln_PoolOp<"average_pool", "mean over each window">;
+
+def Kiln_GlobalAveragePoolOp : Kiln_InferredOp<"global_average_pool"> {
+  let summary = "mean over all spatial dimensions, kept as size 1";
+  let description = [{
+    ```mlir
+    %y = kiln.global_average_pool %x : (tensor<1x2048x7x7xf32>) -> tensor<1x2048x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input);
+  let results = (outs Kiln_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+class Kiln_ReduceOp<string mnemonic, string summary_> : Kiln_InferredOp<mnemonic> {
+  let summary = summary_;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(::mlir::MLIRContext *,
+        std::optional<::mlir::Location> location, Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::inferReduceResult(location, adaptor.getInput().getType(),
+          adaptor.getAxes(), adaptor.getKeepdims(), types);
+    }
+  }];
+  let description = [{
+    Reduces over `axes` (sorted, non-negative, unique). The importer turns
+    ONNX's "no axes" into every axis, or into no op for
+    noop_with_empty_axes.
+
+    ```mlir
+    %y = kiln.}] # mnemonic # [{ %x {axes = array<i64: 2>, keepdims = true}
+         : (tensor<1x128x768xf32>) -> tensor<1x128x1xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$axes,
+                       BoolAttr:$keepdims);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", "mean over axes">;
+def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", "sum over axes">;
+def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", "maximum over axes">;
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Kiln_ReshapeOp : Kiln_InferredOp<"reshape"> {
+  let summary = "the same elements in a new shape";
+  let description = [{
+    `shape` is fully resolved (no 0 or -1). ONNX Reshape, Flatten, Squeeze
+    and Unsqueeze all import as this op.
+
+    ```mlir
+    %y = kiln.reshape %x {shape = array<i64: 1, 128, 12, 64>}
+         : (tensor<1x128x768xf32>) -> tensor<1x128x12x64xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Kiln_TransposeOp : Kiln_InferredOp<"transpose"> {
+  let summary = "permutes dimensions: output dim i is input dim perm[i]";
+  let description = [{
+    ```mlir
+    %y = kiln.transpose %x {perm = array<i64: 0, 2, 1, 3>}
+         : (tensor<1x128x12x64xf32>) -> tensor<1x12x128x64xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Kiln_ConcatOp : Kiln_InferredOp<"concat"> {
+  let summary = "joins tensors along an axis";
+  let description = [{
+    ```mlir
+    %y = kiln.concat %a, %b {axis = 0 : i64} : (tensor<2xi64>, tensor<2xi64>) -> tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Kiln_SplitOp : Kiln_InferredOp<"split"> {
+  let summary = "cuts a tensor along an axis into pieces of the given sizes";
+  let description = [{
+    ```mlir
+    %a, %b = kiln.split %x {axis = 1 : i64, sizes = array<i64: 2, 6>}
+         : (tensor<1x8xf32>) -> (tensor<1x2xf32>, tensor<1x6xf32>)
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, I64Attr:$axis,
+                       DenseI64ArrayAttr:$sizes);
+  let results = (outs Variadic<Kiln_Tensor>:$outputs);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_SliceOp : Kiln_InferredOp<"slice"> {
+  let summary = "a strided window, one (start, end, step) per dimension";
+  let description = [{
+    Bounds are normalized: every dimension has an entry, starts and ends are
+    clamped into the dimension and steps are non-zero, so dimension i of the
+    result has max(0, ceil((ends[i] - starts[i]) / steps[i])) elements. A
+    negative step counts down from start to end (end may be -1).
+
+    ```mlir
+    %y = kiln.slice %x {ends = array<i64: 1, 128>, starts = array<i64: 0, 0>, steps = array<i64: 1, 1>}
+         : (tensor<1x512xi64>) -> tensor<1x128xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Kiln_GatherOp : Kiln_InferredOp<"gather"> {
+  let summary = "picks slices of `input` along `axis` by index";
+  let description = [{
+    Negative indices count from the end of the axis.
+
+    ```mlir
+    %y = kiln.gather %table, %ids {axis = 0 : i64}
+         : (tensor<30522x768xf32>, tensor<1x128xi64>) -> tensor<1x128x768xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, Kiln_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Kiln_ExpandOp : Kiln_InferredOp<"expand"> {
+  let summary = "broadcasts a tensor against `shape` (ONNX Expand)";
+  let description = [{
+    The result shape is the NumPy broadcast of the input's shape and `shape`.
+
+    ```mlir
+    %y = kiln.expand %x {shape = array<i64: 4, 128>} : (tensor<1x128xi64>) -> tensor<4x128xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Kiln_PadOp : Kiln_InferredOp<"pad"> {
+  let summary = "pads (or, with negative pads, crops) every dimension";
+  let description = [{
+    `pads` holds rank leading pads followed by rank trailing pads.
+
+    ```mlir
+    %y = kiln.pad %x {mode = #kiln.pad_mode<constant>, pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, value = 0.0 : f64}
+         : (tensor<1x3x4x4xf32>) -> tensor<1x3x6x6xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$pads,
+                       Kiln_PadModeAttr:$mode, F64Attr:$value);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+#endif // KILN_OPS_TD

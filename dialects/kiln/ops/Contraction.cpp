@@ -1,0 +1,118 @@
+//===- Contraction.cpp - conv, gemm and matmul ----------------------------===//
+
+#include "dialects/kiln/KilnDialect.h"
+#include "dialects/kiln/Shapes.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  int64_t rank = input.getRank(), spatial = rank - 2;
+  if (rank < 3)
+    return emitOptionalError(location, "input must have rank 3 or more, got ", input);
+  if (weight.getRank() != rank)
+    return emitOptionalError(location, "weight rank ", weight.getRank(),
+                             " differs from input rank ", rank);
+  ArrayRef<int64_t> strides = adaptor.getStrides(), pads = adaptor.getPads(),
+                    dilations = adaptor.getDilations();
+  if (int64_t(strides.size()) != spatial || int64_t(dilations.size()) != spatial ||
+      int64_t(pads.size()) != 2 * spatial)
+    return emitOptionalError(location, "expected ", spatial, " strides, ",
+                             spatial, " dilations and ", 2 * spatial,
+                             " pads for ", spatial, " spatial dimensions");
+  int64_t group = int64_t(adaptor.getGroup());
+  int64_t channels = input.getDimSize(1), filters = weight.getDimSize(0);
+  if (group < 1 || channels % group != 0 || filters % group != 0)
+    return emitOptionalError(location, "group ", group,
+                             " must divide input channels ", channels,
+                             " and filters ", filters);
+  if (weight.getDimSize(1) != channels / group)
+    return emitOptionalError(location, "weight has ", weight.getDimSize(1),
+                             " channels per group, expected ", channels / group);
+  if (Value bias = adaptor.getBias()) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    if (biasType.getRank() != 1 || biasType.getDimSize(0) != filters)
+      return emitOptionalError(location, "bias must have shape [", filters,
+                               "], got ", biasType);
+  }
+  SmallVector<int64_t> shape = {input.getDimSize(0), filters};
+  for (int64_t i = 0; i < spatial; ++i) {
+    auto size = windowOutputSize(input.getDimSize(i + 2), weight.getDimSize(i + 2),
+                                 strides[i], pads[i], pads[i + spatial],
+                                 dilations[i], /*ceilMode=*/false);
+    if (!size)
+      return emitOptionalError(location, "kernel does not fit spatial dimension ",
+                               i, " (size ", input.getDimSize(i + 2), ")");
+    shape.push_back(*size);
+  }
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  auto a = cast<RankedTensorType>(adaptor.getA().getType());
+  auto b = cast<RankedTensorType>(adaptor.getB().getType());
+  if (a.getRank() != 2 || b.getRank() != 2)
+    return emitOptionalError(location, "operands must be matrices, got ", a,
+                             " and ", b);
+  bool transA = adaptor.getTransA(), transB = adaptor.getTransB();
+  int64_t m = a.getDimSize(transA ? 1 : 0), k = a.getDimSize(transA ? 0 : 1);
+  int64_t kb = b.getDimSize(transB ? 1 : 0), n = b.getDimSize(transB ? 0 : 1);
+  if (k != kb)
+    return emitOptionalError(location, "inner dimensions differ: ", k, " vs ", kb);
+  SmallVector<int64_t> shape = {m, n};
+  if (Value c = adaptor.getC()) {
+    auto cShape = cast<RankedTensorType>(c.getType()).getShape();
+    auto broadcast = broadcastShapes(cShape, shape);
+    if (!broadcast || *broadcast != shape)
+      return emitOptionalError(location, "C of type ", c.getType(),
+                               " does not broadcast to [", m, ", ", n, "]");
+  }
+  types.push_back(RankedTensorType::get(shape, a.getElementType()));
+  return success();
+}
+
+LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  if (lhs.getRank() == 0 || rhs.getRank() == 0)
+    return emitOptionalError(location, "operands must not be scalars");
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOptionalError(location, "operand element types differ");
+  // NumPy promotes a 1-D operand to a matrix and drops that dimension after.
+  SmallVector<int64_t> a(lhs.getShape()), b(rhs.getShape());
+  if (a.size() == 1)
+    a.insert(a.begin(), 1);
+  if (b.size() == 1)
+    b.push_back(1);
+  if (a.back() != b[b.size() - 2])
+    return emitOptionalError(location, "inner dimensions differ: ", a.back(),
+                             " vs ", b[b.size() - 2]);
+  auto batch = broadcastShapes(ArrayRef(a).drop_back(2), ArrayRef(b).drop_back(2));
+  if (!batch)
+    return emitOptionalError(location, "batch dimensions of ", lhs, " and ",
+                             rhs, " do not broadcast");
+  SmallVector<int64_t> shape = *batch;
+  if (lhs.getRank() > 1)
+    shape.push_back(a[a.size() - 2]);
+  if (rhs.getRank() > 1)
+    shape.push_back(b.back());
+  types.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+} // namespace kiln

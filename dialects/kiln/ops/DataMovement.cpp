@@ -1,0 +1,346 @@
+//===- DataMovement.cpp - reshape, transpose, concat, split, slice, ... ---===//
+
+#include "dialects/kiln/KilnDialect.h"
+#include "dialects/kiln/Shapes.h"
+#include "dialects/kiln/ops/Fold.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+/// Decomposes a row-major flat index of `shape` into a multi-index.
+SmallVector<int64_t> unflatten(int64_t flat, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
+int64_t flatten(ArrayRef<int64_t> index, ArrayRef<int64_t> strides) {
+  int64_t flat = 0;
+  for (size_t d = 0; d < index.size(); ++d)
+    flat += index[d] * strides[d];
+  return flat;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// kiln.reshape
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> shape = adaptor.getShape();
+  std::optional<int64_t> count = elementCount(shape);
+  if (!count)
+    return emitOptionalError(location, "shape has a negative dimension or too many elements");
+  if (*count != input.getNumElements())
+    return emitOptionalError(location, "cannot reshape ", input.getNumElements(),
+                             " elements into ", *count);
+  types.push_back(input.clone(shape));
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (DenseElementsAttr value = foldableConstant(adaptor.getInput()))
+    return value.reshape(getType());
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// kiln.transpose
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> perm = adaptor.getPerm();
+  SmallVector<bool> seen(input.getRank(), false);
+  if (int64_t(perm.size()) != input.getRank())
+    return emitOptionalError(location, "perm has ", perm.size(),
+                             " entries for rank ", input.getRank());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= input.getRank() || seen[p])
+      return emitOptionalError(location, "perm is not a permutation of [0, ",
+                               input.getRank(), ")");
+    seen[p] = true;
+    shape.push_back(input.getDimSize(p));
+  }
+  types.push_back(input.clone(shape));
+  return success();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<int64_t> perm = getPerm();
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return getInput();
+  ArrayRef<int64_t> inShape = getInput().getType().getShape();
+  SmallVector<int64_t> inStrides = stridesOf(inShape);
+  ArrayRef<int64_t> outShape = getType().getShape();
+  return remapElements(adaptor.getInput(), getType(), [&](int64_t flat) {
+    SmallVector<int64_t> out = unflatten(flat, outShape);
+    int64_t source = 0;
+    for (size_t d = 0; d < perm.size(); ++d)
+      source += out[d] * inStrides[perm[d]];
+    return source;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// kiln.concat and kiln.split
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return emitOptionalError(location, "needs at least one input");
+  auto first = cast<RankedTensorType>(inputs.front().getType());
+  int64_t axis = int64_t(adaptor.getAxis());
+  if (axis < 0 || axis >= first.getRank())
+    return emitOptionalError(location, "axis ", axis, " is out of range for ", first);
+  SmallVector<int64_t> shape(first.getShape());
+  shape[axis] = 0;
+  for (Value input : inputs) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (type.getElementType() != first.getElementType() ||
+        type.getRank() != first.getRank())
+      return emitOptionalError(location, "inputs differ in rank or element type: ",
+                               first, " vs ", type);
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != axis && type.getDimSize(d) != first.getDimSize(d))
+        return emitOptionalError(location, "inputs differ in dimension ", d,
+                                 ": ", first, " vs ", type);
+    if (llvm::AddOverflow(shape[axis], type.getDimSize(axis), shape[axis]))
+      return emitOptionalError(location, "concatenated dimension overflows");
+  }
+  types.push_back(first.clone(shape));
+  return success();
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
+  if (getInputs().size() == 1)
+    return getInputs().front();
+  SmallVector<DenseElementsAttr> parts;
+  for (Attribute input : adaptor.getInputs()) {
+    parts.push_back(foldableConstant(input));
+    if (!parts.back())
+      return {};
+  }
+  RankedTensorType type = getType();
+  if (type.getNumElements() > kMaxFoldedElements)
+    return {};
+  // Walk the result in row-major order: each "row" above the axis takes a
+  // contiguous run from every part in turn.
+  int64_t axis = int64_t(getAxis());
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= type.getDimSize(d);
+  SmallVector<SmallVector<Attribute>> values;
+  for (DenseElementsAttr part : parts) {
+    values.push_back(part.isSplat()
+                         ? SmallVector<Attribute>(part.getNumElements(),
+                                                  part.getSplatValue<Attribute>())
+                         : llvm::to_vector(part.getValues<Attribute>()));
+  }
+  SmallVector<Attribute> result;
+  for (int64_t row = 0; row < outer; ++row)
+    for (auto &part : values) {
+      int64_t run = int64_t(part.size()) / outer;
+      result.append(part.begin() + row * run, part.begin() + (row + 1) * run);
+    }
+  return DenseElementsAttr::get(type, result);
+}
+
+LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> location,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t axis = int64_t(adaptor.getAxis());
+  if (axis < 0 || axis >= input.getRank())
+    return emitOptionalError(location, "axis ", axis, " is out of range for ", input);
+  int64_t total = 0;
+  for (int64_t size : adaptor.getSizes()) {
+    if (size < 0 || llvm::AddOverflow(total, size, total))
+      return emitOptionalError(location, "split sizes must be non-negative");
+    SmallVector<int64_t> shape(input.getShape());
+    shape[axis] = size;
+    types.push_back(input.clone(shape));
+  }
+  if (total != input.getDimSize(axis))
+    return emitOptionalError(location, "split sizes add up to ", total,
+                             ", not to dimension ", axis, " of size ",
+                             input.getDimSize(axis));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// kiln.slice
+//===----------------------------------------------------------------------===//
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> location,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> starts = adaptor.getStarts(), ends = adaptor.getEnds(),
+                    steps = adaptor.getSteps();
+  int64_t rank = input.getRank();
+  if (int64_t(starts.size()) != rank || int64_t(ends.size()) != rank ||
+      int64_t(steps.size()) != rank)
+    return emitOptionalError(location, "needs one start, end and step per dimension");
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t dim = input.getDimSize(d), start = starts[d], end = ends[d],
+            step = steps[d];
+    bool inRange = step > 0 ? (start >= 0 && start <= dim && end >= 0 && end <= dim)
+                            : (start >= -1 && start < dim && end >= -1 && end < dim);
+    if (step == 0 || !inRange)
+      return emitOptionalError(location, "dimension ", d, ": start ", start,
+                               ", end ", end, ", step ", step,
+                               " are not normalized for size ", dim);
+    int64_t span = step > 0 ? end - start : start - end;
+    int64_t absStep = step > 0 ? step : -step;
+    shape.push_back(span <= 0 ? 0 : llvm::divideCeil(span, absStep));
+  }
+  types.push_back(input.clone(shape));
+  return success();
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  SmallVector<int64_t> inStrides = stridesOf(getInput().getType().getShape());
+  ArrayRef<int64_t> outShape = getType().getShape();
+  ArrayRef<int64_t> starts = getStarts(), steps = getSteps();
+  return remapElements(adaptor.getInput(), getType(), [&](int64_t flat) {
+    SmallVector<int64_t> index = unflatten(flat, outShape);
+    for (size_t d = 0; d < index.size(); ++d)
+      index[d] = starts[d] + index[d] * steps[d];
+    return flatten(index, inStrides);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// kiln.gather
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  int64_t axis = int64_t(adaptor.getAxis());
+  if (axis < 0 || axis >= input.getRank())
+    return emitOptionalError(location, "axis ", axis, " is out of range for ", input);
+  SmallVector<int64_t> shape(input.getShape().take_front(axis));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, input.getShape().drop_front(axis + 1));
+  types.push_back(input.clone(shape));
+  return success();
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr indices = foldableConstant(adaptor.getIndices());
+  if (!indices)
+    return {};
+  ArrayRef<int64_t> inShape = getInput().getType().getShape();
+  int64_t axis = int64_t(getAxis()), axisSize = inShape[axis];
+  SmallVector<int64_t> positions;
+  for (const APInt &index : indices.getValues<APInt>()) {
+    int64_t i = index.getSExtValue();
+    if (i < -axisSize || i >= axisSize)
+      return {}; // Out of range: left for the runtime to report.
+    positions.push_back(i < 0 ? i + axisSize : i);
+  }
+  int64_t indexCount = indices.getNumElements();
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < int64_t(inShape.size()); ++d)
+    inner *= inShape[d];
+  return remapElements(adaptor.getInput(), getType(), [&](int64_t flat) {
+    // The result is [outer, indexCount, inner] in row-major order.
+    int64_t innerPos = flat % inner;
+    int64_t which = (flat / inner) % indexCount;
+    int64_t outerPos = flat / (inner * indexCount);
+    int64_t position = indices.isSplat() ? positions[0] : positions[which];
+    return (outerPos * axisSize + position) * inner + innerPos;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// kiln.expand
+//===----------------------------------------------------------------------===//
+
+LogicalResult ExpandOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto shape = broadcastShapes(input.getShape(), adaptor.getShape());
+  if (!shape || !elementCount(*shape))
+    return emitOptionalError(location, input, " does not broadcast to shape [",
+                             adaptor.getShape(), "]");
+  types.push_back(input.clone(*shape));
+  return success();
+}
+
+OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  SmallVector<int64_t> map;
+  if (!isa_and_nonnull<SplatElementsAttr>(adaptor.getInput()) &&
+      getType().getNumElements() <= kMaxFoldedElements)
+    map = broadcastIndexMap(getInput().getType().getShape(), getType().getShape());
+  return remapElements(adaptor.getInput(), getType(),
+                       [&](int64_t flat) { return map[flat]; });
+}
+
+//===----------------------------------------------------------------------===//
+// kiln.pad
+//===----------------------------------------------------------------------===//
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> location,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> pads = adaptor.getPads();
+  int64_t rank = input.getRank();
+  if (int64_t(pads.size()) != 2 * rank)
+    return emitOptionalError(location, "expected ", 2 * rank, " pads, got ",
+                             pads.size());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size;
+    if (llvm::AddOverflow(input.getDimSize(d), pads[d], size) ||
+        llvm::AddOverflow(size, pads[d + rank], size) || size < 0)
+      return emitOptionalError(location, "dimension ", d, " padded to a negative size");
+    if (adaptor.getMode() == PadMode::reflect &&
+        (pads[d] >= input.getDimSize(d) || pads[d + rank] >= input.getDimSize(d)))
+      return emitOptionalError(location, "reflect pads must be smaller than dimension ", d);
+    shape.push_back(size);
+  }
+  types.push_back(input.clone(shape));
+  return success();
+}
+
+} // namespace kiln

@@ -1,0 +1,72 @@
+//===- Fold.cpp - constant folding helpers for kiln ops -------------------===//
+
+#include "dialects/kiln/ops/Fold.h"
+
+#include "dialects/kiln/Shapes.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+DenseElementsAttr foldableConstant(Attribute attr) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
+  if (!dense || (!dense.isSplat() && dense.getNumElements() > kMaxFoldedElements))
+    return nullptr;
+  return dense;
+}
+
+DenseElementsAttr remapElements(Attribute input, RankedTensorType type,
+                                llvm::function_ref<int64_t(int64_t)> sourceIndex) {
+  DenseElementsAttr dense = foldableConstant(input);
+  if (!dense)
+    return nullptr;
+  if (dense.isSplat())
+    return DenseElementsAttr::get(type, dense.getSplatValue<Attribute>());
+  if (type.getNumElements() > kMaxFoldedElements)
+    return nullptr;
+  auto values = llvm::to_vector(dense.getValues<Attribute>());
+  SmallVector<Attribute> result;
+  result.reserve(type.getNumElements());
+  for (int64_t i = 0, e = type.getNumElements(); i < e; ++i)
+    result.push_back(values[sourceIndex(i)]);
+  return DenseElementsAttr::get(type, result);
+}
+
+DenseElementsAttr foldElementwise(ArrayRef<Attribute> operands,
+                                  RankedTensorType type, ElementFn compute) {
+  SmallVector<DenseElementsAttr> dense;
+  for (Attribute operand : operands) {
+    dense.push_back(foldableConstant(operand));
+    if (!dense.back())
+      return nullptr;
+  }
+  Type element = type.getElementType();
+  if (llvm::all_of(dense, [](DenseElementsAttr d) { return d.isSplat(); })) {
+    SmallVector<Attribute> args;
+    for (DenseElementsAttr d : dense)
+      args.push_back(d.getSplatValue<Attribute>());
+    Attribute value = compute(args, element);
+    return value ? DenseElementsAttr::get(type, value) : nullptr;
+  }
+  if (type.getNumElements() > kMaxFoldedElements)
+    return nullptr;
+
+  SmallVector<SmallVector<Attribute>> values;
+  SmallVector<SmallVector<int64_t>> maps;
+  for (DenseElementsAttr d : dense) {
+    values.push_back(llvm::to_vector(d.getValues<Attribute>()));
+    maps.push_back(broadcastIndexMap(d.getType().getShape(), type.getShape()));
+  }
+  SmallVector<Attribute> result, args(dense.size());
+  for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
+    for (size_t k = 0; k < dense.size(); ++k)
+      args[k] = values[k][maps[k][i]];
+    Attribute value = compute(args, element);
+    if (!value)
+      return nullptr;
+    result.push_back(value);
+  }
+  return DenseElementsAttr::get(type, result);
+}
+
+} // namespace kiln

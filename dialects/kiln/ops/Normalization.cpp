@@ -1,0 +1,59 @@
+//===- Normalization.cpp - batch_norm, layer_norm and softmax -------------===//
+
+#include "dialects/kiln/KilnDialect.h"
+#include "dialects/kiln/Shapes.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (input.getRank() < 2)
+    return emitOptionalError(location, "input must have a channel dimension, got ", input);
+  int64_t channels = input.getDimSize(1);
+  for (Value param : {adaptor.getScale(), adaptor.getBias(), adaptor.getMean(),
+                      adaptor.getVariance()}) {
+    auto type = cast<RankedTensorType>(param.getType());
+    if (type.getRank() != 1 || type.getDimSize(0) != channels)
+      return emitOptionalError(location, "parameters must have shape [",
+                               channels, "], got ", type);
+  }
+  types.push_back(input);
+  return success();
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t axis = int64_t(adaptor.getAxis());
+  if (axis < 0 || axis >= input.getRank())
+    return emitOptionalError(location, "axis ", axis, " is out of range for ", input);
+  ArrayRef<int64_t> normalized = input.getShape().drop_front(axis);
+  for (Value param : {adaptor.getScale(), adaptor.getBias()}) {
+    if (!param)
+      continue;
+    auto shape = cast<RankedTensorType>(param.getType()).getShape();
+    auto broadcast = broadcastShapes(shape, normalized);
+    if (!broadcast || ArrayRef<int64_t>(*broadcast) != normalized)
+      return emitOptionalError(location, "scale and bias must broadcast to the normalized shape");
+  }
+  types.push_back(input);
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  int64_t axis = int64_t(getAxis());
+  if (axis < 0 || axis >= getType().getRank())
+    return emitOpError("axis ") << axis << " is out of range for " << getType();
+  return success();
+}
+
+} // namespace kiln

@@ -1,0 +1,75 @@
+//===- Pooling.cpp - pooling and reductions -------------------------------===//
+
+#include "dialects/kiln/KilnDialect.h"
+#include "dialects/kiln/Shapes.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+LogicalResult inferPoolResult(std::optional<Location> location, Type inputType,
+                              ArrayRef<int64_t> kernelShape,
+                              ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+                              ArrayRef<int64_t> dilations, bool ceilMode,
+                              SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(inputType);
+  int64_t spatial = input.getRank() - 2;
+  if (spatial < 1)
+    return emitOptionalError(location, "input must have rank 3 or more, got ", input);
+  if (int64_t(kernelShape.size()) != spatial || int64_t(strides.size()) != spatial ||
+      int64_t(dilations.size()) != spatial || int64_t(pads.size()) != 2 * spatial)
+    return emitOptionalError(location, "expected ", spatial,
+                             " kernel sizes, strides and dilations and ",
+                             2 * spatial, " pads");
+  SmallVector<int64_t> shape(input.getShape().take_front(2));
+  for (int64_t i = 0; i < spatial; ++i) {
+    // A window made only of padding would have nothing to pool.
+    if (pads[i] >= kernelShape[i] || pads[i + spatial] >= kernelShape[i])
+      return emitOptionalError(location, "pads must be smaller than the kernel");
+    auto size = windowOutputSize(input.getDimSize(i + 2), kernelShape[i],
+                                 strides[i], pads[i], pads[i + spatial],
+                                 dilations[i], ceilMode);
+    if (!size)
+      return emitOptionalError(location, "window does not fit spatial dimension ",
+                               i, " (size ", input.getDimSize(i + 2), ")");
+    shape.push_back(*size);
+  }
+  types.push_back(input.clone(shape));
+  return success();
+}
+
+LogicalResult GlobalAveragePoolOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (input.getRank() < 3)
+    return emitOptionalError(location, "input must have rank 3 or more, got ", input);
+  SmallVector<int64_t> shape(input.getShape());
+  std::fill(shape.begin() + 2, shape.end(), 1);
+  types.push_back(input.clone(shape));
+  return success();
+}
+
+LogicalResult inferReduceResult(std::optional<Location> location,
+                                Type inputType, ArrayRef<int64_t> axes,
+                                bool keepdims, SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(inputType);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < 0 || axes[i] >= input.getRank() || (i && axes[i] <= axes[i - 1]))
+      return emitOptionalError(location, "axes must be sorted, unique and in [0, ",
+                               input.getRank(), ")");
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < input.getRank(); ++d) {
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(input.getDimSize(d));
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  types.push_back(input.clone(shape));
+  return success();
+}
+
+} // namespace kiln
