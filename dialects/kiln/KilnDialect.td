@@ -37,7 +37,9 @@ def Kiln_PadMode : I32EnumAttr<"PadMode", "how kiln.pad fills the border", [
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;
 }
-def Kiln_PadModeAttr : EnumAttr<Kiln_Dialect, Kiln_PadMode, "pad_mode">;
+def Kiln_PadModeAttr : EnumAttr<Kiln_Dialect, Kiln_PadMode, "pad_mode"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 class Kiln_Op<string mnemonic, list<Trait> traits = []>
     : Op<Kiln_Dialect, mnemonic, traits>;

@@ -16,7 +16,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
-  kiln::registerPasses();
+  kiln::registerKilnPasses();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

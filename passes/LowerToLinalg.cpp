@@ -1,0 +1,53 @@
+//===- LowerToLinalg.cpp - kiln ops to linalg via the kernel generators ---===//
+
+#include "passes/Passes.h"
+
+#include "codegen/kernels/Kernels.h"
+#include "dialects/kiln/KilnDialect.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln {
+
+#define GEN_PASS_DEF_LOWERTOLINALG
+#include "passes/Passes.h.inc"
+
+namespace {
+
+/// Weights become arith.constant, which bufferization places in memory.
+struct ConstantToArith : mlir::OpRewritePattern<ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(ConstantOp op,
+                                      mlir::PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<mlir::arith::ConstantOp>(
+        op, op.getType(), mlir::cast<mlir::TypedAttr>(op.getValue()));
+    return mlir::success();
+  }
+};
+
+struct LowerToLinalg : impl::LowerToLinalgBase<LowerToLinalg> {
+  void runOnOperation() override {
+    mlir::MLIRContext *context = &getContext();
+    mlir::RewritePatternSet patterns(context);
+    patterns.add<ConstantToArith>(context);
+    populateMatmulLikeKernels(patterns);
+    populateElementwiseKernels(patterns);
+    if (failed(mlir::applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+
+    // Name every op that no generator handled, not only the first.
+    bool missing = false;
+    getOperation().walk([&](mlir::Operation *op) {
+      if (op->getDialect() && mlir::isa<KilnDialect>(op->getDialect())) {
+        op->emitError("no kernel generator handles this '")
+            << op->getName() << "' yet";
+        missing = true;
+      }
+    });
+    if (missing)
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace kiln

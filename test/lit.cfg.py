@@ -1,0 +1,36 @@
+# lit configuration for kiln's FileCheck tests. lit.site.cfg.py (made by
+# CMake) sets the paths, then loads this file.
+import os
+import shutil
+
+import lit.formats
+
+config.name = "kiln"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".onnxtxt", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_build_dir, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in",
+                   "unit", "models", "inputs"]
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.kiln_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
+
+test_dir = os.path.dirname(__file__)
+config.substitutions.append(("%python", config.python_executable))
+# ONNX text (as accepted by onnx.parser) to a binary .onnx file.
+config.substitutions.append(
+    ("%onnx-from-text", "%s %s" % (config.python_executable,
+                                   os.path.join(test_dir, "onnx_from_text.py"))))
+# Hand-made malformed models for the bad-input tests.
+config.substitutions.append(
+    ("%bad-model", "%s %s" % (config.python_executable,
+                              os.path.join(test_dir, "lit", "onnx", "inputs", "bad_model.py"))))
+config.substitutions.append(
+    ("%generate-model", "%s %s" % (config.python_executable,
+                                   os.path.join(test_dir, "models", "generate.py"))))
+config.substitutions.append(("%models", config.kiln_models_dir))
+
+if shutil.which("ptxas", path=config.environment["PATH"]):
+    config.available_features.add("ptxas")

@@ -1,0 +1,209 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+
+func.func @add_no_broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{operand shapes 'tensor<2x3xf32>' and 'tensor<4xf32>' do not broadcast}}
+  %0 = kiln.add %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @add_mixed_elements(%a: tensor<2xf32>, %b: tensor<2xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{operand element types differ: 'f32' vs 'i64'}}
+  %0 = kiln.add %a, %b : (tensor<2xf32>, tensor<2xi64>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @wrong_result_type(%a: tensor<2xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{inferred type(s) 'tensor<2xf32>' are incompatible with return type(s) of operation 'tensor<3xf32>'}}
+  %0 = "kiln.add"(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @dynamic_shape(%a: tensor<?xf32>) {
+  // expected-error @+1 {{must be statically shaped tensor}}
+  %0 = kiln.relu %a : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @clip_bounds(%a: tensor<2xf32>) {
+  // expected-error @+1 {{min 6.000000e+00 exceeds max 0.000000e+00}}
+  %0 = kiln.clip %a {min = 6.0 : f32, max = 0.0 : f32} : tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @conv_group(%x: tensor<1x6x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{group 4 must divide input channels 6 and filters 4}}
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x6x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_kernel_too_big(%x: tensor<1x3x2x2xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{kernel does not fit spatial dimension 0 (size 2)}}
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x2x2xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @conv_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<5xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{bias must have shape [4], got 'tensor<5xf32>'}}
+  %0 = kiln.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<5xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_inner(%a: tensor<2x5xf32>, %b: tensor<7x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{inner dimensions differ: 5 vs 4}}
+  %0 = kiln.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = true}
+      : (tensor<2x5xf32>, tensor<7x4xf32>) -> tensor<2x7xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<3x4x5xf32>, %b: tensor<2x5x6xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{batch dimensions of 'tensor<3x4x5xf32>' and 'tensor<2x5x6xf32>' do not broadcast}}
+  %0 = kiln.matmul %a, %b : (tensor<3x4x5xf32>, tensor<2x5x6xf32>) -> tensor<3x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_params(%x: tensor<1x4x2x2xf32>, %s: tensor<3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{parameters must have shape [4], got 'tensor<3xf32>'}}
+  %0 = kiln.batch_norm %x, %s, %s, %s, %s {epsilon = 1.0e-5 : f32}
+      : (tensor<1x4x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_axis(%x: tensor<2x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axis 2 is out of range for 'tensor<2x8xf32>'}}
+  %0 = kiln.layer_norm %x, %g {axis = 2 : i64, epsilon = 1.0e-12 : f32} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_axis(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{axis 5 is out of range for 'tensor<2x8xf32>'}}
+  %0 = kiln.softmax %x {axis = 5 : i64} : tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @pool_pads(%x: tensor<1x4x9x9xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{pads must be smaller than the kernel}}
+  %0 = kiln.max_pool %x {ceil_mode = false, count_include_pad = false, dilations = array<i64: 1, 1>,
+                         kernel_shape = array<i64: 2, 2>, pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>}
+      : (tensor<1x4x9x9xf32>) -> tensor<1x4x12x12xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axes(%x: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axes must be sorted, unique and in [0, 2)}}
+  %0 = kiln.reduce_sum %x {axes = array<i64: 1, 0>, keepdims = false} : (tensor<2x8xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{cannot reshape 6 elements into 8}}
+  %0 = kiln.reshape %x {shape = array<i64: 2, 4>} : (tensor<2x3xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_perm(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{perm is not a permutation of [0, 2)}}
+  %0 = kiln.transpose %x {perm = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dims(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{inputs differ in dimension 1}}
+  %0 = kiln.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @split_sizes(%x: tensor<2x6xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{split sizes add up to 5, not to dimension 1 of size 6}}
+  %0:2 = kiln.split %x {axis = 1 : i64, sizes = array<i64: 2, 3>} : (tensor<2x6xf32>) -> (tensor<2x2xf32>, tensor<2x3xf32>)
+  return
+}
+
+// -----
+
+func.func @slice_bounds(%x: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{dimension 0: start 0, end 9, step 1 are not normalized for size 4}}
+  %0 = kiln.slice %x {starts = array<i64: 0>, ends = array<i64: 9>, steps = array<i64: 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_indices(%x: tensor<4xf32>, %i: tensor<2xf32>) {
+  // expected-error @+1 {{operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = kiln.gather %x, %i {axis = 0 : i64} : (tensor<4xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @expand_shape(%x: tensor<3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'tensor<3xf32>' does not broadcast to shape [4]}}
+  %0 = kiln.expand %x {shape = array<i64: 4>} : (tensor<3xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @pad_negative(%x: tensor<2xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{dimension 0 padded to a negative size}}
+  %0 = kiln.pad %x {mode = #kiln.pad_mode<constant>, pads = array<i64: -2, -1>, value = 0.0 : f64} : (tensor<2xf32>) -> tensor<0xf32>
+  return
+}
