@@ -25,4 +25,18 @@ def LowerToLinalg : Pass<"kiln-lower-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def Bufferize : Pass<"kiln-bufferize", "mlir::ModuleOp"> {
+  let summary = "One-Shot bufferization for kiln's code generators";
+  let description = [{
+    Bufferizes the whole module, function boundaries included, with
+    identity-layout memrefs. Copies are made as `linalg.copy` rather than
+    `memref.copy`, so that on GPU targets they become kernels like any other
+    linalg op instead of host loops over device memory.
+  }];
+  let dependentDialects = [
+    "mlir::bufferization::BufferizationDialect", "mlir::linalg::LinalgDialect",
+    "mlir::memref::MemRefDialect"
+  ];
+}
+
 #endif // KILN_PASSES_TD

@@ -1,0 +1,398 @@
+//===- Importer.cpp - ONNX model to the kiln dialect ----------------------===//
+
+#include "compiler/onnx/Importer.h"
+
+#include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Tensors.h"
+#include "dialects/kiln/KilnDialect.h"
+#include "dialects/kiln/Shapes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Path.h"
+
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+std::string joinShape(ArrayRef<int64_t> shape) {
+  std::string text;
+  for (int64_t dim : shape)
+    text += (text.empty() ? "" : "x") + std::to_string(dim);
+  return text.empty() ? "scalar" : text;
+}
+
+class Importer {
+public:
+  Importer(MLIRContext &context, StringRef path, const ImportOptions &options)
+      : context_(context), path_(path.str()), options_(options),
+        builder_(&context) {
+    SmallString<256> dir(path);
+    llvm::sys::path::remove_filename(dir);
+    modelDir_ = dir.empty() ? "." : std::string(dir);
+  }
+
+  OwningOpRef<ModuleOp> run();
+
+private:
+  InFlightDiagnostic error() {
+    return emitError(UnknownLoc::get(&context_)) << path_ << ": ";
+  }
+
+  LogicalResult parseModel();
+  LogicalResult readOpset();
+  LogicalResult checkOperators();
+  LogicalResult orderNodes();
+  FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &input);
+  /// Binds an initializer's constant the first time a node reads it.
+  LogicalResult materialize(const std::string &name);
+  std::string displayName(int index) const {
+    const onnx::NodeProto &node = model_.graph().node(index);
+    return node.name().empty() ? "#" + std::to_string(index) : node.name();
+  }
+
+  MLIRContext &context_;
+  std::string path_;
+  std::string modelDir_;
+  const ImportOptions &options_;
+  OpBuilder builder_;
+  onnx::ModelProto model_;
+  int64_t opset_ = 0;
+  std::vector<int> order_;
+  llvm::StringMap<onnx::TensorProto *> initializers_;
+  llvm::StringMap<Value> values_;
+  llvm::StringSet<> consumed_;
+};
+
+LogicalResult Importer::parseModel() {
+  int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return error() << "cannot open: " << std::strerror(errno);
+  struct stat info;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return error() << "is not a regular file";
+  }
+  if (info.st_size == 0) {
+    ::close(fd);
+    return error() << "the file is empty, not an ONNX model";
+  }
+  // Streaming from the descriptor keeps only the parsed model in memory, not
+  // a second copy of the file.
+  bool parsed;
+  {
+    google::protobuf::io::FileInputStream stream(fd);
+    parsed = model_.ParseFromZeroCopyStream(&stream);
+  }
+  ::close(fd);
+  if (!parsed)
+    return error() << "not a valid ONNX model: the protobuf does not parse "
+                      "(the file is truncated, corrupt or not ONNX)";
+  if (!model_.has_graph() || model_.ir_version() <= 0)
+    return error() << "not an ONNX model: it has no "
+                   << (model_.has_graph() ? "IR version" : "graph");
+  return success();
+}
+
+LogicalResult Importer::readOpset() {
+  for (const onnx::OperatorSetIdProto &entry : model_.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx")
+      opset_ = entry.version();
+  if (opset_ == 0)
+    return error() << "the model imports no opset of the default ONNX domain";
+  if (opset_ < kMinOpset || opset_ > kMaxOpset)
+    return error() << "opset " << opset_
+                   << " of the default ONNX domain is not supported; kiln "
+                      "accepts opsets "
+                   << kMinOpset << " through " << kMaxOpset;
+  return success();
+}
+
+LogicalResult Importer::checkOperators() {
+  // Gather every problem first, so the user sees all of them at once.
+  // Operator (and domain) -> the nodes using it, in order of appearance.
+  std::vector<std::pair<std::string, std::vector<std::string>>> unsupported;
+  llvm::StringMap<size_t> slot;
+  bool failedAny = false;
+  const onnx::GraphProto &graph = model_.graph();
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto &node = graph.node(i);
+    std::string key = "'" + node.op_type() + "'";
+    if (!node.domain().empty() && node.domain() != "ai.onnx") {
+      key += " from domain '" + node.domain() + "'";
+    } else if (const OperatorInfo *info = findOperator(node.op_type())) {
+      if (opset_ < info->sinceOpset) {
+        error() << "node '" << displayName(i) << "' (" << node.op_type()
+                << ", opset " << opset_ << "): the operator first exists in opset "
+                << info->sinceOpset;
+        failedAny = true;
+      }
+      continue;
+    }
+    auto [it, inserted] = slot.try_emplace(key, unsupported.size());
+    if (inserted)
+      unsupported.push_back({key, {}});
+    unsupported[it->second].second.push_back(displayName(i));
+  }
+  for (auto &[key, nodes] : unsupported) {
+    InFlightDiagnostic diag = error();
+    diag << "unsupported operator " << key << " (opset " << opset_ << ") at "
+         << nodes.size() << (nodes.size() == 1 ? " node: " : " nodes: ");
+    size_t shown = std::min<size_t>(nodes.size(), 10);
+    for (size_t n = 0; n < shown; ++n)
+      diag << (n ? ", '" : "'") << nodes[n] << "'";
+    if (shown < nodes.size())
+      diag << " and " << nodes.size() - shown << " more";
+  }
+  return failure(failedAny || !unsupported.empty());
+}
+
+LogicalResult Importer::orderNodes() {
+  const onnx::GraphProto &graph = model_.graph();
+  llvm::StringSet<> available;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    available.insert(input.name());
+  for (const onnx::TensorProto &init : graph.initializer())
+    available.insert(init.name());
+
+  llvm::StringMap<int> producer;
+  for (int i = 0; i < graph.node_size(); ++i)
+    for (const std::string &output : graph.node(i).output()) {
+      if (output.empty())
+        continue;
+      auto [it, inserted] = producer.try_emplace(output, i);
+      if (!inserted || available.contains(output))
+        return error() << "value '" << output << "' is defined twice (node '"
+                       << displayName(i) << "' and "
+                       << (inserted ? "a graph input or initializer"
+                                    : "node '" + displayName(it->second) + "'")
+                       << ")";
+    }
+
+  // Kahn's algorithm, preferring file order so output is deterministic.
+  std::vector<int> waiting(graph.node_size(), 0);
+  std::vector<std::vector<int>> readers(graph.node_size());
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const std::string &input : graph.node(i).input()) {
+      if (input.empty() || available.contains(input))
+        continue;
+      consumed_.insert(input);
+      auto it = producer.find(input);
+      if (it == producer.end())
+        return error() << "node '" << displayName(i) << "' ("
+                       << graph.node(i).op_type() << ") reads '" << input
+                       << "', which no node, graph input or initializer defines";
+      readers[it->second].push_back(i);
+      ++waiting[i];
+    }
+  }
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    consumed_.insert(output.name());
+    if (!available.contains(output.name()) && !producer.count(output.name()))
+      return error() << "graph output '" << output.name()
+                     << "' is not defined by any node, input or initializer";
+  }
+  std::deque<int> ready;
+  for (int i = 0; i < graph.node_size(); ++i)
+    if (waiting[i] == 0)
+      ready.push_back(i);
+  while (!ready.empty()) {
+    int node = ready.front();
+    ready.pop_front();
+    order_.push_back(node);
+    for (int reader : readers[node])
+      if (--waiting[reader] == 0)
+        ready.push_back(reader);
+  }
+  if (int(order_.size()) != graph.node_size()) {
+    InFlightDiagnostic diag = error();
+    diag << "the graph has a cycle through nodes ";
+    int shown = 0;
+    for (int i = 0; i < graph.node_size() && shown < 10; ++i)
+      if (waiting[i] > 0)
+        diag << (shown++ ? ", '" : "'") << displayName(i) << "'";
+    return failure();
+  }
+  return success();
+}
+
+FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &input) {
+  const std::string &name = input.name();
+  if (!input.type().has_tensor_type())
+    return error() << "graph input '" << name
+                   << "' is not a tensor; sequences, maps and optionals are not supported";
+  const onnx::TypeProto::Tensor &tensor = input.type().tensor_type();
+  Type element = elementTypeOf(context_, tensor.elem_type());
+  if (!element)
+    return error() << "graph input '" << name << "' has element type "
+                   << onnxTypeName(tensor.elem_type()) << ", which kiln does not support";
+
+  SmallVector<int64_t> shape;
+  auto fixed = options_.inputShapes.find(name);
+  if (fixed != options_.inputShapes.end()) {
+    shape.assign(fixed->second.begin(), fixed->second.end());
+    if (tensor.has_shape()) {
+      const onnx::TensorShapeProto &declared = tensor.shape();
+      if (declared.dim_size() != int(shape.size()))
+        return error() << "--input-shape gives input '" << name << "' rank "
+                       << shape.size() << ", but the model declares rank "
+                       << declared.dim_size();
+      for (int d = 0; d < declared.dim_size(); ++d)
+        if (declared.dim(d).has_dim_value() &&
+            declared.dim(d).dim_value() != shape[d])
+          return error() << "--input-shape gives input '" << name << "' dimension "
+                         << d << " size " << shape[d] << ", but the model fixes it at "
+                         << declared.dim(d).dim_value();
+    }
+  } else {
+    if (!tensor.has_shape())
+      return error() << "graph input '" << name
+                     << "' has no shape; give one with --input-shape " << name << "=...";
+    for (int d = 0; d < tensor.shape().dim_size(); ++d) {
+      const onnx::TensorShapeProto::Dimension &dim = tensor.shape().dim(d);
+      if (!dim.has_dim_value())
+        return error() << "graph input '" << name << "' has symbolic dimension "
+                       << d << (dim.dim_param().empty() ? "" : " '" + dim.dim_param() + "'")
+                       << "; fix it with --input-shape " << name << "=...";
+      shape.push_back(dim.dim_value());
+    }
+  }
+  if (!elementCount(shape))
+    return error() << "graph input '" << name << "' has shape " << joinShape(shape)
+                   << ", whose element count is negative or overflows 64 bits";
+  return RankedTensorType::get(shape, element);
+}
+
+LogicalResult Importer::materialize(const std::string &name) {
+  if (name.empty() || values_.count(name))
+    return success();
+  auto it = initializers_.find(name);
+  if (it == initializers_.end())
+    return success();
+  std::string reason;
+  ElementsAttr value = tensorToAttr(context_, *it->second, modelDir_, reason);
+  if (!value)
+    return error() << reason;
+  values_[name] = ConstantOp::create(builder_, NameLoc::get(builder_.getStringAttr(name)),
+                                     value.getType(), value);
+  return success();
+}
+
+OwningOpRef<ModuleOp> Importer::run() {
+  context_.loadDialect<KilnDialect, func::FuncDialect>();
+  if (failed(parseModel()) || failed(readOpset()) || failed(checkOperators()) ||
+      failed(orderNodes()))
+    return nullptr;
+
+  onnx::GraphProto &graph = *model_.mutable_graph();
+  for (onnx::TensorProto &init : *graph.mutable_initializer())
+    initializers_[init.name()] = &init;
+
+  // --input-shape must name real inputs.
+  llvm::StringSet<> inputNames;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    inputNames.insert(input.name());
+  for (const auto &entry : options_.inputShapes)
+    if (!inputNames.contains(entry.getKey()) || initializers_.count(entry.getKey()))
+      return (error() << "--input-shape names '" << entry.getKey()
+                      << "', which is not a graph input"), nullptr;
+
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initializers_.count(input.name()))
+      continue; // An initializer listed as an input (IR version < 4).
+    FailureOr<RankedTensorType> type = inputType(input);
+    if (failed(type))
+      return nullptr;
+    argTypes.push_back(*type);
+    argNames.push_back(input.name());
+  }
+
+  Location fileLoc = FileLineColLoc::get(&context_, path_, 0, 0);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  (*module)->setAttr("kiln.source",
+                     builder_.getStringAttr(llvm::sys::path::filename(path_)));
+  (*module)->setAttr("kiln.opset", builder_.getI64IntegerAttr(opset_));
+  builder_.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(builder_, fileLoc, "main",
+                                   builder_.getFunctionType(argTypes, {}));
+  Block *body = func.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    values_[name] = body->getArgument(i);
+    func.setArgAttr(i, "kiln.name", builder_.getStringAttr(name));
+  }
+  builder_.setInsertionPointToEnd(body);
+
+  for (int index : order_) {
+    onnx::NodeProto &node = *graph.mutable_node(index);
+    for (const std::string &input : node.input())
+      if (failed(materialize(input)))
+        return nullptr;
+    NodeContext ctx(node, opset_, path_, modelDir_, displayName(index), builder_,
+                    values_, consumed_);
+    if (failed(findOperator(node.op_type())->convert(ctx)))
+      return nullptr;
+    for (int i = 0; i < node.output_size(); ++i)
+      if (ctx.isOutputUsed(i) && !values_.count(node.output(i)))
+        return (ctx.error() << "output " << i << " ('" << node.output(i)
+                            << "') is read, but kiln does not compute it"),
+               nullptr;
+  }
+
+  SmallVector<Value> results;
+  SmallVector<Type> resultTypes;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    if (failed(materialize(output.name())))
+      return nullptr;
+    results.push_back(values_.lookup(output.name()));
+    resultTypes.push_back(results.back().getType());
+  }
+  func::ReturnOp::create(builder_, fileLoc, results);
+  func.setFunctionType(builder_.getFunctionType(argTypes, resultTypes));
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "kiln.name", builder_.getStringAttr(output.name()));
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, StringRef path,
+                                     const ImportOptions &options) {
+  Importer importer(context, path, options);
+  return importer.run();
+}
+
+std::string parseInputShape(StringRef spec, ImportOptions &options) {
+  auto [name, dims] = spec.rsplit('=');
+  if (name.empty() || dims.empty() || !spec.contains('='))
+    return "--input-shape wants NAME=D0xD1x..., got '" + spec.str() + "'";
+  std::vector<int64_t> shape;
+  if (dims != "scalar") {
+    SmallVector<StringRef> parts;
+    dims.split(parts, 'x');
+    for (StringRef part : parts) {
+      int64_t dim;
+      if (part.getAsInteger(10, dim) || dim < 0)
+        return "--input-shape: '" + part.str() + "' in '" + spec.str() +
+               "' is not a non-negative dimension";
+      shape.push_back(dim);
+    }
+  }
+  options.inputShapes[name] = std::move(shape);
+  return "";
+}
+
+} // namespace kiln

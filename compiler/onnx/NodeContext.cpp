@@ -1,0 +1,175 @@
+//===- NodeContext.cpp - what an operator converter sees ------------------===//
+
+#include "compiler/onnx/NodeContext.h"
+
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/Verifier.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+NodeContext::NodeContext(onnx::NodeProto &node, int64_t opset,
+                         llvm::StringRef file, llvm::StringRef modelDir,
+                         llvm::StringRef displayName,
+                         OpBuilder &builder, llvm::StringMap<Value> &values,
+                         const llvm::StringSet<> &consumed)
+    : node_(node), opset_(opset), file_(file), modelDir_(modelDir),
+      displayName_(displayName),
+      builder_(builder), values_(values), consumed_(consumed),
+      loc_(NameLoc::get(builder.getStringAttr(displayName))) {}
+
+InFlightDiagnostic NodeContext::error() {
+  return emitError(UnknownLoc::get(builder_.getContext()))
+         << file_ << ": node '" << displayName_ << "' (" << node_.op_type()
+         << ", opset " << opset_ << "): ";
+}
+
+bool NodeContext::hasInput(int index) const {
+  return index < node_.input_size() && !node_.input(index).empty();
+}
+
+LogicalResult NodeContext::requireInputs(int count) {
+  for (int i = 0; i < count; ++i)
+    if (!hasInput(i))
+      return error() << "input " << i << " is missing";
+  return success();
+}
+
+Value NodeContext::input(int index) const {
+  return values_.lookup(node_.input(index));
+}
+
+RankedTensorType NodeContext::inputType(int index) const {
+  return cast<RankedTensorType>(input(index).getType());
+}
+
+std::optional<SmallVector<int64_t>> NodeContext::constantInts(int index,
+                                                              StringRef what) {
+  DenseElementsAttr attr;
+  if (!hasInput(index) || !matchPattern(input(index), m_Constant(&attr)) ||
+      !isa<IntegerType>(attr.getElementType())) {
+    error() << what << " (input " << index
+            << ") must be a constant integer tensor that kiln can compute "
+               "when compiling";
+    return std::nullopt;
+  }
+  SmallVector<int64_t> values;
+  for (const APInt &value : attr.getValues<APInt>())
+    values.push_back(value.getSExtValue());
+  return values;
+}
+
+std::optional<double> NodeContext::constantScalar(int index, StringRef what) {
+  DenseElementsAttr attr;
+  if (!hasInput(index) || !matchPattern(input(index), m_Constant(&attr)) ||
+      attr.getNumElements() != 1) {
+    error() << what << " (input " << index
+            << ") must be a constant scalar that kiln can compute when compiling";
+    return std::nullopt;
+  }
+  Attribute value = *attr.value_begin<Attribute>();
+  if (auto f = dyn_cast<FloatAttr>(value))
+    return f.getValueAsDouble();
+  return double(cast<IntegerAttr>(value).getValue().getSExtValue());
+}
+
+const onnx::AttributeProto *NodeContext::attribute(StringRef name) const {
+  for (const onnx::AttributeProto &attr : node_.attribute())
+    if (attr.name() == name)
+      return &attr;
+  return nullptr;
+}
+
+int64_t NodeContext::intAttr(StringRef name, int64_t otherwise) const {
+  const onnx::AttributeProto *attr = attribute(name);
+  return attr ? attr->i() : otherwise;
+}
+
+float NodeContext::floatAttr(StringRef name, float otherwise) const {
+  const onnx::AttributeProto *attr = attribute(name);
+  return attr ? attr->f() : otherwise;
+}
+
+std::string NodeContext::stringAttr(StringRef name, StringRef otherwise) const {
+  const onnx::AttributeProto *attr = attribute(name);
+  return attr ? attr->s() : otherwise.str();
+}
+
+std::optional<SmallVector<int64_t>> NodeContext::intsAttr(StringRef name) const {
+  const onnx::AttributeProto *attr = attribute(name);
+  if (!attr)
+    return std::nullopt;
+  return SmallVector<int64_t>(attr->ints().begin(), attr->ints().end());
+}
+
+bool NodeContext::isOutputUsed(int index) const {
+  return index < node_.output_size() && !node_.output(index).empty() &&
+         consumed_.contains(node_.output(index));
+}
+
+void NodeContext::setOutput(int index, Value value) {
+  if (index < node_.output_size() && !node_.output(index).empty())
+    values_[node_.output(index)] = value;
+}
+
+std::optional<SmallVector<Value>>
+NodeContext::createImpl(StringRef name, InferFn infer, ValueRange operands,
+                        ArrayRef<NamedAttribute> attributes, unsigned numResults) {
+  MLIRContext *context = builder_.getContext();
+  OperationState state(loc_, name);
+  state.addOperands(operands);
+  state.addAttributes(attributes);
+  // Result types are not known until inference has looked at the op's
+  // operands and (property-held) attributes, so it starts with placeholders.
+  state.addTypes(SmallVector<Type>(numResults, NoneType::get(context)));
+  Operation *op = builder_.create(state);
+
+  // Diagnostics from inference and verification become this node's error.
+  std::string reason;
+  SmallVector<Type> types;
+  bool valid;
+  {
+    ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
+      if (reason.empty())
+        reason = diag.str();
+      return success();
+    });
+    valid = succeeded(infer(context, loc_, op->getOperands(),
+                            op->getRawDictionaryAttrs(),
+                            op->getPropertiesStorage(), op->getRegions(), types)) &&
+            types.size() == numResults;
+    if (valid) {
+      for (auto [result, type] : llvm::zip(op->getResults(), types))
+        result.setType(type);
+      valid = succeeded(verify(op));
+    }
+  }
+  if (!valid) {
+    op->erase();
+    error() << (reason.empty() ? std::string("invalid operands or attributes") : reason);
+    return std::nullopt;
+  }
+
+  SmallVector<Value> results(op->getResults());
+  SmallVector<OpFoldResult> folded;
+  if (failed(op->fold(folded)) || folded.empty())
+    return results;
+  SmallVector<Value> replacements;
+  for (auto [result, fold] : llvm::zip(op->getResults(), folded)) {
+    if (auto value = dyn_cast<Value>(fold)) {
+      replacements.push_back(value);
+      continue;
+    }
+    Operation *constant = op->getDialect()->materializeConstant(
+        builder_, cast<Attribute>(fold), result.getType(), loc_);
+    if (!constant)
+      return results;
+    replacements.push_back(constant->getResult(0));
+  }
+  op->erase();
+  return replacements;
+}
+
+} // namespace kiln

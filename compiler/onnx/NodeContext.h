@@ -1,0 +1,172 @@
+//===- NodeContext.h - what an operator converter sees ----------*- C++ -*-===//
+//
+// One NodeContext exists per ONNX node while it is converted. It reads the
+// node's inputs and attributes, builds kiln ops (inferring their types and
+// folding them where their operands are constant), binds the node's outputs,
+// and formats errors that name the file, node, operator and opset.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_ONNX_NODECONTEXT_H
+#define KILN_COMPILER_ONNX_NODECONTEXT_H
+
+#include "dialects/kiln/KilnDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+
+namespace kiln {
+
+class NodeContext {
+public:
+  NodeContext(onnx::NodeProto &node, int64_t opset, llvm::StringRef file,
+              llvm::StringRef modelDir, llvm::StringRef displayName, mlir::OpBuilder &builder,
+              llvm::StringMap<mlir::Value> &values,
+              const llvm::StringSet<> &consumed);
+
+  const onnx::NodeProto &node() const { return node_; }
+  /// The node itself, for converters that take over its tensors' buffers.
+  onnx::NodeProto &mutableNode() { return node_; }
+  llvm::StringRef modelDir() const { return modelDir_; }
+  int64_t opset() const { return opset_; }
+  mlir::OpBuilder &builder() { return builder_; }
+  mlir::Location loc() const { return loc_; }
+
+  /// An error about this node: "FILE: node 'NAME' (OP, opset N): ...".
+  mlir::InFlightDiagnostic error();
+
+  // Inputs. ONNX marks an omitted optional input with an empty name.
+  bool hasInput(int index) const;
+  /// Reports an error unless the first `count` inputs are all present.
+  mlir::LogicalResult requireInputs(int count);
+  mlir::Value input(int index) const;
+  mlir::RankedTensorType inputType(int index) const;
+  /// The values of a constant integer input (axes, shape, pads, ...);
+  /// reports an error naming `what` when it is not a constant.
+  std::optional<llvm::SmallVector<int64_t>> constantInts(int index, llvm::StringRef what);
+  /// The single value of a constant scalar input (Clip's bounds, ...).
+  std::optional<double> constantScalar(int index, llvm::StringRef what);
+
+  // Attributes, with ONNX's defaults.
+  const onnx::AttributeProto *attribute(llvm::StringRef name) const;
+  int64_t intAttr(llvm::StringRef name, int64_t otherwise) const;
+  float floatAttr(llvm::StringRef name, float otherwise) const;
+  std::string stringAttr(llvm::StringRef name, llvm::StringRef otherwise) const;
+  std::optional<llvm::SmallVector<int64_t>> intsAttr(llvm::StringRef name) const;
+
+  // Outputs.
+  int numOutputs() const { return node_.output_size(); }
+  /// Whether a later node or the graph's outputs read output `index`.
+  bool isOutputUsed(int index) const;
+  void setOutput(int index, mlir::Value value);
+
+  /// Builds a kiln op with inferred result types, then folds it when its
+  /// operands are constant. Returns its results, or nothing after reporting
+  /// why the op is invalid.
+  template <typename OpT>
+  std::optional<llvm::SmallVector<mlir::Value>>
+  create(mlir::ValueRange operands, llvm::ArrayRef<mlir::NamedAttribute> attributes = {},
+         unsigned numResults = 1) {
+    return createImpl(OpT::getOperationName(), &OpT::inferReturnTypes, operands,
+                      attributes, numResults);
+  }
+
+  /// The one-result form of create: builds the op and binds it to output 0.
+  template <typename OpT>
+  mlir::LogicalResult emit(mlir::ValueRange operands,
+                           llvm::ArrayRef<mlir::NamedAttribute> attributes = {}) {
+    auto results = create<OpT>(operands, attributes);
+    if (!results)
+      return mlir::failure();
+    setOutput(0, results->front());
+    return mlir::success();
+  }
+
+  mlir::NamedAttribute named(llvm::StringRef name, mlir::Attribute value) {
+    return builder_.getNamedAttr(name, value);
+  }
+
+private:
+  using InferFn = llvm::LogicalResult (*)(
+      mlir::MLIRContext *, std::optional<mlir::Location>, mlir::ValueRange,
+      mlir::DictionaryAttr, mlir::OpaqueProperties, mlir::RegionRange,
+      llvm::SmallVectorImpl<mlir::Type> &);
+  std::optional<llvm::SmallVector<mlir::Value>>
+  createImpl(llvm::StringRef name, InferFn infer, mlir::ValueRange operands,
+             llvm::ArrayRef<mlir::NamedAttribute> attributes, unsigned numResults);
+
+  onnx::NodeProto &node_;
+  int64_t opset_;
+  std::string file_;
+  std::string modelDir_;
+  std::string displayName_;
+  mlir::OpBuilder &builder_;
+  llvm::StringMap<mlir::Value> &values_;
+  const llvm::StringSet<> &consumed_;
+  mlir::Location loc_;
+};
+
+/// Converts one node; returns failure after reporting an error.
+using Converter = mlir::LogicalResult (*)(NodeContext &);
+
+struct OperatorInfo {
+  const char *opType;
+  /// The first opset of the default domain with this operator.
+  int64_t sinceOpset;
+  Converter convert;
+};
+
+/// Every operator the importer accepts, in alphabetical order.
+llvm::ArrayRef<OperatorInfo> supportedOperators();
+const OperatorInfo *findOperator(llvm::StringRef opType);
+
+/// Explicit pads for a windowed operator (Conv, pooling): `pads` or
+/// `auto_pad` resolved against the spatial input sizes. Also fills in the
+/// default strides and dilations. Reports an error and returns nothing when
+/// the attributes are inconsistent.
+struct WindowAttrs {
+  llvm::SmallVector<int64_t> strides, dilations, pads;
+};
+std::optional<WindowAttrs> resolveWindow(NodeContext &ctx,
+                                         llvm::ArrayRef<int64_t> spatialSizes,
+                                         llvm::ArrayRef<int64_t> kernel);
+
+// Converters, one file per operator family (compiler/onnx/ops/).
+mlir::LogicalResult convertElementwise(NodeContext &ctx);
+mlir::LogicalResult convertClip(NodeContext &ctx);
+mlir::LogicalResult convertCast(NodeContext &ctx);
+mlir::LogicalResult convertConv(NodeContext &ctx);
+mlir::LogicalResult convertGemm(NodeContext &ctx);
+mlir::LogicalResult convertMatMul(NodeContext &ctx);
+mlir::LogicalResult convertBatchNormalization(NodeContext &ctx);
+mlir::LogicalResult convertLayerNormalization(NodeContext &ctx);
+mlir::LogicalResult convertSoftmax(NodeContext &ctx);
+mlir::LogicalResult convertPool(NodeContext &ctx);
+mlir::LogicalResult convertGlobalAveragePool(NodeContext &ctx);
+mlir::LogicalResult convertReduce(NodeContext &ctx);
+mlir::LogicalResult convertReshape(NodeContext &ctx);
+mlir::LogicalResult convertFlatten(NodeContext &ctx);
+mlir::LogicalResult convertSqueeze(NodeContext &ctx);
+mlir::LogicalResult convertUnsqueeze(NodeContext &ctx);
+mlir::LogicalResult convertTranspose(NodeContext &ctx);
+mlir::LogicalResult convertConcat(NodeContext &ctx);
+mlir::LogicalResult convertSplit(NodeContext &ctx);
+mlir::LogicalResult convertSlice(NodeContext &ctx);
+mlir::LogicalResult convertGather(NodeContext &ctx);
+mlir::LogicalResult convertExpand(NodeContext &ctx);
+mlir::LogicalResult convertPad(NodeContext &ctx);
+mlir::LogicalResult convertConstant(NodeContext &ctx);
+mlir::LogicalResult convertConstantOfShape(NodeContext &ctx);
+mlir::LogicalResult convertShape(NodeContext &ctx);
+mlir::LogicalResult convertIdentity(NodeContext &ctx);
+mlir::LogicalResult convertDropout(NodeContext &ctx);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_ONNX_NODECONTEXT_H

@@ -1,0 +1,72 @@
+//===- Normalization.cpp - BatchNormalization, LayerNormalization, Softmax ===//
+
+#include "compiler/onnx/NodeContext.h"
+#include "dialects/kiln/Shapes.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+LogicalResult convertBatchNormalization(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(5)))
+    return failure();
+  if (ctx.intAttr("training_mode", 0) != 0)
+    return ctx.error() << "training_mode is not supported; kiln compiles inference";
+  for (int i = 1; i < ctx.numOutputs(); ++i)
+    if (ctx.isOutputUsed(i))
+      return ctx.error() << "the running mean and variance outputs exist only in training";
+  Builder &b = ctx.builder();
+  return ctx.emit<BatchNormOp>(
+      {ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)},
+      {ctx.named("epsilon", b.getF32FloatAttr(ctx.floatAttr("epsilon", 1e-5f)))});
+}
+
+LogicalResult convertLayerNormalization(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  for (int i = 1; i < ctx.numOutputs(); ++i)
+    if (ctx.isOutputUsed(i))
+      return ctx.error() << "the Mean and InvStdDev outputs are not supported";
+  int64_t rank = ctx.inputType(0).getRank();
+  std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", -1), rank);
+  if (!axis)
+    return ctx.error() << "axis " << ctx.intAttr("axis", -1) << " is out of range for rank " << rank;
+  SmallVector<Value> operands = {ctx.input(0), ctx.input(1)};
+  if (ctx.hasInput(2))
+    operands.push_back(ctx.input(2));
+  Builder &b = ctx.builder();
+  return ctx.emit<LayerNormOp>(
+      operands, {ctx.named("axis", b.getI64IntegerAttr(*axis)),
+                 ctx.named("epsilon", b.getF32FloatAttr(ctx.floatAttr("epsilon", 1e-5f)))});
+}
+
+LogicalResult convertSoftmax(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  int64_t rank = type.getRank();
+  // Opset 13 made the axis a single dimension (default -1). Before, the
+  // input was flattened to 2-D at `axis` (default 1) and normalized per row.
+  int64_t rawAxis = ctx.intAttr("axis", ctx.opset() >= 13 ? -1 : 1);
+  std::optional<int64_t> axis = normalizeAxis(rawAxis, rank);
+  if (!axis)
+    return ctx.error() << "axis " << rawAxis << " is out of range for rank " << rank;
+  Builder &b = ctx.builder();
+  if (ctx.opset() >= 13 || *axis == rank - 1)
+    return ctx.emit<SoftmaxOp>({ctx.input(0)}, {ctx.named("axis", b.getI64IntegerAttr(*axis))});
+
+  int64_t rows = 1, columns = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < *axis ? rows : columns) *= type.getDimSize(d);
+  auto flat = ctx.create<ReshapeOp>(
+      {ctx.input(0)}, {ctx.named("shape", b.getDenseI64ArrayAttr({rows, columns}))});
+  if (!flat)
+    return failure();
+  auto softmax = ctx.create<SoftmaxOp>({flat->front()}, {ctx.named("axis", b.getI64IntegerAttr(1))});
+  if (!softmax)
+    return failure();
+  return ctx.emit<ReshapeOp>({softmax->front()},
+                             {ctx.named("shape", b.getDenseI64ArrayAttr(type.getShape()))});
+}
+
+} // namespace kiln
