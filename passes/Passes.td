@@ -39,4 +39,15 @@ def Bufferize : Pass<"kiln-bufferize", "mlir::ModuleOp"> {
   ];
 }
 
+def MergeGpuModules : Pass<"kiln-merge-gpu-modules", "mlir::ModuleOp"> {
+  let summary = "Gathers every outlined kernel into one gpu.module";
+  let description = [{
+    Kernel outlining makes one `gpu.module` per kernel. A target wants one
+    code object per architecture (one PTX file, one HSA code object), so this
+    pass moves every kernel into a single `gpu.module @kernels`, names each
+    kernel after the module it came from, and retargets the launches.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 #endif // KILN_PASSES_TD

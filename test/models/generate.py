@@ -2,9 +2,10 @@
 """Generate synthetic ONNX test models for the kiln importer.
 
 The models reproduce the *graph structure* that ``torch.onnx.export``
-(opset 17) produces for three well-known networks, filled with deterministic
+(opset 17) produces for three well-known networks (and one tiny one), filled with deterministic
 random weights:
 
+  conv_relu    one 3x3 Conv with bias and a Relu (the README's example)
   resnet50     torchvision ResNet-50, eval export (BatchNorm folded into Conv)
   mobilenetv2  torchvision MobileNetV2, BatchNormalization nodes kept,
                ReLU6 as Clip(x, min, max), inference-mode Dropout
@@ -619,10 +620,29 @@ def build_bert(rng, num_layers=12):
 
 
 # ---------------------------------------------------------------------------
+# Conv + ReLU: the smallest model with a real kernel, the README's example
+# ---------------------------------------------------------------------------
+
+
+def build_conv_relu(rng):
+    b = GraphBuilder(rng)
+    x = b.add_input("input", FLOAT, [1, 3, 32, 32])
+    with b.module("conv"):
+        weight = b.param("weight", he_conv_weight(b, 16, 3, 3))
+        bias = b.param("bias", b.normal(16, 0.1))
+        y = b.op("Conv", [x, weight, bias], **conv_attrs(3, 1, 1))
+    with b.module("relu"):
+        b.op("Relu", [y], outputs=["output"])
+    b.add_output("output", FLOAT, [1, 16, 32, 32])
+    return b.build("main_graph", "3x3 convolution with bias, then ReLU; random weights")
+
+
+# ---------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------
 
 MODELS = {
+    "conv_relu": lambda rng, args: build_conv_relu(rng),
     "resnet50": lambda rng, args: build_resnet50(rng),
     "mobilenetv2": lambda rng, args: build_mobilenetv2(rng),
     "bert": lambda rng, args: build_bert(rng, num_layers=args.layers),

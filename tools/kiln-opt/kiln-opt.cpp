@@ -5,26 +5,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/kiln/KilnDialect.h"
-#include "passes/Passes.h"
+#include "compiler/pipeline/Pipeline.h"
 
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
-  mlir::registerAllPasses();
-  kiln::registerKilnPasses();
-
+  kiln::registerCompilerPasses();
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  // gpu-module-to-binary translates kernels to LLVM IR.
-  mlir::registerAllToLLVMIRTranslations(registry);
-  registry.insert<kiln::KilnDialect>();
+  kiln::registerCompilerDialects(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "kiln optimizer driver\n", registry));
 }

@@ -1,0 +1,30 @@
+//===- AMDGPU.h - kernels to HSA code objects for AMD GPUs ------*- C++ -*-===//
+
+#ifndef KILN_CODEGEN_AMDGPU_AMDGPU_H
+#define KILN_CODEGEN_AMDGPU_AMDGPU_H
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace kiln {
+
+/// Whether LLVM's AMDGPU back end knows `chip` (gfx90a, gfx942, ...).
+bool isKnownAMDGPUChip(llvm::StringRef chip);
+
+/// Appends the AMDGPU lowering: attaches `chip`, lowers the kernel module to
+/// ROCDL and serializes it to AMDGPU assembly.
+llvm::LogicalResult buildAMDGPUPipeline(mlir::OpPassManager &pm,
+                                        llvm::StringRef chip,
+                                        llvm::raw_ostream &errors);
+
+/// Assembles AMDGPU assembly for `chip` and links it with ld.lld into an HSA
+/// code object (an AMDGPU ELF shared object).
+llvm::FailureOr<std::string>
+linkCodeObject(llvm::StringRef assembly, llvm::StringRef chip,
+               llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_AMDGPU_AMDGPU_H

@@ -1,0 +1,32 @@
+//===- GpuCodegen.h - from kiln ops to GPU code objects ---------*- C++ -*-===//
+//
+// GPU code generation in two layers: target-independent kernel formation
+// (kernel generators, bufferization, mapping loops onto blocks and threads,
+// outlining into one gpu.module), then one lowering per target
+// (codegen/nvptx, codegen/amdgpu) that attaches the chip and serializes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_GPU_GPUCODEGEN_H
+#define KILN_CODEGEN_GPU_GPUCODEGEN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace kiln {
+
+/// Appends kernel formation: kiln ops become kernels in `gpu.module @kernels`
+/// launched from the host function.
+llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm,
+                                           llvm::raw_ostream &errors);
+
+/// The serialized object of the kernel module for one target after a
+/// target's lowering has run: PTX text for NVIDIA, AMDGPU assembly for AMD.
+/// Reports an error on `module` and fails when there is none.
+llvm::FailureOr<std::string> kernelObject(mlir::ModuleOp module);
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_GPU_GPUCODEGEN_H

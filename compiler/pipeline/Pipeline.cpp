@@ -1,0 +1,77 @@
+//===- Pipeline.cpp - what `kiln compile` runs, per target ----------------===//
+
+#include "compiler/pipeline/Pipeline.h"
+
+#include "codegen/amdgpu/AMDGPU.h"
+#include "codegen/gpu/GpuCodegen.h"
+#include "codegen/nvptx/NVPTX.h"
+#include "dialects/kiln/KilnDialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+namespace kiln {
+
+llvm::FailureOr<llvm::SmallVector<Target>> parseTargets(llvm::StringRef list,
+                                                        std::string &error) {
+  llvm::SmallVector<Target> targets;
+  llvm::SmallVector<llvm::StringRef> names;
+  list.split(names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (llvm::StringRef raw : names) {
+    llvm::StringRef name = raw.trim();
+    if (name.starts_with("sm_") && isKnownNVPTXChip(name)) {
+      targets.push_back({Target::Kind::NVPTX, name.str()});
+    } else if (name.starts_with("gfx") && isKnownAMDGPUChip(name)) {
+      targets.push_back({Target::Kind::AMDGPU, name.str()});
+    } else {
+      error = "unknown target '" + name.str() +
+              "': expected an NVIDIA architecture such as sm_80 or sm_90a, "
+              "or an AMD one such as gfx90a or gfx942";
+      return llvm::failure();
+    }
+  }
+  if (targets.empty()) {
+    error = "--target names no target";
+    return llvm::failure();
+  }
+  return targets;
+}
+
+void registerCompilerDialects(mlir::DialectRegistry &registry) {
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary translates kernels to LLVM IR.
+  mlir::registerAllToLLVMIRTranslations(registry);
+  registry.insert<KilnDialect>();
+}
+
+void registerCompilerPasses() {
+  mlir::registerAllPasses();
+  registerKilnPasses();
+}
+
+llvm::LogicalResult runGpuPipeline(mlir::ModuleOp module, const Target &target,
+                                   Stage stage, mlir::TimingScope &timing) {
+  mlir::PassManager pm(module.getContext());
+  pm.enableTiming(timing);
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  llvm::LogicalResult built = llvm::success();
+  if (stage == Stage::Linalg) {
+    pm.addPass(createLowerToLinalg());
+  } else {
+    built = buildGpuKernelPipeline(pm, errorStream);
+    if (succeeded(built) && stage == Stage::Object)
+      built = target.isNVPTX() ? buildNVPTXPipeline(pm, target.chip, errorStream)
+                               : buildAMDGPUPipeline(pm, target.chip, errorStream);
+  }
+  if (failed(built))
+    return module.emitError("internal error: cannot build the pipeline: ") << errors;
+  return pm.run(module);
+}
+
+} // namespace kiln

@@ -1,0 +1,48 @@
+//===- Pipeline.h - what `kiln compile` runs, per target --------*- C++ -*-===//
+
+#ifndef KILN_COMPILER_PIPELINE_PIPELINE_H
+#define KILN_COMPILER_PIPELINE_PIPELINE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/Timing.h"
+
+#include <string>
+
+namespace kiln {
+
+/// A chip that kiln generates code for.
+struct Target {
+  enum class Kind { NVPTX, AMDGPU };
+  Kind kind;
+  std::string chip; ///< as LLVM names it: sm_90, sm_90a, gfx942, ...
+
+  bool isNVPTX() const { return kind == Kind::NVPTX; }
+  bool isAMDGPU() const { return kind == Kind::AMDGPU; }
+};
+
+/// Parses a comma-separated --target list ("sm_90,gfx942"). On failure sets
+/// `error` to a message naming the bad entry and the accepted forms.
+llvm::FailureOr<llvm::SmallVector<Target>> parseTargets(llvm::StringRef list,
+                                                        std::string &error);
+
+/// Every dialect, extension and translation the compiler's pipelines use.
+void registerCompilerDialects(mlir::DialectRegistry &registry);
+/// Every pass the compiler's textual pipelines name (upstream and kiln's).
+void registerCompilerPasses();
+
+/// What a pipeline stops after.
+enum class Stage {
+  Linalg,  ///< kiln ops lowered to linalg on tensors
+  Kernels, ///< bufferized, mapped and outlined into gpu.module @kernels
+  Object,  ///< lowered for the target and serialized (gpu.binary)
+};
+
+/// Runs the GPU pipeline for `target` on `module` up to `stage`. Errors go to
+/// the context's diagnostic handler.
+llvm::LogicalResult runGpuPipeline(mlir::ModuleOp module, const Target &target,
+                                   Stage stage, mlir::TimingScope &timing);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_PIPELINE_PIPELINE_H
