@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 
@@ -16,7 +17,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <deque>
+#include <functional>
+#include <queue>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -181,7 +183,8 @@ LogicalResult Importer::orderNodes() {
                        << ")";
     }
 
-  // Kahn's algorithm, preferring file order so output is deterministic.
+  // Kahn's algorithm, always taking the earliest ready node: a graph already
+  // in topological order keeps its file order, and output is deterministic.
   std::vector<int> waiting(graph.node_size(), 0);
   std::vector<std::vector<int>> readers(graph.node_size());
   for (int i = 0; i < graph.node_size(); ++i) {
@@ -204,17 +207,17 @@ LogicalResult Importer::orderNodes() {
       return error() << "graph output '" << output.name()
                      << "' is not defined by any node, input or initializer";
   }
-  std::deque<int> ready;
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
   for (int i = 0; i < graph.node_size(); ++i)
     if (waiting[i] == 0)
-      ready.push_back(i);
+      ready.push(i);
   while (!ready.empty()) {
-    int node = ready.front();
-    ready.pop_front();
+    int node = ready.top();
+    ready.pop();
     order_.push_back(node);
     for (int reader : readers[node])
       if (--waiting[reader] == 0)
-        ready.push_back(reader);
+        ready.push(reader);
   }
   if (int(order_.size()) != graph.node_size()) {
     InFlightDiagnostic diag = error();
@@ -361,6 +364,10 @@ OwningOpRef<ModuleOp> Importer::run() {
     resultTypes.push_back(results.back().getType());
   }
   func::ReturnOp::create(builder_, fileLoc, results);
+  // Folding the shape arithmetic leaves its intermediate constants unused.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
   func.setFunctionType(builder_.getFunctionType(argTypes, resultTypes));
   for (auto [i, output] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "kiln.name", builder_.getStringAttr(output.name()));

@@ -174,7 +174,7 @@ LogicalResult runCompile() {
   } else {
     mlir::OpPrintingFlags flags;
     if (!printWeights)
-      flags.elideLargeElementsAttrs(16).elideLargeResourceString(64);
+      flags.elideLargeElementsAttrs(16).elideLargeResourceString(64).useLocalScope();
     module->print(output->os(), flags);
     output->os() << "\n";
   }
