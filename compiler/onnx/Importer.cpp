@@ -221,7 +221,7 @@ LogicalResult Importer::orderNodes() {
   }
   if (int(order_.size()) != graph.node_size()) {
     InFlightDiagnostic diag = error();
-    diag << "the graph has a cycle through nodes ";
+    diag << "the graph has a cycle; these nodes are on it or depend on it: ";
     int shown = 0;
     for (int i = 0; i < graph.node_size() && shown < 10; ++i)
       if (waiting[i] > 0)

@@ -83,6 +83,18 @@ readExternal(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
             "' is absolute; it must lie inside the model's folder";
     return nullptr;
   }
+  // Lexically first, so that a path out of the folder is named as such even
+  // when its target does not exist.
+  int depth = 0;
+  for (llvm::StringRef part : llvm::make_range(llvm::sys::path::begin(location),
+                                               llvm::sys::path::end(location))) {
+    depth += part == ".." ? -1 : (part == "." ? 0 : 1);
+    if (depth < 0) {
+      error = describe(tensor) + ": external data path '" + location +
+              "' leaves the model's folder";
+      return nullptr;
+    }
+  }
   llvm::SmallString<256> joined(modelDir), resolved, folder;
   llvm::sys::path::append(joined, location);
   if (llvm::sys::fs::real_path(modelDir, folder) ||
