@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Configures (once) and builds kiln into build/ with CMake and Ninja.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [[ ! -f build/build.ninja ]]; then
+  cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir
+fi
+cmake --build build

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what kiln's build and tests need on Debian 12 (bookworm): LLVM and
+# MLIR 22, lld, protobuf and ONNX headers, Catch2, CMake and Ninja from
+# Debian's packages, and onnx and numpy from PyPI (test models, reference
+# data). Safe to run again: it installs only what is missing.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ python3
+  llvm-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  catch2
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo=sudo
+  echo "kiln setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+python_packages=(onnx numpy)
+if ! python3 -c "import onnx, numpy" 2>/dev/null; then
+  echo "kiln setup: installing ${python_packages[*]} from PyPI"
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    sudo=""
+    [[ $(id -u) -eq 0 ]] || sudo=sudo
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip
+  fi
+  # Debian's own Python refuses pip installs without this flag (PEP 668).
+  python3 -m pip install --quiet "${python_packages[@]}" 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages "${python_packages[@]}"
+fi
