@@ -2,19 +2,16 @@
 
 #include "codegen/amdgpu/AMDGPU.h"
 
+#include "codegen/gpu/GpuCodegen.h"
+
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/ROCDL/Utils.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/TargetParser/Triple.h"
-
-#include <memory>
 
 #ifndef KILN_LLVM_TOOLS_DIR
 #define KILN_LLVM_TOOLS_DIR ""
@@ -29,14 +26,7 @@ constexpr llvm::StringLiteral kTriple = "amdgcn-amd-amdhsa";
 bool isKnownAMDGPUChip(llvm::StringRef chip) {
   LLVMInitializeAMDGPUTargetInfo();
   LLVMInitializeAMDGPUTargetMC();
-  llvm::Triple triple(kTriple);
-  std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return false;
-  std::unique_ptr<llvm::MCSubtargetInfo> info(
-      target->createMCSubtargetInfo(triple, "", ""));
-  return info && info->isCPUStringValid(chip);
+  return isKnownChip(kTriple, chip);
 }
 
 llvm::LogicalResult buildAMDGPUPipeline(mlir::OpPassManager &pm,

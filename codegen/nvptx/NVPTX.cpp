@@ -2,28 +2,18 @@
 
 #include "codegen/nvptx/NVPTX.h"
 
+#include "codegen/gpu/GpuCodegen.h"
+
 #include "mlir/Pass/PassRegistry.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/TargetParser/Triple.h"
-
-#include <memory>
 
 namespace kiln {
 
 bool isKnownNVPTXChip(llvm::StringRef chip) {
   LLVMInitializeNVPTXTargetInfo();
   LLVMInitializeNVPTXTargetMC();
-  llvm::Triple triple("nvptx64-nvidia-cuda");
-  std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return false;
-  std::unique_ptr<llvm::MCSubtargetInfo> info(
-      target->createMCSubtargetInfo(triple, "", ""));
-  return info && info->isCPUStringValid(chip);
+  return isKnownChip("nvptx64-nvidia-cuda", chip);
 }
 
 llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm,
