@@ -261,12 +261,16 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
 
 OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   DenseElementsAttr indices = foldableConstant(adaptor.getIndices());
-  if (!indices)
+  if (!indices || !foldableConstant(adaptor.getInput()))
     return {};
   ArrayRef<int64_t> inShape = getInput().getType().getShape();
   int64_t axis = int64_t(getAxis()), axisSize = inShape[axis];
+  // A splat holds one index however many elements it has.
   SmallVector<int64_t> positions;
-  for (const APInt &index : indices.getValues<APInt>()) {
+  auto values = indices.isSplat()
+                    ? SmallVector<APInt>{indices.getSplatValue<APInt>()}
+                    : llvm::to_vector(indices.getValues<APInt>());
+  for (const APInt &index : values) {
     int64_t i = index.getSExtValue();
     if (i < -axisSize || i >= axisSize)
       return {}; // Out of range: left for the runtime to report.
@@ -306,12 +310,13 @@ LogicalResult ExpandOp::inferReturnTypes(MLIRContext *,
 OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  DenseElementsAttr input = foldableConstant(adaptor.getInput());
+  if (!input)
+    return {};
   SmallVector<int64_t> map;
-  if (!isa_and_nonnull<SplatElementsAttr>(adaptor.getInput()) &&
-      getType().getNumElements() <= kMaxFoldedElements)
+  if (!input.isSplat() && getType().getNumElements() <= kMaxFoldedElements)
     map = broadcastIndexMap(getInput().getType().getShape(), getType().getShape());
-  return remapElements(adaptor.getInput(), getType(),
-                       [&](int64_t flat) { return map[flat]; });
+  return remapElements(input, getType(), [&](int64_t flat) { return map[flat]; });
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,103 @@
+// RUN: kiln-opt %s --canonicalize --split-input-file | FileCheck %s
+// Folders compute small constant tensors (the shape arithmetic of exported
+// models) and leave everything else alone.
+
+// CHECK-LABEL: func.func @arithmetic
+// CHECK-DAG: %[[SUM:.+]] = kiln.constant dense<[11, 22, 33]> : tensor<3xi64>
+// CHECK-DAG: %[[PRODUCT:.+]] = kiln.constant dense<[2.000000e+00, 8.000000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[QUOTIENT:.+]] = kiln.constant dense<[-3, 3]> : tensor<2xi64>
+// CHECK: return %[[SUM]], %[[PRODUCT]], %[[QUOTIENT]]
+func.func @arithmetic() -> (tensor<3xi64>, tensor<2xf32>, tensor<2xi64>) {
+  %a = kiln.constant dense<[1, 2, 3]> : tensor<3xi64>
+  %b = kiln.constant dense<10> : tensor<i64>
+  %c = kiln.constant dense<[1, 2, 3]> : tensor<3xi64>
+  %0 = kiln.mul %c, %b : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  %1 = kiln.add %a, %0 : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  %f = kiln.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %two = kiln.constant dense<2.0> : tensor<f32>
+  %2 = kiln.pow %f, %two : (tensor<2xf32>, tensor<f32>) -> tensor<2xf32>
+  %3 = kiln.mul %2, %two : (tensor<2xf32>, tensor<f32>) -> tensor<2xf32>
+  // Integer division truncates toward zero.
+  %n = kiln.constant dense<[-7, 7]> : tensor<2xi64>
+  %d = kiln.constant dense<2> : tensor<2xi64>
+  %4 = kiln.div %n, %d : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  return %1, %3, %4 : tensor<3xi64>, tensor<2xf32>, tensor<2xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @division_by_zero
+// CHECK: kiln.div
+func.func @division_by_zero() -> tensor<2xi64> {
+  %n = kiln.constant dense<[1, 2]> : tensor<2xi64>
+  %z = kiln.constant dense<[1, 0]> : tensor<2xi64>
+  %0 = kiln.div %n, %z : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  return %0 : tensor<2xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @shape_arithmetic
+// CHECK-DAG: %[[SHAPE:.+]] = kiln.constant dense<[1, 128, 12, 64]> : tensor<4xi64>
+// CHECK-DAG: %[[MASK:.+]] = kiln.constant dense<[true, false]> : tensor<2xi1>
+// CHECK-DAG: %[[PICK:.+]] = kiln.constant dense<[7, 128]> : tensor<2xi64>
+// CHECK-DAG: %[[CAST:.+]] = kiln.constant dense<[1.000000e+00, 1.280000e+02]> : tensor<2xf32>
+// CHECK: return %[[SHAPE]], %[[MASK]], %[[PICK]], %[[CAST]]
+func.func @shape_arithmetic() -> (tensor<4xi64>, tensor<2xi1>, tensor<2xi64>, tensor<2xf32>) {
+  %shape = kiln.constant dense<[1, 128, 768]> : tensor<3xi64>
+  %i = kiln.constant dense<[0, 1]> : tensor<2xi64>
+  %lead = kiln.gather %shape, %i {axis = 0 : i64} : (tensor<3xi64>, tensor<2xi64>) -> tensor<2xi64>
+  %heads = kiln.constant dense<[12, 64]> : tensor<2xi64>
+  %0 = kiln.concat %lead, %heads {axis = 0 : i64} : (tensor<2xi64>, tensor<2xi64>) -> tensor<4xi64>
+  %one = kiln.constant dense<1> : tensor<2xi64>
+  %1 = kiln.equal %lead, %one : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+  %seven = kiln.constant dense<7> : tensor<i64>
+  %2 = kiln.where %1, %seven, %lead : (tensor<2xi1>, tensor<i64>, tensor<2xi64>) -> tensor<2xi64>
+  %3 = kiln.cast %lead {to = f32} : tensor<2xi64> -> tensor<2xf32>
+  return %0, %1, %2, %3 : tensor<4xi64>, tensor<2xi1>, tensor<2xi64>, tensor<2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @data_movement
+// CHECK-DAG: %[[T:.+]] = kiln.constant dense<{{\[\[}}1, 4], [2, 5], [3, 6]]> : tensor<3x2xi64>
+// CHECK-DAG: %[[R:.+]] = kiln.constant dense<[1, 2, 3, 4, 5, 6]> : tensor<6xi64>
+// CHECK-DAG: %[[S:.+]] = kiln.constant dense<{{\[\[}}6, 4]]> : tensor<1x2xi64>
+// CHECK-DAG: %[[E:.+]] = kiln.constant dense<{{\[\[}}1, 2, 3], [4, 5, 6], [1, 2, 3], [4, 5, 6]]> : tensor<4x3xi64>
+// CHECK: return %[[T]], %[[R]], %[[S]], %[[E]]
+func.func @data_movement() -> (tensor<3x2xi64>, tensor<6xi64>, tensor<1x2xi64>, tensor<4x3xi64>) {
+  %x = kiln.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>
+  %0 = kiln.transpose %x {perm = array<i64: 1, 0>} : (tensor<2x3xi64>) -> tensor<3x2xi64>
+  %1 = kiln.reshape %x {shape = array<i64: 6>} : (tensor<2x3xi64>) -> tensor<6xi64>
+  // Row 1, columns 2 and 0, walking backwards.
+  %2 = kiln.slice %x {starts = array<i64: 1, 2>, ends = array<i64: 2, -1>, steps = array<i64: 1, -2>}
+      : (tensor<2x3xi64>) -> tensor<1x2xi64>
+  %3 = kiln.reshape %x {shape = array<i64: 1, 2, 3>} : (tensor<2x3xi64>) -> tensor<1x2x3xi64>
+  %4 = kiln.expand %3 {shape = array<i64: 2, 1, 1>} : (tensor<1x2x3xi64>) -> tensor<2x2x3xi64>
+  %5 = kiln.reshape %4 {shape = array<i64: 4, 3>} : (tensor<2x2x3xi64>) -> tensor<4x3xi64>
+  return %0, %1, %2, %5 : tensor<3x2xi64>, tensor<6xi64>, tensor<1x2xi64>, tensor<4x3xi64>
+}
+
+// -----
+
+// Large tensors stay as they are unless they are splats; a splat of any size
+// folds cheaply.
+// CHECK-LABEL: func.func @sizes
+// CHECK-DAG: %[[SPLAT:.+]] = kiln.constant dense<3.000000e+00> : tensor<4096x4096xf32>
+// CHECK-DAG: %[[SUM:.+]] = kiln.add
+// CHECK: return %[[SUM]], %[[SPLAT]]
+func.func @sizes(%arg0: tensor<2048xf32>) -> (tensor<2048xf32>, tensor<4096x4096xf32>) {
+  %big = kiln.constant dense_resource<weights> : tensor<2048xf32>
+  %0 = kiln.add %big, %big : (tensor<2048xf32>, tensor<2048xf32>) -> tensor<2048xf32>
+  %one = kiln.constant dense<1.0> : tensor<4096x4096xf32>
+  %two = kiln.constant dense<2.0> : tensor<f32>
+  %1 = kiln.add %one, %two : (tensor<4096x4096xf32>, tensor<f32>) -> tensor<4096x4096xf32>
+  return %0, %1 : tensor<2048xf32>, tensor<4096x4096xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      weights: "0x04000000"
+    }
+  }
+#-}
