@@ -32,6 +32,8 @@ struct LowerToLinalg : impl::LowerToLinalgBase<LowerToLinalg> {
     patterns.add<ConstantToArith>(context);
     populateMatmulLikeKernels(patterns);
     populateElementwiseKernels(patterns);
+    populateReductionKernels(patterns);
+    populateDataMovementKernels(patterns);
     if (failed(mlir::applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
 

@@ -1,128 +1,216 @@
 //===- Elementwise.cpp - elementwise ops as linalg.generic ----------------===//
+//
+// Every elementwise kiln op (and Expand, a broadcast, and BatchNormalization,
+// elementwise per channel) becomes one linalg.generic over its result shape.
+//
+//===----------------------------------------------------------------------===//
 
+#include "codegen/kernels/Builders.h"
 #include "codegen/kernels/Kernels.h"
 #include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 
 using namespace mlir;
 
 namespace kiln {
 namespace {
 
-/// Computes one result element from the operands' elements.
-using ScalarFn = function_ref<Value(OpBuilder &, Location, Type, ValueRange)>;
-
-/// The indexing map that reads `operand` broadcast onto a result of `rank`:
-/// missing leading dimensions and dimensions of size 1 read index 0.
-AffineMap broadcastMap(RankedTensorType operand, RankedTensorType result,
-                       MLIRContext *context) {
-  int64_t offset = result.getRank() - operand.getRank();
-  SmallVector<AffineExpr> exprs;
-  for (int64_t d = 0; d < operand.getRank(); ++d)
-    exprs.push_back(operand.getDimSize(d) == result.getDimSize(d + offset)
-                        ? getAffineDimExpr(d + offset, context)
-                        : getAffineConstantExpr(0, context));
-  return AffineMap::get(result.getRank(), 0, exprs, context);
+bool isFloat(Value v) {
+  return isa<FloatType>(getElementTypeOrSelf(v.getType()));
 }
 
-/// Replaces `op` with a linalg.generic over its result shape.
-void replaceWithGeneric(Operation *op, PatternRewriter &rewriter, ScalarFn fn) {
-  auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  Location loc = op->getLoc();
-  MLIRContext *context = op->getContext();
-  SmallVector<AffineMap> maps;
-  for (Value operand : op->getOperands())
-    maps.push_back(broadcastMap(cast<RankedTensorType>(operand.getType()), type, context));
-  maps.push_back(rewriter.getMultiDimIdentityMap(type.getRank()));
-  SmallVector<utils::IteratorType> iterators(type.getRank(), utils::IteratorType::parallel);
-  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
-  auto generic = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{type}, op->getOperands(), ValueRange{init}, maps,
-      iterators, [&](OpBuilder &b, Location l, ValueRange args) {
-        Value result = fn(b, l, type.getElementType(), args.drop_back());
-        linalg::YieldOp::create(b, l, result);
-      });
-  rewriter.replaceOp(op, generic.getResults());
+/// Signless integers and floats are what arith computes on; unsigned
+/// integer tensors have no kernels yet.
+bool hasKernelTypes(Operation *op) {
+  auto ok = [](Type type) {
+    Type element = getElementTypeOrSelf(type);
+    return isa<FloatType>(element) || element.isSignlessInteger();
+  };
+  return llvm::all_of(op->getOperandTypes(), ok) && llvm::all_of(op->getResultTypes(), ok);
 }
 
-Value floatConstant(OpBuilder &b, Location loc, Type type, double value) {
-  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+/// Converts a scalar between element types with ONNX Cast semantics.
+Value convert(OpBuilder &b, Location loc, Value value, Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (to.isInteger(1)) // non-zero is true
+    return fromFloat ? arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, value,
+                                             scalar(b, loc, from, 0.0))
+                           .getResult()
+                     : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, value,
+                                             scalar(b, loc, from, 0.0))
+                           .getResult();
+  if (fromFloat && toFloat)
+    return fromFloat.getWidth() < toFloat.getWidth()
+               ? arith::ExtFOp::create(b, loc, to, value).getResult()
+               : arith::TruncFOp::create(b, loc, to, value).getResult();
+  if (fromFloat)
+    return arith::FPToSIOp::create(b, loc, to, value);
+  if (toFloat) // booleans are 0 and 1, other integers signed
+    return from.isInteger(1) ? arith::UIToFPOp::create(b, loc, to, value).getResult()
+                             : arith::SIToFPOp::create(b, loc, to, value).getResult();
+  unsigned fromWidth = from.getIntOrFloatBitWidth(), toWidth = to.getIntOrFloatBitWidth();
+  if (fromWidth > toWidth)
+    return arith::TruncIOp::create(b, loc, to, value);
+  return from.isInteger(1) ? arith::ExtUIOp::create(b, loc, to, value).getResult()
+                           : arith::ExtSIOp::create(b, loc, to, value).getResult();
 }
+
+/// The body of an elementwise op: its operands' elements to the result's.
+template <typename OpT>
+using Body = std::function<Value(OpT, OpBuilder &, Location, ValueRange)>;
 
 template <typename OpT>
 struct ElementwiseToLinalg : OpRewritePattern<OpT> {
-  ElementwiseToLinalg(MLIRContext *context,
-                      std::function<Value(OpT, OpBuilder &, Location, Type, ValueRange)> body)
-      : OpRewritePattern<OpT>(context), body(std::move(body)) {}
+  ElementwiseToLinalg(MLIRContext *context, Body<OpT> body, bool floatOnly)
+      : OpRewritePattern<OpT>(context), body(std::move(body)), floatOnly(floatOnly) {}
 
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
-    for (Type type : op->getOperandTypes())
-      if (!isa<FloatType>(cast<RankedTensorType>(type).getElementType()))
-        return rewriter.notifyMatchFailure(op, "only float elementwise ops have a kernel generator");
-    replaceWithGeneric(op, rewriter, [&](OpBuilder &b, Location loc, Type t, ValueRange args) {
-      return body(op, b, loc, t, args);
-    });
+    if (!hasKernelTypes(op) || (floatOnly && !isFloat(op->getOperand(0))))
+      return rewriter.notifyMatchFailure(op, "element type without a kernel");
+    Value result = elementwise(
+        rewriter, op.getLoc(), cast<RankedTensorType>(op->getResult(0).getType()),
+        op->getOperands(),
+        [&](OpBuilder &b, Location loc, ValueRange args) { return body(op, b, loc, args); });
+    rewriter.replaceOp(op, result);
     return success();
   }
 
-  std::function<Value(OpT, OpBuilder &, Location, Type, ValueRange)> body;
+  Body<OpT> body;
+  bool floatOnly;
 };
 
-/// A pattern whose body is one op of the arith or math dialect.
-template <typename OpT, typename ScalarOpT>
-void addSimple(RewritePatternSet &patterns) {
-  patterns.add<ElementwiseToLinalg<OpT>>(
-      patterns.getContext(), [](OpT, OpBuilder &b, Location loc, Type, ValueRange args) {
-        return ScalarOpT::create(b, loc, args).getResult();
-      });
+template <typename OpT>
+void add(RewritePatternSet &patterns, Body<OpT> body, bool floatOnly = true) {
+  patterns.add<ElementwiseToLinalg<OpT>>(patterns.getContext(), std::move(body), floatOnly);
 }
 
-template <typename OpT>
-void addBody(RewritePatternSet &patterns,
-             std::function<Value(OpT, OpBuilder &, Location, Type, ValueRange)> body) {
-  patterns.add<ElementwiseToLinalg<OpT>>(patterns.getContext(), std::move(body));
+/// An op computed by one arith or math op on floats (and another on integers).
+template <typename OpT, typename FloatOpT, typename IntOpT = void>
+void addSimple(RewritePatternSet &patterns) {
+  add<OpT>(
+      patterns,
+      [](OpT, OpBuilder &b, Location loc, ValueRange args) -> Value {
+        if constexpr (!std::is_void_v<IntOpT>)
+          if (!isa<FloatType>(args[0].getType()))
+            return IntOpT::create(b, loc, args).getResult();
+        return FloatOpT::create(b, loc, args).getResult();
+      },
+      /*floatOnly=*/std::is_void_v<IntOpT>);
 }
+
+Value clamp(OpBuilder &b, Location loc, Value x, double low, double high) {
+  Value lower = arith::MaximumFOp::create(b, loc, x, scalar(b, loc, x.getType(), low));
+  return arith::MinimumFOp::create(b, loc, lower, scalar(b, loc, x.getType(), high));
+}
+
+/// BatchNormalization: per-channel (x - mean) * scale / sqrt(var + eps) + bias.
+struct BatchNormToLinalg : OpRewritePattern<BatchNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BatchNormOp op, PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    MLIRContext *context = op.getContext();
+    AffineMap channel = AffineMap::get(type.getRank(), 0, getAffineDimExpr(1, context));
+    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(type.getRank()),
+                                   channel, channel, channel, channel};
+    double epsilon = op.getEpsilon().convertToDouble();
+    Value result = elementwise(
+        rewriter, op.getLoc(), type, op->getOperands(), maps,
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Value x = args[0], scale = args[1], bias = args[2], mean = args[3], var = args[4];
+          Value std = math::SqrtOp::create(
+              b, loc, arith::AddFOp::create(b, loc, var, scalar(b, loc, var.getType(), epsilon)));
+          Value centered = arith::SubFOp::create(b, loc, x, mean);
+          Value scaled = arith::MulFOp::create(
+              b, loc, centered, arith::DivFOp::create(b, loc, scale, std));
+          return arith::AddFOp::create(b, loc, scaled, bias);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
 
 } // namespace
 
 void populateElementwiseKernels(RewritePatternSet &patterns) {
+  addSimple<AddOp, arith::AddFOp, arith::AddIOp>(patterns);
+  addSimple<SubOp, arith::SubFOp, arith::SubIOp>(patterns);
+  addSimple<MulOp, arith::MulFOp, arith::MulIOp>(patterns);
+  addSimple<DivOp, arith::DivFOp, arith::DivSIOp>(patterns);
   addSimple<SqrtOp, math::SqrtOp>(patterns);
   addSimple<ExpOp, math::ExpOp>(patterns);
   addSimple<ErfOp, math::ErfOp>(patterns);
   addSimple<TanhOp, math::TanhOp>(patterns);
 
-  addBody<ReluOp>(patterns, [](ReluOp, OpBuilder &b, Location loc, Type t, ValueRange args) {
-    return arith::MaximumFOp::create(b, loc, args[0], floatConstant(b, loc, t, 0.0)).getResult();
+  add<PowOp>(patterns, [](PowOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+    Value exponent = convert(b, loc, args[1], args[0].getType());
+    return math::PowFOp::create(b, loc, args[0], exponent);
   });
-  addBody<SigmoidOp>(patterns, [](SigmoidOp, OpBuilder &b, Location loc, Type t, ValueRange args) {
-    Value negated = arith::NegFOp::create(b, loc, args[0]);
-    Value exp = math::ExpOp::create(b, loc, negated);
-    Value one = floatConstant(b, loc, t, 1.0);
-    return arith::DivFOp::create(b, loc, one, arith::AddFOp::create(b, loc, one, exp)).getResult();
+  add<EqualOp>(
+      patterns,
+      [](EqualOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+        if (isa<FloatType>(args[0].getType()))
+          return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, args[0], args[1]);
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, args[0], args[1]);
+      },
+      /*floatOnly=*/false);
+  add<WhereOp>(
+      patterns,
+      [](WhereOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+        return arith::SelectOp::create(b, loc, args[0], args[1], args[2]);
+      },
+      /*floatOnly=*/false);
+  add<CastOp>(
+      patterns,
+      [](CastOp op, OpBuilder &b, Location loc, ValueRange args) {
+        return convert(b, loc, args[0], op.getTo());
+      },
+      /*floatOnly=*/false);
+  // Expand is a broadcast: the body passes the element through.
+  add<ExpandOp>(
+      patterns, [](ExpandOp, OpBuilder &, Location, ValueRange args) { return args[0]; },
+      /*floatOnly=*/false);
+
+  add<ReluOp>(patterns, [](ReluOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+    // maximumf propagates NaN, as ONNX's Relu does.
+    return arith::MaximumFOp::create(b, loc, args[0], scalar(b, loc, args[0].getType(), 0.0));
   });
-  addBody<LeakyReluOp>(patterns, [](LeakyReluOp op, OpBuilder &b, Location loc, Type t, ValueRange args) {
+  add<SigmoidOp>(patterns, [](SigmoidOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+    Value one = scalar(b, loc, args[0].getType(), 1.0);
+    Value exp = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, args[0]));
+    return arith::DivFOp::create(b, loc, one, arith::AddFOp::create(b, loc, one, exp));
+  });
+  add<LeakyReluOp>(patterns, [](LeakyReluOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
+    Type type = args[0].getType();
     Value scaled = arith::MulFOp::create(
-        b, loc, args[0], floatConstant(b, loc, t, op.getAlpha().convertToDouble()));
+        b, loc, args[0], scalar(b, loc, type, op.getAlpha().convertToDouble()));
     Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, args[0],
-                                           floatConstant(b, loc, t, 0.0));
-    return arith::SelectOp::create(b, loc, positive, args[0], scaled).getResult();
+                                           scalar(b, loc, type, 0.0));
+    return arith::SelectOp::create(b, loc, positive, args[0], scaled);
   });
-  addBody<ClipOp>(patterns, [](ClipOp op, OpBuilder &b, Location loc, Type t, ValueRange args) {
-    Value low = floatConstant(b, loc, t, op.getMin().convertToDouble());
-    Value high = floatConstant(b, loc, t, op.getMax().convertToDouble());
-    Value clamped = arith::MaximumFOp::create(b, loc, args[0], low);
-    return arith::MinimumFOp::create(b, loc, clamped, high).getResult();
+  add<HardSigmoidOp>(patterns, [](HardSigmoidOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
+    Type type = args[0].getType();
+    Value linear = math::FmaOp::create(
+        b, loc, args[0], scalar(b, loc, type, op.getAlpha().convertToDouble()),
+        scalar(b, loc, type, op.getBeta().convertToDouble()));
+    return clamp(b, loc, linear, 0.0, 1.0);
+  });
+  add<HardSwishOp>(patterns, [](HardSwishOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+    Type type = args[0].getType();
+    Value gate = math::FmaOp::create(b, loc, args[0], scalar(b, loc, type, 1.0 / 6.0),
+                                     scalar(b, loc, type, 0.5));
+    return arith::MulFOp::create(b, loc, args[0], clamp(b, loc, gate, 0.0, 1.0));
+  });
+  add<ClipOp>(patterns, [](ClipOp op, OpBuilder &b, Location loc, ValueRange args) {
+    return clamp(b, loc, args[0], op.getMin().convertToDouble(), op.getMax().convertToDouble());
   });
 
-  addSimple<AddOp, arith::AddFOp>(patterns);
-  addSimple<SubOp, arith::SubFOp>(patterns);
-  addSimple<MulOp, arith::MulFOp>(patterns);
-  addSimple<DivOp, arith::DivFOp>(patterns);
+  patterns.add<BatchNormToLinalg>(patterns.getContext());
 }
 
 } // namespace kiln

@@ -13,11 +13,18 @@
 
 namespace kiln {
 
-/// Conv (and, later, Gemm and MatMul) as linalg contractions.
+/// Conv, Gemm and MatMul as linalg contractions.
 void populateMatmulLikeKernels(mlir::RewritePatternSet &patterns);
 
-/// Unary and broadcasting binary elementwise ops as linalg.generic.
+/// Elementwise ops (with broadcasting), casts, Expand and BatchNormalization
+/// as linalg.generic.
 void populateElementwiseKernels(mlir::RewritePatternSet &patterns);
+
+/// Reductions, Softmax, LayerNormalization and pooling.
+void populateReductionKernels(mlir::RewritePatternSet &patterns);
+
+/// Reshape, Transpose, Concat, Split, Slice, Gather and Pad.
+void populateDataMovementKernels(mlir::RewritePatternSet &patterns);
 
 } // namespace kiln
 

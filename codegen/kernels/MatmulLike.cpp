@@ -1,10 +1,18 @@
 //===- MatmulLike.cpp - contractions as linalg ----------------------------===//
+//
+// Conv, Gemm and MatMul become linalg contractions accumulating in their
+// element type. A 2-D ungrouped convolution uses the named
+// linalg.conv_2d_nchw_fchw; every other convolution (1-D, 3-D, grouped,
+// depthwise) one linalg.generic whose maps carry groups, strides and
+// dilations.
+//
+//===----------------------------------------------------------------------===//
 
+#include "codegen/kernels/Builders.h"
 #include "codegen/kernels/Kernels.h"
 #include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -12,54 +20,206 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-/// A 2-D convolution: zero padding as tensor.pad, the bias broadcast into the
-/// accumulator, then linalg.conv_2d_nchw_fchw accumulating onto it.
+/// A contraction as linalg.generic: `init` += lhs * rhs over the given maps
+/// (lhs, rhs, result) and iterators.
+Value contract(OpBuilder &b, Location loc, Value lhs, Value rhs, Value init,
+               ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators) {
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init},
+             maps, iterators,
+             [](OpBuilder &nested, Location l, ValueRange args) {
+               Value product = arith::MulFOp::create(nested, l, args[0], args[1]);
+               linalg::YieldOp::create(nested, l,
+                                       arith::AddFOp::create(nested, l, args[2], product).getResult());
+             })
+      .getResult(0);
+}
+
+/// The accumulator of a convolution: the bias broadcast over channel
+/// dimension 1, or zeros.
+Value convAccumulator(OpBuilder &b, Location loc, ConvOp op) {
+  RankedTensorType type = op.getType();
+  if (Value bias = op.getBias()) {
+    SmallVector<int64_t> others = {0};
+    llvm::append_range(others, llvm::seq<int64_t>(2, type.getRank()));
+    Value init = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+    return linalg::BroadcastOp::create(b, loc, bias, init, others)->getResult(0);
+  }
+  return filled(b, loc, type, b.getZeroAttr(type.getElementType()));
+}
+
+/// Zero padding of the spatial dimensions.
+Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> pads) {
+  if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
+    return input;
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t spatial = type.getRank() - 2;
+  SmallVector<OpFoldResult> low(2, b.getIndexAttr(0)), high(2, b.getIndexAttr(0));
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t i = 0; i < spatial; ++i) {
+    low.push_back(b.getIndexAttr(pads[i]));
+    high.push_back(b.getIndexAttr(pads[i + spatial]));
+    shape[i + 2] += pads[i] + pads[i + spatial];
+  }
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+  return tensor::PadOp::create(b, loc, type.clone(shape), input, low, high, zero);
+}
+
 struct ConvToLinalg : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ConvOp op, PatternRewriter &rewriter) const override {
-    RankedTensorType type = op.getType();
-    if (type.getRank() != 4)
-      return rewriter.notifyMatchFailure(op, "only 2-D convolutions have a kernel generator");
-    if (op.getGroup() != 1)
-      return rewriter.notifyMatchFailure(op, "grouped convolutions have no kernel generator yet");
     Location loc = op.getLoc();
-    Type element = type.getElementType();
+    RankedTensorType type = op.getType();
+    Value input = padSpatial(rewriter, loc, op.getInput(), op.getPads());
+    Value init = convAccumulator(rewriter, loc, op);
+    int64_t spatial = type.getRank() - 2, group = int64_t(op.getGroup());
 
-    Value input = op.getInput();
-    ArrayRef<int64_t> pads = op.getPads();
-    if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
-      SmallVector<OpFoldResult> low = {rewriter.getIndexAttr(0), rewriter.getIndexAttr(0),
-                                       rewriter.getIndexAttr(pads[0]), rewriter.getIndexAttr(pads[1])};
-      SmallVector<OpFoldResult> high = {rewriter.getIndexAttr(0), rewriter.getIndexAttr(0),
-                                        rewriter.getIndexAttr(pads[2]), rewriter.getIndexAttr(pads[3])};
-      auto inputType = op.getInput().getType();
-      SmallVector<int64_t> padded(inputType.getShape());
-      padded[2] += pads[0] + pads[2];
-      padded[3] += pads[1] + pads[3];
-      Value zero = arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(element));
-      input = tensor::PadOp::create(rewriter, loc, inputType.clone(padded), input,
-                                    low, high, zero);
+    if (spatial == 2 && group == 1) {
+      auto vector2 = [&](ArrayRef<int64_t> values) {
+        return DenseIntElementsAttr::get(
+            RankedTensorType::get({2}, rewriter.getI64Type()), values);
+      };
+      auto conv = linalg::Conv2DNchwFchwOp::create(
+          rewriter, loc, TypeRange{type}, ValueRange{input, op.getWeight()},
+          ValueRange{init}, vector2(op.getStrides()), vector2(op.getDilations()));
+      rewriter.replaceOp(op, conv.getResults());
+      return success();
     }
 
-    Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), element);
-    if (Value bias = op.getBias()) {
-      init = linalg::BroadcastOp::create(rewriter, loc, bias, init,
-                                         ArrayRef<int64_t>{0, 2, 3})
-                 ->getResult(0);
-    } else {
-      Value zero = arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(element));
-      init = linalg::FillOp::create(rewriter, loc, zero, init).getResult(0);
+    // Iteration space: n, g, f (filter within group), o_1..o_k | c, k_1..k_k.
+    auto weightType = op.getWeight().getType();
+    int64_t filtersPerGroup = weightType.getDimSize(0) / group;
+    int64_t channelsPerGroup = weightType.getDimSize(1);
+    int64_t dims = 3 + 2 * spatial + 1;
+    auto d = [&](int64_t i) { return rewriter.getAffineDimExpr(i); };
+    AffineExpr n = d(0), g = d(1), f = d(2), c = d(3 + spatial);
+    SmallVector<AffineExpr> inputExprs = {n, g * channelsPerGroup + c};
+    SmallVector<AffineExpr> weightExprs = {g * filtersPerGroup + f, c};
+    SmallVector<AffineExpr> outputExprs = {n, g * filtersPerGroup + f};
+    for (int64_t i = 0; i < spatial; ++i) {
+      AffineExpr o = d(3 + i), k = d(4 + spatial + i);
+      inputExprs.push_back(o * op.getStrides()[i] + k * op.getDilations()[i]);
+      weightExprs.push_back(k);
+      outputExprs.push_back(o);
     }
+    MLIRContext *context = op.getContext();
+    SmallVector<AffineMap> maps = {AffineMap::get(dims, 0, inputExprs, context),
+                                   AffineMap::get(dims, 0, weightExprs, context),
+                                   AffineMap::get(dims, 0, outputExprs, context)};
+    SmallVector<utils::IteratorType> iterators(3 + spatial, utils::IteratorType::parallel);
+    iterators.append(1 + spatial, utils::IteratorType::reduction);
+    // linalg needs each loop's extent: a generic infers it from operand
+    // shapes, and group and filter-within-group appear in no operand alone.
+    // Expand the output to n x g x f x o... so they do.
+    SmallVector<int64_t> grouped = {type.getDimSize(0), group, filtersPerGroup};
+    llvm::append_range(grouped, type.getShape().drop_front(2));
+    Value groupedInit = reshape(rewriter, loc, init, grouped);
+    SmallVector<AffineExpr> groupedOut = {n, g, f};
+    for (int64_t i = 0; i < spatial; ++i)
+      groupedOut.push_back(d(3 + i));
+    maps[2] = AffineMap::get(dims, 0, groupedOut, context);
+    Value result = contract(rewriter, loc, input, op.getWeight(), groupedInit, maps, iterators);
+    rewriter.replaceOp(op, reshape(rewriter, loc, result, type.getShape()));
+    return success();
+  }
+};
 
-    auto vector2 = [&](ArrayRef<int64_t> values) {
-      return DenseIntElementsAttr::get(
-          RankedTensorType::get({2}, rewriter.getI64Type()), values);
+/// Gemm: alpha * op(A) op(B) + beta * C, the transposes folded into the maps.
+struct GemmToLinalg : OpRewritePattern<GemmOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GemmOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    AffineExpr m = rewriter.getAffineDimExpr(0), n = rewriter.getAffineDimExpr(1),
+               k = rewriter.getAffineDimExpr(2);
+    MLIRContext *context = op.getContext();
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(3, 0, op.getTransA() ? ArrayRef<AffineExpr>{k, m} : ArrayRef<AffineExpr>{m, k}, context),
+        AffineMap::get(3, 0, op.getTransB() ? ArrayRef<AffineExpr>{n, k} : ArrayRef<AffineExpr>{k, n}, context),
+        AffineMap::get(3, 0, {m, n}, context)};
+    SmallVector<utils::IteratorType> iterators = {utils::IteratorType::parallel,
+                                                  utils::IteratorType::parallel,
+                                                  utils::IteratorType::reduction};
+    Value zeros = filled(rewriter, loc, type, rewriter.getZeroAttr(type.getElementType()));
+    Value product = contract(rewriter, loc, op.getA(), op.getB(), zeros, maps, iterators);
+
+    double alpha = op.getAlpha().convertToDouble(), beta = op.getBeta().convertToDouble();
+    SmallVector<Value> operands = {product};
+    if (op.getC() && beta != 0.0)
+      operands.push_back(op.getC());
+    if (alpha != 1.0 || operands.size() > 1)
+      product = elementwise(rewriter, loc, type, operands,
+                            [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                              Type t = args[0].getType();
+                              Value result = args[0];
+                              if (alpha != 1.0)
+                                result = arith::MulFOp::create(b, l, result, scalar(b, l, t, alpha));
+                              if (args.size() > 1) {
+                                Value c = beta == 1.0 ? args[1]
+                                                      : arith::MulFOp::create(b, l, args[1], scalar(b, l, t, beta)).getResult();
+                                result = arith::AddFOp::create(b, l, result, c);
+                              }
+                              return result;
+                            });
+    rewriter.replaceOp(op, product);
+    return success();
+  }
+};
+
+/// MatMul with NumPy semantics: batch dimensions broadcast, 1-D operands
+/// promoted to matrices (and the promoted dimension dropped after).
+struct MatMulToLinalg : OpRewritePattern<MatMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatMulOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Value lhs = op.getLhs(), rhs = op.getRhs();
+    auto lhsType = op.getLhs().getType(), rhsType = op.getRhs().getType();
+    if (lhsType.getRank() == 1)
+      lhs = reshape(rewriter, loc, lhs, {1, lhsType.getDimSize(0)});
+    if (rhsType.getRank() == 1)
+      rhs = reshape(rewriter, loc, rhs, {rhsType.getDimSize(0), 1});
+    auto a = cast<RankedTensorType>(lhs.getType()), b = cast<RankedTensorType>(rhs.getType());
+
+    // Iteration space: batch..., m, n, k.
+    int64_t batch = std::max(a.getRank(), b.getRank()) - 2;
+    int64_t m = a.getDimSize(a.getRank() - 2), n = b.getDimSize(b.getRank() - 1);
+    SmallVector<int64_t> outShape;
+    for (int64_t i = 0; i < batch; ++i) {
+      auto dimOf = [&](RankedTensorType t) {
+        int64_t offset = batch - (t.getRank() - 2);
+        return i < offset ? 1 : t.getDimSize(i - offset);
+      };
+      outShape.push_back(std::max(dimOf(a), dimOf(b)));
+    }
+    outShape.append({m, n});
+    MLIRContext *context = op.getContext();
+    int64_t dims = batch + 3;
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, context); };
+    auto operandMap = [&](RankedTensorType t, AffineExpr row, AffineExpr column) {
+      SmallVector<AffineExpr> exprs;
+      int64_t offset = batch - (t.getRank() - 2);
+      for (int64_t i = 0; i < t.getRank() - 2; ++i)
+        exprs.push_back(t.getDimSize(i) == outShape[i + offset] ? d(i + offset)
+                                                                  : getAffineConstantExpr(0, context));
+      exprs.append({row, column});
+      return AffineMap::get(dims, 0, exprs, context);
     };
-    auto conv = linalg::Conv2DNchwFchwOp::create(
-        rewriter, loc, TypeRange{type}, ValueRange{input, op.getWeight()},
-        ValueRange{init}, vector2(op.getStrides()), vector2(op.getDilations()));
-    rewriter.replaceOp(op, conv.getResults());
+    SmallVector<AffineExpr> outExprs;
+    for (int64_t i = 0; i < batch + 2; ++i)
+      outExprs.push_back(d(i));
+    SmallVector<AffineMap> maps = {operandMap(a, d(batch), d(batch + 2)),
+                                   operandMap(b, d(batch + 2), d(batch + 1)),
+                                   AffineMap::get(dims, 0, outExprs, context)};
+    SmallVector<utils::IteratorType> iterators(batch + 2, utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    auto outType = RankedTensorType::get(outShape, type.getElementType());
+    Value zeros = filled(rewriter, loc, outType, rewriter.getZeroAttr(type.getElementType()));
+    Value result = contract(rewriter, loc, lhs, rhs, zeros, maps, iterators);
+    rewriter.replaceOp(op, reshape(rewriter, loc, result, type.getShape()));
     return success();
   }
 };
@@ -67,7 +227,7 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
 } // namespace
 
 void populateMatmulLikeKernels(RewritePatternSet &patterns) {
-  patterns.add<ConvToLinalg>(patterns.getContext());
+  patterns.add<ConvToLinalg, GemmToLinalg, MatMulToLinalg>(patterns.getContext());
 }
 
 } // namespace kiln

@@ -1,0 +1,153 @@
+//===- Builders.cpp - shared pieces of the kernel generators --------------===//
+
+#include "codegen/kernels/Builders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace kiln {
+
+AffineMap broadcastMap(RankedTensorType operand, RankedTensorType result) {
+  MLIRContext *context = operand.getContext();
+  int64_t offset = result.getRank() - operand.getRank();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < operand.getRank(); ++d)
+    exprs.push_back(operand.getDimSize(d) == result.getDimSize(d + offset)
+                        ? getAffineDimExpr(d + offset, context)
+                        : getAffineConstantExpr(0, context));
+  return AffineMap::get(result.getRank(), 0, exprs, context);
+}
+
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType type,
+                  ValueRange operands, ScalarFn fn) {
+  SmallVector<AffineMap> maps;
+  for (Value operand : operands)
+    maps.push_back(broadcastMap(cast<RankedTensorType>(operand.getType()), type));
+  return elementwise(b, loc, type, operands, maps, fn);
+}
+
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType type,
+                  ValueRange operands, ArrayRef<AffineMap> operandMaps, ScalarFn fn) {
+  SmallVector<AffineMap> maps(operandMaps);
+  maps.push_back(b.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(), utils::IteratorType::parallel);
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, operands, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nested, Location l, ValueRange args) {
+        linalg::YieldOp::create(nested, l, fn(nested, l, args.drop_back()));
+      });
+  return generic.getResult(0);
+}
+
+Value filled(OpBuilder &b, Location loc, RankedTensorType type, TypedAttr value) {
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  Value fill = arith::ConstantOp::create(b, loc, value);
+  return linalg::FillOp::create(b, loc, fill, init).getResult(0);
+}
+
+Value scalar(OpBuilder &b, Location loc, Type type, double value) {
+  if (isa<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, int64_t(value)));
+}
+
+TypedAttr lowestValue(Type type) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return FloatAttr::get(type, APFloat::getInf(floatType.getFloatSemantics(), true));
+  unsigned width = type.getIntOrFloatBitWidth();
+  return IntegerAttr::get(type, width == 1 ? APInt(1, 0) : APInt::getSignedMinValue(width));
+}
+
+Value reshape(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getShape() == shape)
+    return value;
+  auto target = RankedTensorType::get(shape, type.getElementType());
+  // One element to or from rank 0: the reassociation is empty.
+  if (type.getRank() == 0)
+    return tensor::ExpandShapeOp::create(b, loc, target, value,
+                                         ArrayRef<ReassociationIndices>{});
+  if (target.getRank() == 0)
+    return tensor::CollapseShapeOp::create(b, loc, target, value,
+                                           ArrayRef<ReassociationIndices>{});
+  // Otherwise through a 1-D tensor: a collapse, then an expand.
+  Value flat = value;
+  if (type.getRank() != 1) {
+    ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+    flat = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({type.getNumElements()}, type.getElementType()),
+        value, ArrayRef<ReassociationIndices>{all});
+  }
+  if (target.getRank() == 1)
+    return flat;
+  ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, target.getRank()));
+  return tensor::ExpandShapeOp::create(b, loc, target, flat,
+                                       ArrayRef<ReassociationIndices>{all});
+}
+
+Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes,
+             bool keepdims, ReduceKind kind) {
+  auto type = cast<RankedTensorType>(value.getType());
+  Type element = type.getElementType();
+  MLIRContext *context = b.getContext();
+  SmallVector<int64_t> kept, keptShape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  int64_t count = 1;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    bool reduced = llvm::is_contained(axes, d);
+    iterators.push_back(reduced ? utils::IteratorType::reduction
+                                : utils::IteratorType::parallel);
+    if (reduced) {
+      count *= type.getDimSize(d);
+      continue;
+    }
+    outExprs.push_back(getAffineDimExpr(d, context));
+    keptShape.push_back(type.getDimSize(d));
+  }
+  auto outType = RankedTensorType::get(keptShape, element);
+  TypedAttr identity = kind == ReduceKind::Max ? lowestValue(element)
+                                               : cast<TypedAttr>(b.getZeroAttr(element));
+  Value init = filled(b, loc, outType, identity);
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(type.getRank()),
+                                 AffineMap::get(type.getRank(), 0, outExprs, context)};
+  bool isFloat = isa<FloatType>(element);
+  Value result =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{outType}, ValueRange{value}, ValueRange{init}, maps, iterators,
+          [&](OpBuilder &nested, Location l, ValueRange args) {
+            Value combined;
+            if (kind == ReduceKind::Max)
+              combined = isFloat ? arith::MaximumFOp::create(nested, l, args[0], args[1]).getResult()
+                                 : arith::MaxSIOp::create(nested, l, args[0], args[1]).getResult();
+            else
+              combined = isFloat ? arith::AddFOp::create(nested, l, args[0], args[1]).getResult()
+                                 : arith::AddIOp::create(nested, l, args[0], args[1]).getResult();
+            linalg::YieldOp::create(nested, l, combined);
+          })
+          .getResult(0);
+
+  if (kind == ReduceKind::Mean) {
+    result = elementwise(b, loc, outType, ValueRange{result},
+                         [&](OpBuilder &nested, Location l, ValueRange args) -> Value {
+                           Value n = scalar(nested, l, element, double(count));
+                           if (isFloat)
+                             return arith::DivFOp::create(nested, l, args[0], n);
+                           return arith::DivSIOp::create(nested, l, args[0], n);
+                         });
+  }
+  if (!keepdims)
+    return result;
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t axis : axes)
+    shape[axis] = 1;
+  return reshape(b, loc, result, shape);
+}
+
+} // namespace kiln

@@ -1,0 +1,59 @@
+//===- Builders.h - shared pieces of the kernel generators ------*- C++ -*-===//
+
+#ifndef KILN_CODEGEN_KERNELS_BUILDERS_H
+#define KILN_CODEGEN_KERNELS_BUILDERS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace kiln {
+
+/// Computes one result element from the operands' elements (the block
+/// arguments of a linalg.generic, without the output).
+using ScalarFn = llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                                mlir::ValueRange)>;
+
+/// The map that reads `operand` broadcast (NumPy-style, trailing dimensions
+/// aligned) onto an iteration space of `result`'s shape: missing leading
+/// dimensions are dropped and dimensions of size 1 read index 0.
+mlir::AffineMap broadcastMap(mlir::RankedTensorType operand,
+                             mlir::RankedTensorType result);
+
+/// An elementwise linalg.generic producing `type` from broadcast `operands`.
+mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType type, mlir::ValueRange operands,
+                        ScalarFn fn);
+
+/// The same with explicit indexing maps for the operands.
+mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType type, mlir::ValueRange operands,
+                        llvm::ArrayRef<mlir::AffineMap> maps, ScalarFn fn);
+
+/// A tensor of `type` filled with `value`.
+mlir::Value filled(mlir::OpBuilder &b, mlir::Location loc,
+                   mlir::RankedTensorType type, mlir::TypedAttr value);
+
+/// A scalar constant of a float or integer type.
+mlir::Value scalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
+                   double value);
+
+/// The smallest value of an element type (-inf for floats), the identity of
+/// a maximum.
+mlir::TypedAttr lowestValue(mlir::Type type);
+
+/// `value` reshaped to `shape` (the same elements in row-major order),
+/// through tensor.collapse_shape and tensor.expand_shape.
+mlir::Value reshape(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                    llvm::ArrayRef<int64_t> shape);
+
+enum class ReduceKind { Sum, Max, Mean };
+
+/// Reduces `value` over sorted `axes`, keeping them as size 1 when
+/// `keepdims`. Accumulates in the element type; Mean divides at the end.
+mlir::Value reduce(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                   llvm::ArrayRef<int64_t> axes, bool keepdims, ReduceKind kind);
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_KERNELS_BUILDERS_H
