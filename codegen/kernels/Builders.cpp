@@ -76,7 +76,13 @@ Value reshape(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape) 
   if (target.getRank() == 0)
     return tensor::CollapseShapeOp::create(b, loc, target, value,
                                            ArrayRef<ReassociationIndices>{});
-  // Otherwise through a 1-D tensor: a collapse, then an expand.
+  // One collapse or one expand when the dimensions group up; otherwise
+  // through a 1-D tensor.
+  if (auto groups = getReassociationIndicesForReshape(type, target)) {
+    if (type.getRank() > target.getRank())
+      return tensor::CollapseShapeOp::create(b, loc, target, value, *groups);
+    return tensor::ExpandShapeOp::create(b, loc, target, value, *groups);
+  }
   Value flat = value;
   if (type.getRank() != 1) {
     ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));

@@ -75,3 +75,195 @@ func.func @no_generator(%a: tensor<4xui8>) -> tensor<4xui8> {
   %0 = kiln.add %a, %a : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
   return %0 : tensor<4xui8>
 }
+
+// -----
+
+// A grouped (depthwise) convolution is one generic whose maps carry the
+// group: input channel g * 1 + c, filter g * 1 + f, strides and dilations.
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1 + d5, d3 * 2 + d6 * 2, d4 * 2 + d7 * 2)>
+// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1 + d2, d5, d6, d7)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @depthwise
+// CHECK: tensor.expand_shape {{.+}} {{\[\[}}0], [1], [2, 3], [4]] {{.+}} into tensor<1x4x1x3x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK: tensor.collapse_shape {{.+}} {{\[\[}}0], [1], [2, 3], [4]] {{.+}} into tensor<1x4x3x3xf32>
+func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x3x3xf32> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 2, 2>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+      : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x3x3xf32>
+  return %0 : tensor<1x4x3x3xf32>
+}
+
+// -----
+
+// Gemm's transposes are folded into the contraction's maps; alpha and beta
+// apply in an epilogue.
+// CHECK-DAG: #[[A:.+]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-DAG: #[[B:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[C:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @gemm
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK:   arith.mulf
+// CHECK:   arith.addf
+// CHECK: linalg.generic
+// CHECK:   arith.mulf %{{.+}}, %{{.+}} : f32
+// CHECK:   arith.mulf
+// CHECK:   arith.addf
+func.func @gemm(%a: tensor<5x2xf32>, %b: tensor<7x5xf32>, %c: tensor<7xf32>) -> tensor<2x7xf32> {
+  %0 = kiln.gemm %a, %b, %c {alpha = 2.0 : f32, beta = 0.5 : f32, transA = true, transB = true}
+      : (tensor<5x2xf32>, tensor<7x5xf32>, tensor<7xf32>) -> tensor<2x7xf32>
+  return %0 : tensor<2x7xf32>
+}
+
+// -----
+
+// Batched MatMul broadcasts batch dimensions of size 1 (read at index 0).
+// CHECK-DAG: #[[L:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, 0, d2, d4)>
+// CHECK-DAG: #[[R:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4, d3)>
+// CHECK-LABEL: func.func @matmul
+// CHECK: linalg.generic {indexing_maps = [#[[L]], #[[R]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+// A 1-D right operand becomes a column and its dimension goes away after.
+// CHECK: tensor.expand_shape {{.+}} into tensor<5x1xf32>
+// CHECK: tensor.collapse_shape {{.+}} into tensor<4xf32>
+func.func @matmul(%p: tensor<3x1x4x5xf32>, %q: tensor<2x5x6xf32>, %u: tensor<4x5xf32>, %v: tensor<5xf32>)
+    -> (tensor<3x2x4x6xf32>, tensor<4xf32>) {
+  %0 = kiln.matmul %p, %q : (tensor<3x1x4x5xf32>, tensor<2x5x6xf32>) -> tensor<3x2x4x6xf32>
+  %1 = kiln.matmul %u, %v : (tensor<4x5xf32>, tensor<5xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<3x2x4x6xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Softmax: a max, exp of the difference, a sum and a division.
+// CHECK-LABEL: func.func @softmax
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x3xf32>)
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:   arith.maximumf
+// CHECK: tensor.expand_shape {{.+}} into tensor<2x3x1xf32>
+// CHECK: math.exp
+// CHECK: iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:   arith.addf
+// CHECK: arith.divf
+func.func @softmax(%x: tensor<2x3x8xf32>) -> tensor<2x3x8xf32> {
+  %0 = kiln.softmax %x {axis = 2 : i64} : tensor<2x3x8xf32>
+  return %0 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// LayerNormalization: mean, centered values, their mean square, normalize.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-COUNT-2: iterator_types = ["parallel", "reduction", "reduction"]
+// CHECK: math.sqrt
+// CHECK: arith.divf
+func.func @layer_norm(%x: tensor<2x3x8xf32>, %g: tensor<3x8xf32>, %b: tensor<8xf32>) -> tensor<2x3x8xf32> {
+  %0 = kiln.layer_norm %x, %g, %b {axis = 1 : i64, epsilon = 1.0e-5 : f32}
+      : (tensor<2x3x8xf32>, tensor<3x8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>
+  return %0 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Max pooling pads with -inf, including ceil_mode's overhang (9 wide, 3x3
+// windows every 2: 4 windows need 9 columns plus 0 more here, and the
+// declared pad of 1 on each side).
+// CHECK-LABEL: func.func @max_pool
+// CHECK: tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:   tensor.yield %{{.+}} : f32
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK:   arith.maximumf
+func.func @max_pool(%x: tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32> {
+  %0 = kiln.max_pool %x {ceil_mode = true, count_include_pad = false, dilations = array<i64: 1, 1>,
+                         kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+      : (tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32>
+  return %0 : tensor<1x4x5x5xf32>
+}
+
+// -----
+
+// Average pooling divides by a constant count per output position: with a
+// pad of 1 not counted, the corners see 4 cells, the edges 6, the inside 9.
+// CHECK-LABEL: func.func @average_pool
+// CHECK: arith.constant dense<{{\[\[}}4.000000e+00, 6.000000e+00, 6.000000e+00, 4.000000e+00], [6.000000e+00, 9.000000e+00, 9.000000e+00, 6.000000e+00], [6.000000e+00, 9.000000e+00, 9.000000e+00, 6.000000e+00], [4.000000e+00, 6.000000e+00, 6.000000e+00, 4.000000e+00]]> : tensor<4x4xf32>
+// CHECK: arith.divf
+func.func @average_pool(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = kiln.average_pool %x {ceil_mode = false, count_include_pad = false, dilations = array<i64: 1, 1>,
+                             kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+      : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @data_movement
+// CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<2x3x4xf32>) outs(%{{.+}} : tensor<4x3x2xf32>) permutation = [2, 1, 0]
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 0] [2, 3, 4] [1, 1, 1]
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 4] [2, 3, 4] [1, 1, 1]
+// CHECK: tensor.extract_slice %{{.+}}[0, 0, 0] [2, 3, 1] [1, 1, 1]
+// CHECK: tensor.extract_slice %{{.+}}[0, 0, 1] [2, 3, 3] [1, 1, 1]
+// A negative step reads start + i * step.
+// CHECK: linalg.generic
+// CHECK:   linalg.index 2
+// CHECK:   arith.muli
+// CHECK:   tensor.extract
+func.func @data_movement(%x: tensor<2x3x4xf32>) -> (tensor<6x4xf32>, tensor<4x3x2xf32>, tensor<2x3x8xf32>, tensor<2x3x1xf32>, tensor<2x3x3xf32>, tensor<2x3x2xf32>) {
+  %0 = kiln.reshape %x {shape = array<i64: 6, 4>} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  %1 = kiln.transpose %x {perm = array<i64: 2, 1, 0>} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
+  %2 = kiln.concat %x, %x {axis = 2 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+  %3:2 = kiln.split %x {axis = 2 : i64, sizes = array<i64: 1, 3>} : (tensor<2x3x4xf32>) -> (tensor<2x3x1xf32>, tensor<2x3x3xf32>)
+  %4 = kiln.slice %x {starts = array<i64: 0, 0, 3>, ends = array<i64: 2, 3, -1>, steps = array<i64: 1, 1, -2>}
+      : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+  return %0, %1, %2, %3#0, %3#1, %4 : tensor<6x4xf32>, tensor<4x3x2xf32>, tensor<2x3x8xf32>, tensor<2x3x1xf32>, tensor<2x3x3xf32>, tensor<2x3x2xf32>
+}
+
+// -----
+
+// Gather reads at the index, made non-negative and clamped into the axis.
+// CHECK-LABEL: func.func @gather
+// CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<1x5xi64>)
+// CHECK:   arith.index_cast
+// CHECK:   arith.select
+// CHECK:   arith.maxsi
+// CHECK:   arith.minsi
+// CHECK:   tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<30x8xf32>
+func.func @gather(%table: tensor<30x8xf32>, %ids: tensor<1x5xi64>) -> tensor<1x5x8xf32> {
+  %0 = kiln.gather %table, %ids {axis = 0 : i64} : (tensor<30x8xf32>, tensor<1x5xi64>) -> tensor<1x5x8xf32>
+  return %0 : tensor<1x5x8xf32>
+}
+
+// -----
+
+// Constant padding crops negative pads first; reflect mirrors indices.
+// CHECK-LABEL: func.func @pad
+// CHECK: tensor.extract_slice %{{.+}}[0, 1] [2, 3] [1, 1] : tensor<2x4xf32> to tensor<2x3xf32>
+// CHECK: tensor.pad %{{.+}} low[1, 0] high[0, 2]
+// CHECK:   tensor.yield %{{.+}} : f32
+// CHECK: linalg.generic
+// CHECK:   arith.maxsi
+// CHECK:   arith.minsi
+// CHECK:   tensor.extract
+func.func @pad(%x: tensor<2x4xf32>) -> (tensor<3x5xf32>, tensor<2x6xf32>) {
+  %0 = kiln.pad %x {mode = #kiln.pad_mode<constant>, pads = array<i64: 1, -1, 0, 2>, value = 1.5 : f64}
+      : (tensor<2x4xf32>) -> tensor<3x5xf32>
+  %1 = kiln.pad %x {mode = #kiln.pad_mode<reflect>, pads = array<i64: 0, 1, 0, 1>, value = 0.0 : f64}
+      : (tensor<2x4xf32>) -> tensor<2x6xf32>
+  return %0, %1 : tensor<3x5xf32>, tensor<2x6xf32>
+}
+
+// -----
+
+// Casts follow ONNX: to bool tests for non-zero, from bool is 0 or 1.
+// CHECK-LABEL: func.func @casts
+// CHECK: arith.sitofp %{{.+}} : i64 to f32
+// CHECK: arith.cmpf une
+// CHECK: arith.uitofp %{{.+}} : i1 to f16
+// CHECK: arith.cmpi eq, %{{.+}}, %{{.+}} : i64
+// CHECK: arith.select
+func.func @casts(%i: tensor<4xi64>, %f: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf16>, tensor<4xi64>) {
+  %0 = kiln.cast %i {to = f32} : tensor<4xi64> -> tensor<4xf32>
+  %1 = kiln.cast %f {to = i1} : tensor<4xf32> -> tensor<4xi1>
+  %2 = kiln.cast %1 {to = f16} : tensor<4xi1> -> tensor<4xf16>
+  %3 = kiln.equal %i, %i : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+  %4 = kiln.where %3, %i, %i : (tensor<4xi1>, tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  return %0, %2, %4 : tensor<4xf32>, tensor<4xf16>, tensor<4xi64>
+}
