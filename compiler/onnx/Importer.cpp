@@ -163,6 +163,17 @@ LogicalResult Importer::checkOperators() {
 
 LogicalResult Importer::orderNodes() {
   const onnx::GraphProto &graph = model_.graph();
+  // An empty name means "absent" in a node's inputs, so nothing may be
+  // defined or returned under it.
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (input.name().empty())
+      return error() << "a graph input has no name";
+  for (const onnx::TensorProto &init : graph.initializer())
+    if (init.name().empty())
+      return error() << "an initializer has no name";
+  for (const onnx::ValueInfoProto &output : graph.output())
+    if (output.name().empty())
+      return error() << "a graph output has no name";
   llvm::StringSet<> available;
   for (const onnx::ValueInfoProto &input : graph.input())
     available.insert(input.name());

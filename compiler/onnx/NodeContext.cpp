@@ -72,7 +72,10 @@ std::optional<double> NodeContext::constantScalar(int index, StringRef what) {
   Attribute value = *attr.value_begin<Attribute>();
   if (auto f = dyn_cast<FloatAttr>(value))
     return f.getValueAsDouble();
-  return double(cast<IntegerAttr>(value).getValue().getSExtValue());
+  auto integer = cast<IntegerAttr>(value);
+  if (integer.getType().isUnsignedInteger())
+    return double(integer.getValue().getZExtValue());
+  return double(integer.getValue().getSExtValue());
 }
 
 const onnx::AttributeProto *NodeContext::attribute(StringRef name) const {

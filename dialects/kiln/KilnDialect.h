@@ -10,6 +10,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dialects/kiln/Shapes.h"
+
 #include "dialects/kiln/KilnDialect.h.inc"
 #include "dialects/kiln/KilnEnums.h.inc"
 

@@ -14,10 +14,17 @@ include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def Kiln_Tensor : StaticShapeTensorOf<[AnyFloat, AnyInteger]>;
-def Kiln_FloatTensor : StaticShapeTensorOf<[AnyFloat]>;
-def Kiln_BoolTensor : StaticShapeTensorOf<[I1]>;
-def Kiln_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+// Every kiln value is a statically shaped tensor whose element count fits in
+// int64_t: shapes come from untrusted models, so the verifier checks it.
+def Kiln_CountFitsPred : CPred<"::kiln::elementCount(::llvm::cast<::mlir::ShapedType>($_self).getShape()).has_value()">;
+class Kiln_TensorOf<list<Type> allowedTypes>
+    : RankedTensorOf<allowedTypes, [HasStaticShapePred, Kiln_CountFitsPred],
+                     "statically shaped tensor with at most 2^63 - 1 elements">;
+
+def Kiln_Tensor : Kiln_TensorOf<[AnyFloat, AnyInteger]>;
+def Kiln_FloatTensor : Kiln_TensorOf<[AnyFloat]>;
+def Kiln_BoolTensor : Kiln_TensorOf<[I1]>;
+def Kiln_IndexTensor : Kiln_TensorOf<[I32, I64]>;
 
 class Kiln_InferredOp<string mnemonic, list<Trait> traits = []>
     : Kiln_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor]>;
@@ -140,10 +147,10 @@ def Kiln_ClipOp : Kiln_UnaryOp<"clip", "min(max(x, min), max)"> {
     is the float type's infinity.
 
     ```mlir
-    %y = kiln.clip %x {max = 6.0 : f32, min = 0.0 : f32} : tensor<1x32x112x112xf32>
+    %y = kiln.clip %x {max = 6.0 : f64, min = 0.0 : f64} : tensor<1x32x112x112xf32>
     ```
   }];
-  let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$min, F32Attr:$max);
+  let arguments = (ins Kiln_FloatTensor:$input, F64Attr:$min, F64Attr:$max);
   let hasVerifier = 1;
 }
 

@@ -94,10 +94,11 @@ LogicalResult convertFlatten(NodeContext &ctx) {
     return ctx.error() << "axis " << axis << " is out of range for rank " << rank;
   if (axis < 0)
     axis += rank;
-  int64_t rows = 1, columns = 1;
-  for (int64_t d = 0; d < rank; ++d)
-    (d < axis ? rows : columns) *= type.getDimSize(d);
-  return emitReshape(ctx, {rows, columns});
+  auto rows = elementCount(type.getShape().take_front(axis));
+  auto columns = elementCount(type.getShape().drop_front(axis));
+  if (!rows || !columns)
+    return ctx.error() << "the flattened shape has too many elements";
+  return emitReshape(ctx, {*rows, *columns});
 }
 
 LogicalResult convertSqueeze(NodeContext &ctx) {

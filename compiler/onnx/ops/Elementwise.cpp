@@ -53,8 +53,8 @@ LogicalResult convertClip(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
   // From opset 11 the bounds are optional inputs; an absent one is unbounded.
-  double low = -std::numeric_limits<float>::infinity();
-  double high = std::numeric_limits<float>::infinity();
+  double low = -std::numeric_limits<double>::infinity();
+  double high = std::numeric_limits<double>::infinity();
   if (ctx.hasInput(1)) {
     std::optional<double> value = ctx.constantScalar(1, "the minimum");
     if (!value)
@@ -69,8 +69,8 @@ LogicalResult convertClip(NodeContext &ctx) {
   }
   Builder &b = ctx.builder();
   return ctx.emit<ClipOp>({ctx.input(0)},
-                          {ctx.named("min", b.getF32FloatAttr(low)),
-                           ctx.named("max", b.getF32FloatAttr(high))});
+                          {ctx.named("min", b.getF64FloatAttr(low)),
+                           ctx.named("max", b.getF64FloatAttr(high))});
 }
 
 LogicalResult convertCast(NodeContext &ctx) {
@@ -83,8 +83,21 @@ LogicalResult convertCast(NodeContext &ctx) {
   if (!element)
     return ctx.error() << "cannot cast to " << onnxTypeName(int32_t(to->i()))
                        << ", which kiln does not support";
-  return ctx.emit<CastOp>({ctx.input(0)},
-                          {ctx.named("to", TypeAttr::get(element))});
+  Value input = ctx.input(0);
+  // From opset 19, casts to float8 saturate by default: out-of-range values
+  // become the largest finite value instead of NaN or infinity.
+  auto target = dyn_cast<FloatType>(element);
+  if (target && target.getWidth() == 8 && ctx.intAttr("saturate", 1) != 0 &&
+      isa<FloatType>(ctx.inputType(0).getElementType())) {
+    double largest = APFloat::getLargest(target.getFloatSemantics()).convertToDouble();
+    Builder &b = ctx.builder();
+    auto clipped = ctx.create<ClipOp>({input}, {ctx.named("min", b.getF64FloatAttr(-largest)),
+                                                ctx.named("max", b.getF64FloatAttr(largest))});
+    if (!clipped)
+      return failure();
+    input = clipped->front();
+  }
+  return ctx.emit<CastOp>({input}, {ctx.named("to", TypeAttr::get(element))});
 }
 
 } // namespace kiln

@@ -55,11 +55,12 @@ LogicalResult convertSoftmax(NodeContext &ctx) {
   if (ctx.opset() >= 13 || *axis == rank - 1)
     return ctx.emit<SoftmaxOp>({ctx.input(0)}, {ctx.named("axis", b.getI64IntegerAttr(*axis))});
 
-  int64_t rows = 1, columns = 1;
-  for (int64_t d = 0; d < rank; ++d)
-    (d < *axis ? rows : columns) *= type.getDimSize(d);
+  auto rows = elementCount(type.getShape().take_front(*axis));
+  auto columns = elementCount(type.getShape().drop_front(*axis));
+  if (!rows || !columns)
+    return ctx.error() << "the flattened shape has too many elements";
   auto flat = ctx.create<ReshapeOp>(
-      {ctx.input(0)}, {ctx.named("shape", b.getDenseI64ArrayAttr({rows, columns}))});
+      {ctx.input(0)}, {ctx.named("shape", b.getDenseI64ArrayAttr({*rows, *columns}))});
   if (!flat)
     return failure();
   auto softmax = ctx.create<SoftmaxOp>({flat->front()}, {ctx.named("axis", b.getI64IntegerAttr(1))});

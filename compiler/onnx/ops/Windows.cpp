@@ -45,8 +45,14 @@ std::optional<WindowAttrs> resolveWindow(NodeContext &ctx,
   // the end (SAME_UPPER) or the beginning (SAME_LOWER).
   for (size_t i = 0; i < spatial; ++i) {
     int64_t out = llvm::divideCeil(spatialSizes[i], window.strides[i]);
-    int64_t needed = (out - 1) * window.strides[i] +
-                     (kernel[i] - 1) * window.dilations[i] + 1 - spatialSizes[i];
+    int64_t reach, span, needed;
+    if (llvm::MulOverflow(out - 1, window.strides[i], reach) ||
+        llvm::MulOverflow(kernel[i] - 1, window.dilations[i], span) ||
+        llvm::AddOverflow(reach, span, needed)) {
+      ctx.error() << "the window's extent overflows";
+      return std::nullopt;
+    }
+    needed += 1 - spatialSizes[i];
     int64_t total = std::max<int64_t>(needed, 0);
     int64_t small = total / 2, large = total - small;
     window.pads[i] = autoPad == "SAME_UPPER" ? small : large;

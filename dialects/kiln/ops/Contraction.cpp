@@ -4,6 +4,7 @@
 #include "dialects/kiln/Shapes.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 
@@ -21,6 +22,10 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   if (weight.getRank() != rank)
     return emitOptionalError(location, "weight rank ", weight.getRank(),
                              " differs from input rank ", rank);
+  if (weight.getElementType() != input.getElementType() ||
+      (adaptor.getBias() && getElementTypeOrSelf(adaptor.getBias().getType()) !=
+                                input.getElementType()))
+    return emitOptionalError(location, "input, weight and bias element types differ");
   ArrayRef<int64_t> strides = adaptor.getStrides(), pads = adaptor.getPads(),
                     dilations = adaptor.getDilations();
   if (int64_t(strides.size()) != spatial || int64_t(dilations.size()) != spatial ||
@@ -66,6 +71,9 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
   if (a.getRank() != 2 || b.getRank() != 2)
     return emitOptionalError(location, "operands must be matrices, got ", a,
                              " and ", b);
+  if (a.getElementType() != b.getElementType() ||
+      (adaptor.getC() && getElementTypeOrSelf(adaptor.getC().getType()) != a.getElementType()))
+    return emitOptionalError(location, "operand element types differ");
   bool transA = adaptor.getTransA(), transB = adaptor.getTransB();
   int64_t m = a.getDimSize(transA ? 1 : 0), k = a.getDimSize(transA ? 0 : 1);
   int64_t kb = b.getDimSize(transB ? 1 : 0), n = b.getDimSize(transB ? 0 : 1);

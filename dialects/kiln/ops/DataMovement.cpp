@@ -6,6 +6,8 @@
 
 #include "mlir/IR/Diagnostics.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace kiln {
@@ -211,6 +213,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   for (int64_t d = 0; d < rank; ++d) {
     int64_t dim = input.getDimSize(d), start = starts[d], end = ends[d],
             step = steps[d];
+    if (step == std::numeric_limits<int64_t>::min())
+      return emitOptionalError(location, "dimension ", d, ": step ", step, " is out of range");
     bool inRange = step > 0 ? (start >= 0 && start <= dim && end >= 0 && end <= dim)
                             : (start >= -1 && start < dim && end >= -1 && end < dim);
     if (step == 0 || !inRange)
@@ -226,7 +230,10 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
-  if (getInput().getType() == getType())
+  // Same shape and forward steps: the whole input. (A negative step over a
+  // whole dimension keeps the shape but reverses it.)
+  if (getInput().getType() == getType() &&
+      llvm::all_of(getSteps(), [](int64_t step) { return step > 0; }))
     return getInput();
   SmallVector<int64_t> inStrides = stridesOf(getInput().getType().getShape());
   ArrayRef<int64_t> outShape = getType().getShape();

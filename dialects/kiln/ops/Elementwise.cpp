@@ -97,12 +97,17 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  bool isUnsigned = getType().getElementType().isUnsignedInteger();
   return foldArith(
       {adaptor.getLhs(), adaptor.getRhs()}, getType(),
-      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+      [&](const APInt &a, const APInt &b) -> std::optional<APInt> {
         // Integer division truncates; never fold a division by zero or the
         // one signed division that overflows.
-        if (b.isZero() || (a.isMinSignedValue() && b.isAllOnes()))
+        if (b.isZero())
+          return std::nullopt;
+        if (isUnsigned)
+          return a.udiv(b);
+        if (a.isMinSignedValue() && b.isAllOnes())
           return std::nullopt;
         return a.sdiv(b);
       },
@@ -174,8 +179,8 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
 
 LogicalResult ClipOp::verify() {
   if (getMin() > getMax())
-    return emitOpError("min ") << getMin().convertToFloat() << " exceeds max "
-                               << getMax().convertToFloat();
+    return emitOpError("min ") << getMin().convertToDouble() << " exceeds max "
+                               << getMax().convertToDouble();
   return success();
 }
 

@@ -51,16 +51,23 @@ DenseElementsAttr foldElementwise(ArrayRef<Attribute> operands,
   if (type.getNumElements() > kMaxFoldedElements)
     return nullptr;
 
+  // A splat operand (of any size) is its one value; other operands are no
+  // larger than the result, which is small.
   SmallVector<SmallVector<Attribute>> values;
   SmallVector<SmallVector<int64_t>> maps;
   for (DenseElementsAttr d : dense) {
+    if (d.isSplat()) {
+      values.push_back({d.getSplatValue<Attribute>()});
+      maps.emplace_back();
+      continue;
+    }
     values.push_back(llvm::to_vector(d.getValues<Attribute>()));
     maps.push_back(broadcastIndexMap(d.getType().getShape(), type.getShape()));
   }
   SmallVector<Attribute> result, args(dense.size());
   for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
     for (size_t k = 0; k < dense.size(); ++k)
-      args[k] = values[k][maps[k][i]];
+      args[k] = maps[k].empty() ? values[k][0] : values[k][maps[k][i]];
     Attribute value = compute(args, element);
     if (!value)
       return nullptr;

@@ -20,6 +20,8 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   for (Value param : {adaptor.getScale(), adaptor.getBias(), adaptor.getMean(),
                       adaptor.getVariance()}) {
     auto type = cast<RankedTensorType>(param.getType());
+    if (type.getElementType() != input.getElementType())
+      return emitOptionalError(location, "parameters must have the input's element type");
     if (type.getRank() != 1 || type.getDimSize(0) != channels)
       return emitOptionalError(location, "parameters must have shape [",
                                channels, "], got ", type);
@@ -40,7 +42,10 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
   for (Value param : {adaptor.getScale(), adaptor.getBias()}) {
     if (!param)
       continue;
-    auto shape = cast<RankedTensorType>(param.getType()).getShape();
+    auto paramType = cast<RankedTensorType>(param.getType());
+    if (paramType.getElementType() != input.getElementType())
+      return emitOptionalError(location, "scale and bias must have the input's element type");
+    auto shape = paramType.getShape();
     auto broadcast = broadcastShapes(shape, normalized);
     if (!broadcast || ArrayRef<int64_t>(*broadcast) != normalized)
       return emitOptionalError(location, "scale and bias must broadcast to the normalized shape");

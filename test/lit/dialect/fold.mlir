@@ -101,3 +101,13 @@ func.func @sizes(%arg0: tensor<2048xf32>) -> (tensor<2048xf32>, tensor<4096x4096
     }
   }
 #-}
+
+// -----
+
+// A slice that reverses a whole dimension keeps its shape but is no identity.
+// CHECK-LABEL: func.func @reverse
+// CHECK: kiln.slice
+func.func @reverse(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.slice %x {starts = array<i64: 3>, ends = array<i64: -1>, steps = array<i64: -1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -37,7 +37,7 @@ func.func @dynamic_shape(%a: tensor<?xf32>) {
 
 func.func @clip_bounds(%a: tensor<2xf32>) {
   // expected-error @+1 {{min 6.000000e+00 exceeds max 0.000000e+00}}
-  %0 = kiln.clip %a {min = 6.0 : f32, max = 0.0 : f32} : tensor<2xf32>
+  %0 = kiln.clip %a {min = 6.0 : f64, max = 0.0 : f64} : tensor<2xf32>
   return
 }
 
@@ -185,7 +185,7 @@ func.func @slice_bounds(%x: tensor<4xf32>) {
 // -----
 
 func.func @gather_indices(%x: tensor<4xf32>, %i: tensor<2xf32>) {
-  // expected-error @+1 {{operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values}}
+  // expected-error @+1 {{operand #1 must be statically shaped tensor with at most 2^63 - 1 elements of 32-bit signless integer or 64-bit signless integer values}}
   %0 = kiln.gather %x, %i {axis = 0 : i64} : (tensor<4xf32>, tensor<2xf32>) -> tensor<2xf32>
   return
 }
@@ -205,5 +205,34 @@ func.func @pad_negative(%x: tensor<2xf32>) {
   // expected-error @+2 {{failed to infer returned types}}
   // expected-error @+1 {{dimension 0 padded to a negative size}}
   %0 = kiln.pad %x {mode = #kiln.pad_mode<constant>, pads = array<i64: -2, -1>, value = 0.0 : f64} : (tensor<2xf32>) -> tensor<0xf32>
+  return
+}
+
+// -----
+
+// Shapes come from untrusted models: a tensor whose element count overflows
+// int64_t is rejected wherever it appears.
+func.func @element_count_overflow(%a: tensor<4294967296x4294967296xf32>) {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor with at most 2^63 - 1 elements}}
+  %0 = kiln.relu %a : tensor<4294967296x4294967296xf32>
+  return
+}
+
+// -----
+
+func.func @slice_step_overflow(%x: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{dimension 0: step -9223372036854775808 is out of range}}
+  %0 = kiln.slice %x {starts = array<i64: 3>, ends = array<i64: -1>, steps = array<i64: -9223372036854775808>} : (tensor<4xf32>) -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @conv_mixed_types(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf16>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{input, weight and bias element types differ}}
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf16>) -> tensor<1x4x6x6xf32>
   return
 }

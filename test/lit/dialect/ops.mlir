@@ -24,8 +24,8 @@ func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %i: tensor<2x3xi6
   // CHECK: kiln.leaky_relu %{{.*}} {alpha = 1.000000e-01 : f32}
   %14 = kiln.leaky_relu %13 {alpha = 0.1 : f32} : tensor<2x3xf32>
   %15 = kiln.hard_sigmoid %14 {alpha = 0.2 : f32, beta = 0.5 : f32} : tensor<2x3xf32>
-  // CHECK: kiln.clip %{{.*}} {max = 6.000000e+00 : f32, min = 0.000000e+00 : f32}
-  %16 = kiln.clip %15 {min = 0.0 : f32, max = 6.0 : f32} : tensor<2x3xf32>
+  // CHECK: kiln.clip %{{.*}} {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+  %16 = kiln.clip %15 {min = 0.0 : f64, max = 6.0 : f64} : tensor<2x3xf32>
   // CHECK: kiln.cast %{{.*}} {to = f32} : tensor<2x3xi64> -> tensor<2x3xf32>
   %17 = kiln.cast %i {to = f32} : tensor<2x3xi64> -> tensor<2x3xf32>
   %18 = kiln.add %16, %17 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>

@@ -52,7 +52,7 @@ func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %c: tensor<2x1xf3
   %0 = kiln.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   %1 = kiln.mul %0, %c : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
   %2 = kiln.relu %1 : tensor<2x3xf32>
-  %3 = kiln.clip %2 {min = 0.0 : f32, max = 6.0 : f32} : tensor<2x3xf32>
+  %3 = kiln.clip %2 {min = 0.0 : f64, max = 6.0 : f64} : tensor<2x3xf32>
   return %3 : tensor<2x3xf32>
 }
 

@@ -112,6 +112,14 @@ def build(kind, out):
     if kind == "overflowing-input":
         return graph_model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
                            [tensor("x", [2**40, 2**40])], [tensor("y", [2**40, 2**40])])
+    if kind == "overflowing-result":
+        # Each input fits; their product's element count does not.
+        node = helper.make_node("MatMul", ["a", "b"], ["y"], name="outer")
+        return graph_model([node], [tensor("a", [2**32, 1]), tensor("b", [1, 2**32])],
+                           [tensor("y", [2**32, 2**32])])
+    if kind == "unnamed-output":
+        empty = numpy_helper.from_array(np.ones([2], np.float32), "")
+        return graph_model([], [], [tensor("", [2])], [empty])
     if kind == "symbolic-input":
         return graph_model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
                            [tensor("x", ["batch", 3])], [tensor("y", ["batch", 3])])
