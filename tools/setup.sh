@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what kiln's build and tests need on Debian 12 (bookworm): LLVM and
-# MLIR 22, lld, protobuf and ONNX headers, Catch2, CMake and Ninja from
-# Debian's packages, and onnx and numpy from PyPI (test models, reference
-# data). Safe to run again: it installs only what is missing.
+# MLIR 22, lld, AMD's device libraries, protobuf and ONNX headers, Catch2,
+# CMake and Ninja from Debian's packages, and onnx and numpy from PyPI (test
+# models, reference data). Safe to run again: it installs only what is
+# missing. The CUDA toolkit (ptxas, libdevice) comes with the machine.
 set -euo pipefail
 
 packages=(
   cmake ninja-build g++ python3
   llvm-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22
+  rocm-device-libs
   libonnx-dev libprotobuf-dev protobuf-compiler
   catch2
 )

@@ -13,6 +13,11 @@ namespace kiln {
 /// Whether LLVM's AMDGPU back end knows `chip` (gfx90a, gfx942, ...).
 bool isKnownAMDGPUChip(llvm::StringRef chip);
 
+/// The folder holding amdgcn/bitcode/ocml.bc (the AMD device libraries):
+/// $ROCM_PATH, /opt/rocm or Debian's /usr/lib/x86_64-linux-gnu; empty when
+/// there is none.
+std::string findDeviceLibraries();
+
 /// Appends the AMDGPU lowering: attaches `chip`, lowers the kernel module to
 /// ROCDL and serializes it to AMDGPU assembly.
 llvm::LogicalResult buildAMDGPUPipeline(mlir::OpPassManager &pm,

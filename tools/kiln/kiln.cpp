@@ -10,6 +10,7 @@
 #include "compiler/pipeline/Pipeline.h"
 #include "codegen/amdgpu/AMDGPU.h"
 #include "codegen/gpu/GpuCodegen.h"
+#include "codegen/nvptx/NVPTX.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -55,11 +56,16 @@ cl::opt<bool> printWeights("print-weights",
 cl::opt<bool> timing("timing", cl::desc("Report the time of each compilation phase"),
                      cl::sub(compileCommand));
 
+/// Whether any error was reported: some MLIR components report an error
+/// and carry on, and kiln must still exit non-zero.
+bool reportedError = false;
+
 /// Prints diagnostics as "kiln: error: [where: ]message". The importer's
 /// messages already name the file and node; other locations are node names.
 LogicalResult printDiagnostic(mlir::Diagnostic &diag) {
   raw_ostream &os = errs();
   auto severity = diag.getSeverity();
+  reportedError |= severity == mlir::DiagnosticSeverity::Error;
   os << "kiln: ";
   if (severity == mlir::DiagnosticSeverity::Error)
     WithColor(os, HighlightColor::Error) << "error: ";
@@ -162,6 +168,9 @@ LogicalResult runCompile() {
     FailureOr<std::string> object = kernelObject(*module);
     if (failed(object))
       return failure();
+    if (target->isNVPTX() &&
+        failed(checkLinked(*object, [&] { return module->emitError(); })))
+      return failure();
     if (emit == Emit::HSACO) {
       mlir::TimingScope linkTimer = root.nest("link code object");
       auto linked = linkCodeObject(*object, target->chip,
@@ -192,7 +201,7 @@ int main(int argc, char **argv) {
       "  kiln compile model.onnx --emit kiln\n"
       "  kiln compile model.onnx --target sm_90 --emit ptx -o model.ptx\n");
   if (compileCommand) {
-    return failed(runCompile()) ? 1 : 0;
+    return failed(runCompile()) || reportedError ? 1 : 0;
   }
   errs() << "kiln: give a command; see 'kiln --help'\n";
   return 1;
