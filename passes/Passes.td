@@ -50,4 +50,28 @@ def MergeGpuModules : Pass<"kiln-merge-gpu-modules", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
+def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Places every buffer of @main: outputs, one activation arena, one weights block";
+  let description = [{
+    Runs on bufferized code. Afterwards `@main` takes, in order, its inputs,
+    its outputs (written in place), an activation arena and the weights, and
+    allocates nothing:
+
+    - a returned buffer becomes an output argument (a copy is made only
+      when the value is an input, a weight or returned twice);
+    - every other allocation becomes a `memref.view` into the arena, at an
+      offset chosen by first fit over the buffers' live ranges, so buffers
+      whose lifetimes do not overlap share memory;
+    - every constant global becomes a `memref.view` into the weights.
+
+    The module records `kiln.arena_bytes`, `kiln.weights_bytes` and
+    `kiln.weights` (the offset and value of each weight) for the artifact.
+    Offsets are multiples of 64 bytes.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::memref::MemRefDialect"
+  ];
+}
+
 #endif // KILN_PASSES_TD

@@ -2,23 +2,16 @@
 
 #include "codegen/amdgpu/AMDGPU.h"
 
-#include "codegen/gpu/GpuCodegen.h"
+#include "codegen/Toolchain.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/ROCDL/Utils.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstdlib>
-
-#ifndef KILN_LLVM_TOOLS_DIR
-#define KILN_LLVM_TOOLS_DIR ""
-#endif
 
 namespace kiln {
 
@@ -70,39 +63,7 @@ linkCodeObject(llvm::StringRef assembly, llvm::StringRef chip,
   auto object = mlir::ROCDL::assembleIsa(assembly, kTriple, chip, "", emitError);
   if (failed(object))
     return llvm::failure();
-  // LLVM's own lld first, then whatever ld.lld is on PATH.
-  llvm::ErrorOr<std::string> lld =
-      llvm::sys::findProgramByName("ld.lld", {KILN_LLVM_TOOLS_DIR});
-  if (!lld)
-    lld = llvm::sys::findProgramByName("ld.lld");
-  if (!lld)
-    return emitError() << "ld.lld was not found; install lld-22 to link AMD code objects";
-
-  // ld.lld turns the relocatable object into the shared object the HIP
-  // runtime loads; it works on files.
-  llvm::SmallString<128> objectPath, codeObjectPath;
-  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "o", objectPath) ||
-      llvm::sys::fs::createTemporaryFile("kiln-kernels", "hsaco", codeObjectPath))
-    return emitError() << "cannot create temporary files for linking";
-  llvm::FileRemover removeObject(objectPath), removeCodeObject(codeObjectPath);
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(objectPath, ec);
-    if (ec)
-      return emitError() << "cannot write " << objectPath << ": " << ec.message();
-    out.write(object->data(), object->size());
-  }
-  std::string message;
-  int status = llvm::sys::ExecuteAndWait(
-      *lld, {*lld, "-shared", objectPath, "-o", codeObjectPath}, std::nullopt,
-      {}, 0, 0, &message);
-  if (status != 0)
-    return emitError() << "ld.lld failed to link the AMD code object"
-                       << (message.empty() ? "" : ": " + message);
-  auto linked = llvm::MemoryBuffer::getFile(codeObjectPath);
-  if (!linked)
-    return emitError() << "cannot read the linked code object";
-  return (*linked)->getBuffer().str();
+  return linkSharedObject(*object, {}, emitError);
 }
 
 } // namespace kiln

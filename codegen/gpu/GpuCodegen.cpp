@@ -5,24 +5,8 @@
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
-#include "llvm/TargetParser/Triple.h"
-
-#include <memory>
 
 namespace kiln {
-
-bool isKnownChip(llvm::StringRef tripleName, llvm::StringRef chip) {
-  llvm::Triple triple(tripleName);
-  std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return false;
-  std::unique_ptr<llvm::MCSubtargetInfo> info(
-      target->createMCSubtargetInfo(triple, "", ""));
-  return info && info->isCPUStringValid(chip);
-}
 
 llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm,
                                            llvm::raw_ostream &errors) {

@@ -17,10 +17,6 @@
 
 namespace kiln {
 
-/// Whether LLVM's back end for `triple` knows the processor `chip`. The
-/// target's MC layer must have been initialized.
-bool isKnownChip(llvm::StringRef triple, llvm::StringRef chip);
-
 /// Appends kernel formation: kiln ops become kernels in `gpu.module @kernels`
 /// launched from the host function.
 llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm,

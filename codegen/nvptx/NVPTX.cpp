@@ -2,7 +2,7 @@
 
 #include "codegen/nvptx/NVPTX.h"
 
-#include "codegen/gpu/GpuCodegen.h"
+#include "codegen/Toolchain.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FileSystem.h"

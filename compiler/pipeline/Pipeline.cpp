@@ -4,6 +4,7 @@
 
 #include "codegen/amdgpu/AMDGPU.h"
 #include "codegen/gpu/GpuCodegen.h"
+#include "codegen/host/Host.h"
 #include "codegen/nvptx/NVPTX.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "passes/Passes.h"
@@ -17,20 +18,29 @@
 namespace kiln {
 
 llvm::FailureOr<llvm::SmallVector<Target>> parseTargets(llvm::StringRef list,
+                                                        llvm::StringRef hostCPU,
                                                         std::string &error) {
   llvm::SmallVector<Target> targets;
   llvm::SmallVector<llvm::StringRef> names;
   list.split(names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (llvm::StringRef raw : names) {
     llvm::StringRef name = raw.trim();
-    if (name.starts_with("sm_") && isKnownNVPTXChip(name)) {
+    if (name == "host") {
+      if (!isKnownHostCPU(hostCPU)) {
+        error = "unknown host CPU '" + hostCPU.str() +
+                "': expected an x86-64 CPU as LLVM names it, such as x86-64-v3, "
+                "znver4 or native";
+        return llvm::failure();
+      }
+      targets.push_back({Target::Kind::Host, hostCPU.str()});
+    } else if (name.starts_with("sm_") && isKnownNVPTXChip(name)) {
       targets.push_back({Target::Kind::NVPTX, name.str()});
     } else if (name.starts_with("gfx") && isKnownAMDGPUChip(name)) {
       targets.push_back({Target::Kind::AMDGPU, name.str()});
     } else {
       error = "unknown target '" + name.str() +
-              "': expected an NVIDIA architecture such as sm_80 or sm_90a, "
-              "or an AMD one such as gfx90a or gfx942";
+              "': expected host, an NVIDIA architecture such as sm_80 or "
+              "sm_90a, or an AMD one such as gfx90a or gfx942";
       return llvm::failure();
     }
   }
@@ -54,8 +64,8 @@ void registerCompilerPasses() {
   registerKilnPasses();
 }
 
-llvm::LogicalResult runGpuPipeline(mlir::ModuleOp module, const Target &target,
-                                   Stage stage, mlir::TimingScope &timing) {
+llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
+                                Stage stage, mlir::TimingScope &timing) {
   mlir::PassManager pm(module.getContext());
   pm.enableTiming(timing);
   std::string errors;
@@ -63,6 +73,8 @@ llvm::LogicalResult runGpuPipeline(mlir::ModuleOp module, const Target &target,
   llvm::LogicalResult built = llvm::success();
   if (stage == Stage::Linalg) {
     pm.addPass(createLowerToLinalg());
+  } else if (target.isHost()) {
+    built = buildHostPipeline(pm, errorStream);
   } else {
     built = buildGpuKernelPipeline(pm, errorStream);
     if (succeeded(built) && stage == Stage::Object)
@@ -71,7 +83,11 @@ llvm::LogicalResult runGpuPipeline(mlir::ModuleOp module, const Target &target,
   }
   if (failed(built))
     return module.emitError("internal error: cannot build the pipeline: ") << errors;
-  return pm.run(module);
+  if (failed(pm.run(module)))
+    return llvm::failure();
+  if (target.isHost() && stage == Stage::Object)
+    return addHostEntryPoint(module);
+  return llvm::success();
 }
 
 } // namespace kiln

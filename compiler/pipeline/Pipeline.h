@@ -11,19 +11,22 @@
 
 namespace kiln {
 
-/// A chip that kiln generates code for.
+/// A processor that kiln generates code for.
 struct Target {
-  enum class Kind { NVPTX, AMDGPU };
+  enum class Kind { Host, NVPTX, AMDGPU };
   Kind kind;
-  std::string chip; ///< as LLVM names it: sm_90, sm_90a, gfx942, ...
+  std::string chip; ///< as LLVM names it: x86-64-v3, sm_90, sm_90a, gfx942, ...
 
+  bool isHost() const { return kind == Kind::Host; }
   bool isNVPTX() const { return kind == Kind::NVPTX; }
   bool isAMDGPU() const { return kind == Kind::AMDGPU; }
 };
 
-/// Parses a comma-separated --target list ("sm_90,gfx942"). On failure sets
-/// `error` to a message naming the bad entry and the accepted forms.
+/// Parses a comma-separated --target list ("host,sm_90,gfx942"); `host`
+/// means the x86-64 CPU `hostCPU`. On failure sets `error` to a message
+/// naming the bad entry and the accepted forms.
 llvm::FailureOr<llvm::SmallVector<Target>> parseTargets(llvm::StringRef list,
+                                                        llvm::StringRef hostCPU,
                                                         std::string &error);
 
 /// Every dialect, extension and translation the compiler's pipelines use.
@@ -34,14 +37,15 @@ void registerCompilerPasses();
 /// What a pipeline stops after.
 enum class Stage {
   Linalg,  ///< kiln ops lowered to linalg on tensors
-  Kernels, ///< bufferized, mapped and outlined into gpu.module @kernels
-  Object,  ///< lowered for the target and serialized (gpu.binary)
+  Kernels, ///< GPU: bufferized, mapped and outlined into gpu.module @kernels
+  Object,  ///< GPU: lowered and serialized (gpu.binary); host: LLVM dialect
+           ///< with the entry point
 };
 
-/// Runs the GPU pipeline for `target` on `module` up to `stage`. Errors go to
+/// Runs the pipeline for `target` on `module` up to `stage`. Errors go to
 /// the context's diagnostic handler.
-llvm::LogicalResult runGpuPipeline(mlir::ModuleOp module, const Target &target,
-                                   Stage stage, mlir::TimingScope &timing);
+llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
+                                Stage stage, mlir::TimingScope &timing);
 
 } // namespace kiln
 

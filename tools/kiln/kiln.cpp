@@ -10,6 +10,7 @@
 #include "compiler/pipeline/Pipeline.h"
 #include "codegen/amdgpu/AMDGPU.h"
 #include "codegen/gpu/GpuCodegen.h"
+#include "codegen/host/Host.h"
 #include "codegen/nvptx/NVPTX.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -34,7 +35,7 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::sub(compileCommand));
 
-enum class Emit { Kiln, Linalg, Kernels, PTX, AMDGCN, HSACO };
+enum class Emit { Kiln, Linalg, Kernels, PTX, AMDGCN, HSACO, LLVM, Object, SharedObject };
 cl::opt<Emit> emit(
     "emit", cl::desc("What to produce"), cl::init(Emit::Kiln),
     cl::values(clEnumValN(Emit::Kiln, "kiln", "the imported kiln dialect"),
@@ -42,11 +43,17 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Kernels, "kernels", "after GPU kernel formation (gpu.module @kernels)"),
                clEnumValN(Emit::PTX, "ptx", "PTX for an NVIDIA --target"),
                clEnumValN(Emit::AMDGCN, "amdgcn", "AMDGPU assembly for an AMD --target"),
-               clEnumValN(Emit::HSACO, "hsaco", "an HSA code object (ELF) for an AMD --target")),
+               clEnumValN(Emit::HSACO, "hsaco", "an HSA code object (ELF) for an AMD --target"),
+               clEnumValN(Emit::LLVM, "llvm", "optimized LLVM IR of the host code"),
+               clEnumValN(Emit::Object, "obj", "an x86-64 object of the host code"),
+               clEnumValN(Emit::SharedObject, "so", "the host code as the shared object the runtime loads")),
     cl::sub(compileCommand));
 cl::opt<std::string> targetList(
-    "target", cl::desc("Comma-separated targets: sm_80, sm_90a, gfx90a, gfx942, ..."),
+    "target", cl::desc("Comma-separated targets: host, sm_80, sm_90a, gfx90a, gfx942, ..."),
     cl::value_desc("list"), cl::sub(compileCommand));
+cl::opt<std::string> hostCPU(
+    "host-cpu", cl::desc("The x86-64 CPU host code is tuned for (default: x86-64-v3; native: this machine's)"),
+    cl::value_desc("cpu"), cl::init("x86-64-v3"), cl::sub(compileCommand));
 cl::list<std::string> inputShapes(
     "input-shape", cl::desc("Fix an input's shape, e.g. input=1x3x224x224 (repeatable)"),
     cl::value_desc("name=shape"), cl::sub(compileCommand));
@@ -89,21 +96,25 @@ LogicalResult fail(const Twine &message) {
   return failure();
 }
 
-/// The one target that a per-target --emit asks for.
-FailureOr<Target> singleTarget(Target::Kind kind, StringRef what) {
-  std::string error;
-  if (targetList.empty())
+/// The one target that `--emit` writes code for, of one of `kinds`.
+FailureOr<Target> requiredTarget(ArrayRef<Target::Kind> kinds, StringRef what,
+                                 StringRef kindName) {
+  // Host code needs no --target: the host is the default.
+  StringRef list = targetList;
+  if (list.empty() && llvm::is_contained(kinds, Target::Kind::Host))
+    list = "host";
+  if (list.empty())
     return fail(Twine("--emit ") + what + " needs a --target");
-  auto targets = parseTargets(targetList, error);
+  std::string error;
+  auto targets = parseTargets(list, hostCPU, error);
   if (failed(targets))
     return fail(error);
   SmallVector<Target> matching;
   for (const Target &target : *targets)
-    if (target.kind == kind)
+    if (llvm::is_contained(kinds, target.kind))
       matching.push_back(target);
   if (matching.size() != 1)
-    return fail(Twine("--emit ") + what + " writes the code of one " +
-                (kind == Target::Kind::NVPTX ? "NVIDIA (sm_*)" : "AMD (gfx*)") +
+    return fail(Twine("--emit ") + what + " writes the code of one " + kindName +
                 " target; --target names " + Twine(matching.size()));
   return matching.front();
 }
@@ -123,14 +134,32 @@ LogicalResult runCompile() {
       return fail(error);
 
   // Validate the target before spending time on the model.
+  using Kind = Target::Kind;
   std::optional<Target> target;
-  if (emit == Emit::PTX || emit == Emit::AMDGCN || emit == Emit::HSACO ||
-      emit == Emit::Kernels) {
-    auto chosen = emit == Emit::PTX || (emit == Emit::Kernels && StringRef(targetList).starts_with("sm_"))
-                      ? singleTarget(Target::Kind::NVPTX, emit == Emit::PTX ? "ptx" : "kernels")
-                      : singleTarget(Target::Kind::AMDGPU,
-                                     emit == Emit::Kernels ? "kernels"
-                                     : emit == Emit::HSACO ? "hsaco" : "amdgcn");
+  FailureOr<Target> chosen = failure();
+  switch (emit) {
+  case Emit::Kiln:
+  case Emit::Linalg:
+    break;
+  case Emit::Kernels:
+    chosen = requiredTarget({Kind::NVPTX, Kind::AMDGPU}, "kernels", "GPU");
+    break;
+  case Emit::PTX:
+    chosen = requiredTarget({Kind::NVPTX}, "ptx", "NVIDIA (sm_*)");
+    break;
+  case Emit::AMDGCN:
+  case Emit::HSACO:
+    chosen = requiredTarget({Kind::AMDGPU}, emit == Emit::HSACO ? "hsaco" : "amdgcn",
+                            "AMD (gfx*)");
+    break;
+  case Emit::LLVM:
+  case Emit::Object:
+  case Emit::SharedObject:
+    chosen = requiredTarget({Kind::Host}, emit == Emit::LLVM ? "llvm" : emit == Emit::Object ? "obj" : "so",
+                            "host");
+    break;
+  }
+  if (emit != Emit::Kiln && emit != Emit::Linalg) {
     if (failed(chosen))
       return failure();
     target = *chosen;
@@ -158,10 +187,30 @@ LogicalResult runCompile() {
                   : emit == Emit::Kernels ? Stage::Kernels
                                           : Stage::Object;
     // --emit linalg needs no target: kernel generation is target-independent.
-    Target any = target.value_or(Target{Target::Kind::NVPTX, "sm_90"});
+    Target any = target.value_or(Target{Kind::Host, hostCPU});
     mlir::TimingScope codegenTimer = root.nest("code generation");
-    if (failed(runGpuPipeline(*module, any, stage, codegenTimer)))
+    if (failed(runPipeline(*module, any, stage, codegenTimer)))
       return failure();
+  }
+
+  if (emit == Emit::LLVM || emit == Emit::Object || emit == Emit::SharedObject) {
+    std::string llvmIR;
+    FailureOr<std::string> object = failure();
+    {
+      mlir::TimingScope llvmTimer = root.nest("LLVM");
+      object = compileHostObject(*module, target->chip, emit == Emit::LLVM ? &llvmIR : nullptr);
+    }
+    if (failed(object))
+      return failure();
+    if (emit == Emit::SharedObject) {
+      mlir::TimingScope linkTimer = root.nest("link");
+      object = linkHostCode(*module, *object);
+      if (failed(object))
+        return failure();
+    }
+    output->os() << (emit == Emit::LLVM ? llvmIR : *object);
+    output->keep();
+    return success();
   }
 
   if (emit == Emit::PTX || emit == Emit::AMDGCN || emit == Emit::HSACO) {

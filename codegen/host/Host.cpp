@@ -1,0 +1,126 @@
+//===- Host.cpp - kernels to x86-64 code for the host CPU -----------------===//
+
+#include "codegen/host/Host.h"
+
+#include "codegen/Toolchain.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr llvm::StringLiteral kTriple = "x86_64-unknown-linux-gnu";
+
+const llvm::Target *hostTarget() {
+  LLVMInitializeX86TargetInfo();
+  LLVMInitializeX86Target();
+  LLVMInitializeX86TargetMC();
+  LLVMInitializeX86AsmPrinter();
+  std::string error;
+  return llvm::TargetRegistry::lookupTarget(llvm::Triple(kTriple), error);
+}
+
+std::string resolveCPU(llvm::StringRef cpu) {
+  return cpu == "native" ? llvm::sys::getHostCPUName().str() : cpu.str();
+}
+
+} // namespace
+
+bool isKnownHostCPU(llvm::StringRef cpu) {
+  return hostTarget() && isKnownChip(kTriple, resolveCPU(cpu));
+}
+
+llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::raw_ostream &errors) {
+  // Memory is planned on buffers, before loops exist; math functions without
+  // an LLVM intrinsic (erf, tanh) become libm calls, which the runtime's
+  // process provides.
+  return mlir::parsePassPipeline(
+      "kiln-lower-to-linalg,kiln-bufferize,kiln-plan-memory,canonicalize,"
+      "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
+      "expand-strided-metadata,finalize-memref-to-llvm,convert-math-to-llvm,"
+      "convert-math-to-libm,convert-arith-to-llvm,convert-index-to-llvm,"
+      "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},convert-cf-to-llvm,"
+      "reconcile-unrealized-casts,canonicalize,cse",
+      pm, errors);
+}
+
+llvm::LogicalResult addHostEntryPoint(mlir::ModuleOp module) {
+  auto main = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>("main");
+  if (!main)
+    return module.emitError("the lowered module has no @main");
+  mlir::MLIRContext *context = module.getContext();
+  mlir::OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  mlir::Location loc = main.getLoc();
+  auto ptr = mlir::LLVM::LLVMPointerType::get(context);
+  auto entry = mlir::LLVM::LLVMFuncOp::create(
+      b, loc, kHostEntryPoint,
+      mlir::LLVM::LLVMFunctionType::get(mlir::LLVM::LLVMVoidType::get(context), {ptr}));
+  mlir::Block *block = entry.addEntryBlock(b);
+  b.setInsertionPointToStart(block);
+  mlir::SmallVector<mlir::Value> args;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    auto slot = mlir::LLVM::GEPOp::create(b, loc, ptr, ptr, block->getArgument(0),
+                                          llvm::ArrayRef<mlir::LLVM::GEPArg>{int32_t(i)});
+    args.push_back(mlir::LLVM::LoadOp::create(b, loc, ptr, slot));
+  }
+  mlir::LLVM::CallOp::create(b, loc, main, args);
+  mlir::LLVM::ReturnOp::create(b, loc, mlir::ValueRange{});
+  // Only the entry point is exported; kiln's argument names are no LLVM
+  // attributes (the artifact's manifest keeps them).
+  main.setLinkage(mlir::LLVM::Linkage::Internal);
+  main.removeArgAttrsAttr();
+  return llvm::success();
+}
+
+llvm::FailureOr<std::string> compileHostObject(mlir::ModuleOp module, llvm::StringRef cpu,
+                                               std::string *llvmIR) {
+  const llvm::Target *target = hostTarget();
+  if (!target)
+    return module.emitError("LLVM has no x86-64 back end");
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      llvm::Triple(kTriple), resolveCPU(cpu), "", options, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(module, llvmContext, "kiln");
+  if (!llvmModule)
+    return module.emitError("cannot translate the host code to LLVM IR");
+  llvmModule->setTargetTriple(llvm::Triple(kTriple));
+  llvmModule->setDataLayout(machine->createDataLayout());
+  if (llvm::Error error = mlir::makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
+    return module.emitError("LLVM optimization failed: ") << llvm::toString(std::move(error));
+  if (llvmIR) {
+    llvm::raw_string_ostream os(*llvmIR);
+    llvmModule->print(os, nullptr);
+  }
+
+  llvm::SmallString<0> object;
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    return module.emitError("LLVM cannot emit x86-64 objects");
+  codegen.run(*llvmModule);
+  return std::string(object.str());
+}
+
+llvm::FailureOr<std::string> linkHostCode(mlir::ModuleOp module, llvm::StringRef object) {
+  return linkSharedObject(llvm::ArrayRef<char>(object.data(), object.size()),
+                          {"--no-undefined-version", "-z", "now"},
+                          [&] { return module.emitError(); });
+}
+
+} // namespace kiln

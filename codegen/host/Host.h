@@ -1,0 +1,48 @@
+//===- Host.h - kernels to x86-64 code for the host CPU ---------*- C++ -*-===//
+//
+// The host target lowers a planned module (see kiln-plan-memory) to LLVM,
+// adds the entry point the runtime calls, and compiles it into a shared
+// object:
+//
+//   void kiln_entry(void **buffers);
+//
+// `buffers` holds, in order, one pointer per input, one per output, the
+// activation arena (kiln.arena_bytes, 64-byte aligned) and the weights
+// (kiln.weights_bytes, 64-byte aligned).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_HOST_HOST_H
+#define KILN_CODEGEN_HOST_HOST_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace kiln {
+
+/// The symbol the runtime calls.
+constexpr llvm::StringLiteral kHostEntryPoint = "kiln_entry";
+
+/// Whether LLVM knows the x86-64 CPU `cpu` ("native" is the build machine's).
+bool isKnownHostCPU(llvm::StringRef cpu);
+
+/// Appends kernel generation, bufferization, memory planning and lowering to
+/// the LLVM dialect.
+llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::raw_ostream &errors);
+
+/// Adds kiln_entry to a module lowered by the host pipeline.
+llvm::LogicalResult addHostEntryPoint(mlir::ModuleOp module);
+
+/// Compiles the lowered module for `cpu` into a relocatable object; with
+/// `llvmIR`, writes the optimized LLVM IR there too.
+llvm::FailureOr<std::string> compileHostObject(mlir::ModuleOp module, llvm::StringRef cpu,
+                                               std::string *llvmIR = nullptr);
+
+/// Links a host object into the shared object the runtime loads.
+llvm::FailureOr<std::string> linkHostCode(mlir::ModuleOp module, llvm::StringRef object);
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_HOST_HOST_H

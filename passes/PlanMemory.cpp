@@ -1,0 +1,182 @@
+//===- PlanMemory.cpp - outputs, one arena, one weights block -------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace kiln {
+
+#define GEN_PASS_DEF_PLANMEMORY
+#include "passes/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kAlignment = 64;
+
+int64_t byteSize(MemRefType type) {
+  // Booleans take a byte each, as LLVM stores i1.
+  int64_t width = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  return type.getNumElements() * width;
+}
+
+/// The last top-level op of `body` that uses `value` or a view of it.
+Operation *lastUse(Value value, Block &body) {
+  Operation *last = nullptr;
+  SmallVector<Value> worklist = {value};
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    for (Operation *user : current.getUsers()) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      if (top && (!last || last->isBeforeInBlock(top)))
+        last = top;
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+        if (view.getViewSource() == current)
+          llvm::append_range(worklist, user->getResults());
+    }
+  }
+  return last;
+}
+
+struct Placed {
+  int64_t offset, size;
+  Operation *lastUse;
+};
+
+struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>("main");
+    if (!func || !func.getBody().hasOneBlock()) {
+      module.emitError("expected a function @main with one block");
+      return signalPassFailure();
+    }
+    Block &body = func.front();
+    MLIRContext *context = &getContext();
+    OpBuilder b(context);
+    Location loc = func.getLoc();
+    unsigned numInputs = func.getNumArguments();
+
+    // Outputs: returned buffers become arguments written in place.
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    SmallVector<Value> returned(ret.getOperands());
+    SmallVector<DictionaryAttr> resultAttrs;
+    for (unsigned i = 0; i < returned.size(); ++i)
+      resultAttrs.push_back(func.getResultAttrDict(i));
+    for (Value value : returned) {
+      auto type = cast<MemRefType>(value.getType());
+      BlockArgument output = body.addArgument(
+          MemRefType::get(type.getShape(), type.getElementType()), loc);
+      auto alloc = value.getDefiningOp<memref::AllocOp>();
+      if (alloc && llvm::count(returned, value) == 1 && alloc->getBlock() == &body) {
+        alloc.replaceAllUsesWith(output);
+        alloc.erase();
+      } else {
+        b.setInsertionPoint(ret);
+        linalg::CopyOp::create(b, loc, value, output);
+      }
+    }
+    ret.getOperandsMutable().clear();
+
+    // The arena and the weights follow; their sizes are set at the end.
+    Value arena = body.addArgument(MemRefType::get({0}, b.getI8Type()), loc);
+    Value weights = body.addArgument(MemRefType::get({0}, b.getI8Type()), loc);
+
+    // Weights: every constant global becomes a view into one block.
+    llvm::MapVector<StringAttr, int64_t> weightOffsets;
+    SmallVector<Attribute> weightEntries;
+    int64_t weightBytes = 0;
+    SmallVector<memref::GetGlobalOp> reads;
+    func.walk([&](memref::GetGlobalOp op) { reads.push_back(op); });
+    for (memref::GetGlobalOp read : reads) {
+      auto global = module.lookupSymbol<memref::GlobalOp>(read.getNameAttr());
+      if (!global || !global.getConstant() || !global.getInitialValue()) {
+        read.emitError("only constant globals can be weights");
+        return signalPassFailure();
+      }
+      auto [it, inserted] = weightOffsets.try_emplace(global.getSymNameAttr(), weightBytes);
+      if (inserted) {
+        weightEntries.push_back(b.getDictionaryAttr(
+            {b.getNamedAttr("offset", b.getI64IntegerAttr(weightBytes)),
+             b.getNamedAttr("value", *global.getInitialValue())}));
+        weightBytes = llvm::alignTo(weightBytes + byteSize(global.getType()), kAlignment);
+      }
+      b.setInsertionPoint(read);
+      Value offset = arith::ConstantIndexOp::create(b, read.getLoc(), it->second);
+      read.replaceAllUsesWith(
+          memref::ViewOp::create(b, read.getLoc(), read.getType(), weights, offset, ValueRange{})
+              .getResult());
+      read.erase();
+    }
+    for (auto global : llvm::make_early_inc_range(module.getOps<memref::GlobalOp>()))
+      if (weightOffsets.count(global.getSymNameAttr()))
+        global.erase();
+
+    // Activations: first fit in one arena, reusing memory whose last use is
+    // behind the new buffer's definition.
+    SmallVector<memref::AllocOp> allocs;
+    for (Operation &op : body)
+      if (auto alloc = dyn_cast<memref::AllocOp>(op))
+        allocs.push_back(alloc);
+    if (func.walk([&](memref::AllocOp alloc) {
+              return alloc->getBlock() == &body ? WalkResult::advance() : WalkResult::interrupt();
+            }).wasInterrupted()) {
+      func.emitError("buffers allocated inside loops or regions cannot be planned");
+      return signalPassFailure();
+    }
+    SmallVector<Placed> placed;
+    int64_t arenaBytes = 0;
+    for (memref::AllocOp alloc : allocs) {
+      MemRefType type = alloc.getType();
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
+        alloc.emitError("only static, identity-layout buffers can be planned");
+        return signalPassFailure();
+      }
+      int64_t size = llvm::alignTo(std::max<int64_t>(byteSize(type), 1), kAlignment);
+      Operation *end = lastUse(alloc.getResult(), body);
+      // Buffers still live at this point, by offset.
+      SmallVector<Placed *> live;
+      for (Placed &p : placed)
+        if (p.lastUse && !p.lastUse->isBeforeInBlock(alloc))
+          live.push_back(&p);
+      llvm::sort(live, [](Placed *l, Placed *r) { return l->offset < r->offset; });
+      int64_t offset = 0;
+      for (Placed *p : live) {
+        if (offset + size <= p->offset)
+          break;
+        offset = std::max(offset, p->offset + p->size);
+      }
+      placed.push_back({offset, size, end});
+      arenaBytes = std::max(arenaBytes, offset + size);
+      b.setInsertionPoint(alloc);
+      Value at = arith::ConstantIndexOp::create(b, alloc.getLoc(), offset);
+      alloc.replaceAllUsesWith(
+          memref::ViewOp::create(b, alloc.getLoc(), type, arena, at, ValueRange{}).getResult());
+      alloc.erase();
+    }
+    for (Operation &op : llvm::make_early_inc_range(body))
+      if (isa<memref::DeallocOp>(op))
+        op.erase();
+
+    weights.setType(MemRefType::get({weightBytes}, b.getI8Type()));
+    arena.setType(MemRefType::get({arenaBytes}, b.getI8Type()));
+    func.setType(FunctionType::get(context, body.getArgumentTypes(), {}));
+    SmallVector<DictionaryAttr> argAttrs;
+    for (unsigned i = 0; i < numInputs; ++i)
+      argAttrs.push_back(func.getArgAttrDict(i));
+    argAttrs.append(resultAttrs);
+    argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("kiln.arena", b.getUnitAttr())));
+    argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("kiln.weights", b.getUnitAttr())));
+    func.setAllArgAttrs(argAttrs);
+    func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+    module->setAttr("kiln.arena_bytes", b.getI64IntegerAttr(arenaBytes));
+    module->setAttr("kiln.weights_bytes", b.getI64IntegerAttr(weightBytes));
+    module->setAttr("kiln.weights", b.getArrayAttr(weightEntries));
+  }
+};
+
+} // namespace
+} // namespace kiln
