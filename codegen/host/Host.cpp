@@ -10,6 +10,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -39,6 +40,19 @@ std::string resolveCPU(llvm::StringRef cpu) {
 
 bool isKnownHostCPU(llvm::StringRef cpu) {
   return hostTarget() && isKnownChip(kTriple, resolveCPU(cpu));
+}
+
+std::string hostLevel(llvm::StringRef cpu) {
+  const llvm::Target *target = hostTarget();
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(llvm::Triple(kTriple), resolveCPU(cpu), ""));
+  if (info->checkFeatures("+avx512f,+avx512bw,+avx512cd,+avx512dq,+avx512vl"))
+    return "x86-64-v4";
+  if (info->checkFeatures("+avx2,+bmi,+bmi2,+f16c,+fma,+lzcnt,+movbe"))
+    return "x86-64-v3";
+  if (info->checkFeatures("+sse4.2,+popcnt,+cx16,+ssse3,+sse4.1"))
+    return "x86-64-v2";
+  return "x86-64";
 }
 
 llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::raw_ostream &errors) {

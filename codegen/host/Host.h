@@ -28,6 +28,10 @@ constexpr llvm::StringLiteral kHostEntryPoint = "kiln_entry";
 /// Whether LLVM knows the x86-64 CPU `cpu` ("native" is the build machine's).
 bool isKnownHostCPU(llvm::StringRef cpu);
 
+/// The x86-64 micro-architecture level (x86-64, x86-64-v2, -v3 or -v4) that
+/// code for `cpu` needs: what the runtime checks before loading it.
+std::string hostLevel(llvm::StringRef cpu);
+
 /// Appends kernel generation, bufferization, memory planning and lowering to
 /// the LLVM dialect.
 llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::raw_ostream &errors);

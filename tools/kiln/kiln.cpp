@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Commands.h"
+#include "compiler/artifact/Writer.h"
 #include "compiler/onnx/Importer.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "codegen/amdgpu/AMDGPU.h"
@@ -35,10 +37,11 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::sub(compileCommand));
 
-enum class Emit { Kiln, Linalg, Kernels, PTX, AMDGCN, HSACO, LLVM, Object, SharedObject };
+enum class Emit { Artifact, Kiln, Linalg, Kernels, PTX, AMDGCN, HSACO, LLVM, Object, SharedObject };
 cl::opt<Emit> emit(
-    "emit", cl::desc("What to produce"), cl::init(Emit::Kiln),
-    cl::values(clEnumValN(Emit::Kiln, "kiln", "the imported kiln dialect"),
+    "emit", cl::desc("What to produce (default: the artifact with -o, else the kiln dialect)"),
+    cl::values(clEnumValN(Emit::Artifact, "artifact", "the .kiln artifact the runtime loads"),
+               clEnumValN(Emit::Kiln, "kiln", "the imported kiln dialect"),
                clEnumValN(Emit::Linalg, "linalg", "after the kernel generators (linalg on tensors)"),
                clEnumValN(Emit::Kernels, "kernels", "after GPU kernel formation (gpu.module @kernels)"),
                clEnumValN(Emit::PTX, "ptx", "PTX for an NVIDIA --target"),
@@ -133,6 +136,10 @@ LogicalResult runCompile() {
     if (std::string error = parseInputShape(spec, options); !error.empty())
       return fail(error);
 
+  // With -o kiln writes the artifact; to a terminal, the IR.
+  if (emit.getNumOccurrences() == 0)
+    emit = outputFile == "-" ? Emit::Kiln : Emit::Artifact;
+
   // Validate the target before spending time on the model.
   using Kind = Target::Kind;
   std::optional<Target> target;
@@ -158,6 +165,9 @@ LogicalResult runCompile() {
     chosen = requiredTarget({Kind::Host}, emit == Emit::LLVM ? "llvm" : emit == Emit::Object ? "obj" : "so",
                             "host");
     break;
+  case Emit::Artifact:
+    chosen = requiredTarget({Kind::Host}, "artifact", "host");
+    break;
   }
   if (emit != Emit::Kiln && emit != Emit::Linalg) {
     if (failed(chosen))
@@ -176,6 +186,9 @@ LogicalResult runCompile() {
   }
   if (!module)
     return failure();
+  auto signature = readSignature(*module);
+  if (failed(signature))
+    return failure();
 
   std::string error;
   auto output = mlir::openOutputFile(outputFile, &error);
@@ -193,7 +206,8 @@ LogicalResult runCompile() {
       return failure();
   }
 
-  if (emit == Emit::LLVM || emit == Emit::Object || emit == Emit::SharedObject) {
+  if (emit == Emit::LLVM || emit == Emit::Object || emit == Emit::SharedObject ||
+      emit == Emit::Artifact) {
     std::string llvmIR;
     FailureOr<std::string> object = failure();
     {
@@ -202,9 +216,16 @@ LogicalResult runCompile() {
     }
     if (failed(object))
       return failure();
-    if (emit == Emit::SharedObject) {
+    if (emit == Emit::SharedObject || emit == Emit::Artifact) {
       mlir::TimingScope linkTimer = root.nest("link");
       object = linkHostCode(*module, *object);
+      if (failed(object))
+        return failure();
+    }
+    if (emit == Emit::Artifact) {
+      mlir::TimingScope writeTimer = root.nest("write artifact");
+      object = writeArtifact(*module, signature->first, signature->second,
+                             hostLevel(target->chip), *object);
       if (failed(object))
         return failure();
     }
@@ -248,10 +269,13 @@ int main(int argc, char **argv) {
       argc, argv,
       "kiln: an ahead-of-time compiler for ONNX models\n\n"
       "  kiln compile model.onnx --emit kiln\n"
+      "  kiln compile model.onnx -o model.kiln\n"
+      "  kiln run model.kiln --input input=x.npy --output-dir out/\n"
       "  kiln compile model.onnx --target sm_90 --emit ptx -o model.ptx\n");
-  if (compileCommand) {
+  if (compileCommand)
     return failed(runCompile()) || reportedError ? 1 : 0;
-  }
+  if (kiln::runCommand)
+    return kiln::runModel();
   errs() << "kiln: give a command; see 'kiln --help'\n";
   return 1;
 }

@@ -1,0 +1,164 @@
+/* kiln runtime: load a compiled .kiln model and run it.
+ *
+ * A plain C API. Every call that can fail returns a kiln_status_t: NULL means
+ * success; otherwise the status holds a code and a message and must be freed
+ * with kiln_status_free. Results are written through out_ parameters. No call
+ * aborts, exits or lets an exception escape.
+ *
+ * Threads: a kiln_model_t is immutable once loaded and may be shared by any
+ * number of threads (retain/release are atomic). A kiln_session_t belongs to
+ * one caller at a time.
+ *
+ *   kiln_model_t *model;
+ *   kiln_status_t status = kiln_model_load_file("model.kiln", NULL, &model);
+ *   kiln_session_t *session;
+ *   status = kiln_session_create(model, NULL, &session);
+ *   kiln_tensor_t input = {"input", KILN_DTYPE_F32, 4, shape, data, bytes};
+ *   kiln_tensor_t output = {"output"};          // data NULL: kiln allocates
+ *   status = kiln_session_run(session, &input, 1, &output, 1);
+ *   kiln_session_destroy(session);
+ *   kiln_model_release(model);
+ */
+#ifndef KILN_RUNTIME_H
+#define KILN_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KILN_API __attribute__((visibility("default")))
+
+/* The version of this API; options structs carry it so the ABI can grow. */
+#define KILN_API_VERSION 1u
+
+/* ---- Status ------------------------------------------------------------ */
+
+typedef enum kiln_status_code_t {
+  KILN_STATUS_OK = 0,
+  KILN_STATUS_INVALID_ARGUMENT = 1, /* a NULL pointer, a wrong name, shape, dtype or size */
+  KILN_STATUS_NOT_FOUND = 2,        /* a file or name that does not exist */
+  KILN_STATUS_DATA_LOSS = 3,        /* a truncated or corrupt artifact */
+  KILN_STATUS_UNIMPLEMENTED = 4,    /* a newer format, or something this runtime lacks */
+  KILN_STATUS_UNAVAILABLE = 5,      /* a device or CPU that cannot run the model */
+  KILN_STATUS_RESOURCE_EXHAUSTED = 6, /* out of memory */
+  KILN_STATUS_INTERNAL = 7,
+} kiln_status_code_t;
+
+typedef struct kiln_status_s *kiln_status_t;
+
+/* The code of `status`; KILN_STATUS_OK for NULL. */
+KILN_API kiln_status_code_t kiln_status_code(kiln_status_t status);
+/* The message of `status` ("" for NULL), valid until the status is freed. */
+KILN_API const char *kiln_status_message(kiln_status_t status);
+/* Frees `status`; NULL is allowed. */
+KILN_API void kiln_status_free(kiln_status_t status);
+
+/* ---- Tensors ----------------------------------------------------------- */
+
+typedef enum kiln_dtype_t {
+  KILN_DTYPE_F32, KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F64,
+  KILN_DTYPE_I8, KILN_DTYPE_I16, KILN_DTYPE_I32, KILN_DTYPE_I64,
+  KILN_DTYPE_U8, KILN_DTYPE_U16, KILN_DTYPE_U32, KILN_DTYPE_U64,
+  KILN_DTYPE_BOOL, KILN_DTYPE_F8E4M3FN, KILN_DTYPE_F8E5M2,
+} kiln_dtype_t;
+
+/* The size of one element in bytes; 0 for an unknown dtype. */
+KILN_API size_t kiln_dtype_size(kiln_dtype_t dtype);
+/* The dtype's name ("f32", ...); "unknown" for an unknown dtype. */
+KILN_API const char *kiln_dtype_name(kiln_dtype_t dtype);
+
+/* A model's input or output. Pointers stay valid while the model lives. */
+typedef struct kiln_tensor_info_t {
+  const char *name;
+  kiln_dtype_t dtype;
+  size_t rank;
+  const int64_t *shape;
+  size_t byte_size;
+} kiln_tensor_info_t;
+
+/* A tensor passed to or returned by kiln_session_run. */
+typedef struct kiln_tensor_t {
+  const char *name;
+  kiln_dtype_t dtype;
+  size_t rank;
+  const int64_t *shape;
+  void *data;
+  size_t byte_size;
+} kiln_tensor_t;
+
+/* ---- Models ------------------------------------------------------------ */
+
+typedef struct kiln_model_s kiln_model_t;
+
+typedef struct kiln_model_options_t {
+  uint32_t api_version; /* KILN_API_VERSION */
+} kiln_model_options_t;
+
+/* Loads and verifies the artifact at `path` (the checksum, the manifest and
+ * every offset and size in it). Its weights are mapped, not copied. `options`
+ * may be NULL. Errors: NOT_FOUND, DATA_LOSS (truncated or corrupt),
+ * UNIMPLEMENTED (a newer format version), UNAVAILABLE (no code this machine
+ * can run), INVALID_ARGUMENT (NULL pointers). On success *out_model holds one
+ * reference. */
+KILN_API kiln_status_t kiln_model_load_file(const char *path,
+                                            const kiln_model_options_t *options,
+                                            kiln_model_t **out_model);
+
+/* The same from `size` bytes at `data`, which are copied. */
+KILN_API kiln_status_t kiln_model_load_memory(const void *data, size_t size,
+                                              const kiln_model_options_t *options,
+                                              kiln_model_t **out_model);
+
+/* Adds or drops a reference; the last release frees the model. NULL is
+ * allowed. Thread-safe. */
+KILN_API void kiln_model_retain(kiln_model_t *model);
+KILN_API void kiln_model_release(kiln_model_t *model);
+
+KILN_API size_t kiln_model_input_count(const kiln_model_t *model);
+KILN_API size_t kiln_model_output_count(const kiln_model_t *model);
+/* Describes input or output `index`. Errors: INVALID_ARGUMENT. */
+KILN_API kiln_status_t kiln_model_input_info(const kiln_model_t *model, size_t index,
+                                             kiln_tensor_info_t *out_info);
+KILN_API kiln_status_t kiln_model_output_info(const kiln_model_t *model, size_t index,
+                                              kiln_tensor_info_t *out_info);
+/* Bytes of activation memory a session of this model allocates. */
+KILN_API uint64_t kiln_model_arena_bytes(const kiln_model_t *model);
+
+/* ---- Sessions ---------------------------------------------------------- */
+
+typedef struct kiln_session_s kiln_session_t;
+
+typedef struct kiln_session_options_t {
+  uint32_t api_version; /* KILN_API_VERSION */
+  const char *device;   /* "host" (the default when NULL) */
+} kiln_session_options_t;
+
+/* Creates a session that runs `model` on a device, with its own activation
+ * arena. The session holds a reference to the model. `options` may be NULL.
+ * Errors: INVALID_ARGUMENT, UNAVAILABLE (an unknown device, or one this
+ * runtime or machine cannot use), RESOURCE_EXHAUSTED. */
+KILN_API kiln_status_t kiln_session_create(kiln_model_t *model,
+                                           const kiln_session_options_t *options,
+                                           kiln_session_t **out_session);
+/* Frees the session and any outputs it allocated. NULL is allowed. */
+KILN_API void kiln_session_destroy(kiln_session_t *session);
+
+/* Runs the model. `inputs` name every model input exactly once, with its
+ * dtype and shape and byte_size bytes at data. `outputs` name model outputs;
+ * one with data set is written in place (dtype, shape and byte_size must
+ * match); one with data NULL gets a buffer the session owns until its next
+ * run or its destruction, and its dtype, rank, shape and byte_size are filled
+ * in. Errors: INVALID_ARGUMENT (NULL pointers, unknown, missing or repeated
+ * names, wrong dtypes, shapes or sizes), RESOURCE_EXHAUSTED. */
+KILN_API kiln_status_t kiln_session_run(kiln_session_t *session,
+                                        const kiln_tensor_t *inputs, size_t input_count,
+                                        kiln_tensor_t *outputs, size_t output_count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_RUNTIME_H */

@@ -1,0 +1,57 @@
+/* The .kiln file layout, shared by the compiler's writer and the runtime's
+ * loader. All integers are little-endian.
+ *
+ *   [0, 64)       header (below)
+ *   [64, ...)     manifest: a FlatBuffer (artifact.fbs), then padding
+ *   ...           code sections, each 64-byte aligned
+ *   ...           weights, 4096-byte aligned, to the end of the file
+ *
+ * The checksum covers the whole file with its own eight bytes read as zero,
+ * so any change to any byte is detected.
+ */
+#ifndef KILN_RUNTIME_FORMAT_H
+#define KILN_RUNTIME_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KILN_MAGIC "KILNMDL\0"
+#define KILN_FORMAT_VERSION 1u
+#define KILN_HEADER_SIZE 64u
+#define KILN_WEIGHTS_ALIGNMENT 4096u
+#define KILN_SECTION_ALIGNMENT 64u
+
+typedef struct kiln_file_header_t {
+  char magic[8];
+  uint32_t format_version;
+  uint32_t header_size;
+  uint64_t file_size;
+  uint64_t checksum;
+  uint64_t manifest_offset;
+  uint64_t manifest_size;
+  uint8_t reserved[16];
+} kiln_file_header_t;
+
+#ifdef __cplusplus
+static_assert(sizeof(kiln_file_header_t) == KILN_HEADER_SIZE, "header layout");
+#else
+_Static_assert(sizeof(kiln_file_header_t) == KILN_HEADER_SIZE, "header layout");
+#endif
+
+/* The byte offset of the checksum field. */
+#define KILN_CHECKSUM_OFFSET 24u
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 64-bit FNV-1a over 8-byte words (then the tail bytes), with the checksum
+ * field read as zero. Each step is a bijection of the state, so any single
+ * changed byte changes the result. */
+uint64_t kiln_checksum(const uint8_t *data, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_RUNTIME_FORMAT_H */

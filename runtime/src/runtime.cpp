@@ -1,0 +1,525 @@
+// The kiln runtime: artifact loading and verification, the host device, and
+// the C API of include/kiln/runtime.h. No LLVM, MLIR or protobuf in here.
+
+#include "kiln/runtime.h"
+
+#include "artifact_generated.h"
+#include "format.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <memory>
+#include <new>
+#include <string>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+struct kiln_status_s {
+  kiln_status_code_t code;
+  std::string message;
+};
+
+namespace {
+
+/// Stands in when there is no memory left for a status of its own.
+kiln_status_s outOfMemory{KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory"};
+
+kiln_status_t makeStatus(kiln_status_code_t code, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+kiln_status_t makeStatus(kiln_status_code_t code, const char *format, ...) {
+  char buffer[1024];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(buffer, sizeof(buffer), format, args);
+  va_end(args);
+  auto *status = new (std::nothrow) kiln_status_s{code, buffer};
+  return status ? status : &outOfMemory;
+}
+
+struct TensorInfo {
+  std::string name;
+  kiln_dtype_t dtype;
+  std::vector<int64_t> shape;
+  size_t byteSize;
+};
+
+using Entry = void (*)(void **);
+
+/// Memory that holds an artifact: a read-only mapping of its file, or a
+/// 4096-byte aligned copy of a caller's buffer.
+struct Storage {
+  uint8_t *data = nullptr;
+  size_t size = 0;
+  bool mapped = false;
+  ~Storage() {
+    if (mapped)
+      munmap(data, size);
+    else
+      free(data);
+  }
+};
+
+bool checkedMul(size_t a, size_t b, size_t &out) { return !__builtin_mul_overflow(a, b, &out); }
+
+/// Whether [offset, offset + size) lies inside a file of `fileSize` bytes.
+bool inFile(uint64_t offset, uint64_t size, uint64_t fileSize) {
+  return offset <= fileSize && size <= fileSize - offset;
+}
+
+/// x86-64 micro-architecture levels of the running CPU.
+int hostLevel() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4"))
+    return 4;
+  if (__builtin_cpu_supports("x86-64-v3"))
+    return 3;
+  if (__builtin_cpu_supports("x86-64-v2"))
+    return 2;
+  return 1;
+}
+
+} // namespace
+
+struct kiln_model_s {
+  std::atomic<int> references{1};
+  Storage storage;
+  std::vector<TensorInfo> inputs, outputs;
+  uint64_t arenaBytes = 0;
+  const uint8_t *weights = nullptr;
+  void *library = nullptr;
+  Entry entry = nullptr;
+
+  ~kiln_model_s() {
+    if (library)
+      dlclose(library);
+  }
+};
+
+struct kiln_session_s {
+  kiln_model_t *model;
+  void *arena = nullptr;
+  std::vector<void *> ownedOutputs;
+
+  ~kiln_session_s() {
+    free(arena);
+    for (void *output : ownedOutputs)
+      free(output);
+    kiln_model_release(model);
+  }
+};
+
+namespace {
+
+kiln_status_t readTensors(const flatbuffers::Vector<flatbuffers::Offset<kiln::artifact::Tensor>> *list,
+                          const char *what, std::vector<TensorInfo> &out) {
+  for (const kiln::artifact::Tensor *tensor : *list) {
+    TensorInfo info;
+    info.name = tensor->name()->str();
+    info.dtype = static_cast<kiln_dtype_t>(tensor->dtype());
+    size_t elementSize = kiln_dtype_size(info.dtype);
+    if (info.name.empty() || elementSize == 0)
+      return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: an %s has no name or an unknown dtype", what);
+    size_t count = 1;
+    for (int64_t dim : *tensor->shape()) {
+      if (dim < 0 || !checkedMul(count, size_t(dim), count))
+        return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: %s '%s' has an invalid shape", what,
+                          info.name.c_str());
+      info.shape.push_back(dim);
+    }
+    if (!checkedMul(count, elementSize, info.byteSize))
+      return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: %s '%s' is too large", what,
+                        info.name.c_str());
+    for (const TensorInfo &other : out)
+      if (other.name == info.name)
+        return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: two %ss are named '%s'", what,
+                          info.name.c_str());
+    out.push_back(std::move(info));
+  }
+  return nullptr;
+}
+
+/// Loads the host code: the shared object is written to an anonymous file
+/// and opened from there, so nothing touches the file system.
+kiln_status_t loadHostCode(kiln_model_t *model, const uint8_t *code, size_t size) {
+  int fd = memfd_create("kiln-host-code", MFD_CLOEXEC);
+  if (fd < 0)
+    return makeStatus(KILN_STATUS_INTERNAL, "cannot create memory for the host code: %s", strerror(errno));
+  size_t written = 0;
+  while (written < size) {
+    ssize_t n = write(fd, code + written, size - written);
+    if (n <= 0) {
+      close(fd);
+      return makeStatus(KILN_STATUS_INTERNAL, "cannot write the host code: %s", strerror(errno));
+    }
+    written += size_t(n);
+  }
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  model->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  close(fd);
+  if (!model->library)
+    return makeStatus(KILN_STATUS_DATA_LOSS, "cannot load the host code: %s", dlerror());
+  model->entry = reinterpret_cast<Entry>(dlsym(model->library, "kiln_entry"));
+  if (!model->entry)
+    return makeStatus(KILN_STATUS_DATA_LOSS, "the host code has no kiln_entry");
+  return nullptr;
+}
+
+/// Verifies the artifact in `model->storage` and fills in the model.
+kiln_status_t verifyAndLoad(kiln_model_t *model) {
+  const uint8_t *data = model->storage.data;
+  size_t size = model->storage.size;
+  if (size < KILN_HEADER_SIZE)
+    return makeStatus(KILN_STATUS_DATA_LOSS, "not a kiln artifact: only %zu bytes", size);
+  kiln_file_header_t header;
+  memcpy(&header, data, sizeof(header));
+  if (memcmp(header.magic, KILN_MAGIC, 8) != 0)
+    return makeStatus(KILN_STATUS_DATA_LOSS, "not a kiln artifact (wrong magic number)");
+  if (header.format_version > KILN_FORMAT_VERSION)
+    return makeStatus(KILN_STATUS_UNIMPLEMENTED,
+                      "the artifact has format version %u; this runtime reads up to version %u",
+                      header.format_version, KILN_FORMAT_VERSION);
+  if (header.file_size != size)
+    return makeStatus(KILN_STATUS_DATA_LOSS,
+                      "truncated or padded artifact: its header says %llu bytes, there are %zu",
+                      (unsigned long long)header.file_size, size);
+  if (kiln_checksum(data, size) != header.checksum)
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: the checksum does not match");
+  if (header.format_version == 0 || header.header_size != KILN_HEADER_SIZE ||
+      !inFile(header.manifest_offset, header.manifest_size, size))
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: invalid header");
+
+  const uint8_t *manifestData = data + header.manifest_offset;
+  flatbuffers::Verifier verifier(manifestData, header.manifest_size);
+  if (!kiln::artifact::VerifyModelBuffer(verifier))
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: the manifest does not verify");
+  const kiln::artifact::Model *manifest = kiln::artifact::GetModel(manifestData);
+  if (kiln_status_t status = readTensors(manifest->inputs(), "input", model->inputs))
+    return status;
+  if (kiln_status_t status = readTensors(manifest->outputs(), "output", model->outputs))
+    return status;
+  model->arenaBytes = manifest->arena_bytes();
+  if (!inFile(manifest->weights_offset(), manifest->weights_size(), size) ||
+      manifest->weights_offset() % KILN_WEIGHTS_ALIGNMENT != 0)
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: invalid weights section");
+  model->weights = data + manifest->weights_offset();
+
+  const kiln::artifact::Code *host = nullptr;
+  for (const kiln::artifact::Code *code : *manifest->code()) {
+    if (!inFile(code->offset(), code->size(), size))
+      return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: code section out of bounds");
+    if (code->kind() == kiln::artifact::CodeKind::HostSharedObject)
+      host = code;
+  }
+  if (!host)
+    return makeStatus(KILN_STATUS_UNAVAILABLE, "the artifact has no code for the host CPU");
+  // x86-64-vN names the micro-architecture level the code needs.
+  const std::string target = host->target()->str();
+  int needed = target.rfind("x86-64-v", 0) == 0 ? atoi(target.c_str() + 8) : 1;
+  if (needed > hostLevel())
+    return makeStatus(KILN_STATUS_UNAVAILABLE,
+                      "the host code was compiled for %s, which this CPU does not support "
+                      "(it is x86-64-v%d); compile with --host-cpu=native or an older level",
+                      target.c_str(), hostLevel());
+  return loadHostCode(model, data + host->offset(), host->size());
+}
+
+kiln_status_t finishLoad(std::unique_ptr<kiln_model_t> model, kiln_model_t **out_model) {
+  if (kiln_status_t status = verifyAndLoad(model.get()))
+    return status;
+  *out_model = model.release();
+  return nullptr;
+}
+
+kiln_status_t describe(const std::vector<TensorInfo> &list, size_t index, const char *what,
+                       kiln_tensor_info_t *out) {
+  if (index >= list.size())
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s index %zu is out of range (the model has %zu)",
+                      what, index, list.size());
+  const TensorInfo &info = list[index];
+  *out = {info.name.c_str(), info.dtype, info.shape.size(), info.shape.data(), info.byteSize};
+  return nullptr;
+}
+
+/// Checks a caller's tensor against the model's.
+kiln_status_t checkTensor(const kiln_tensor_t &tensor, const TensorInfo &info, const char *what) {
+  if (tensor.dtype != info.dtype)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s '%s' has dtype %s; the model expects %s", what,
+                      info.name.c_str(), kiln_dtype_name(tensor.dtype), kiln_dtype_name(info.dtype));
+  bool sameShape = tensor.rank == info.shape.size() &&
+                   (tensor.rank == 0 ||
+                    (tensor.shape && memcmp(tensor.shape, info.shape.data(),
+                                            tensor.rank * sizeof(int64_t)) == 0));
+  if (!sameShape) {
+    std::string expected;
+    for (int64_t dim : info.shape)
+      expected += (expected.empty() ? "" : "x") + std::to_string(dim);
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s '%s' has the wrong shape; the model expects %s",
+                      what, info.name.c_str(), expected.empty() ? "a scalar" : expected.c_str());
+  }
+  if (tensor.byte_size != info.byteSize)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s '%s' has %zu bytes; the model expects %zu", what,
+                      info.name.c_str(), tensor.byte_size, info.byteSize);
+  if (!tensor.data && info.byteSize)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s '%s' has no data", what, info.name.c_str());
+  return nullptr;
+}
+
+/// The model tensor named `name`, or the list's size.
+size_t find(const std::vector<TensorInfo> &list, const char *name) {
+  for (size_t i = 0; i < list.size(); ++i)
+    if (name && list[i].name == name)
+      return i;
+  return list.size();
+}
+
+} // namespace
+
+extern "C" {
+
+kiln_status_code_t kiln_status_code(kiln_status_t status) {
+  return status ? status->code : KILN_STATUS_OK;
+}
+
+const char *kiln_status_message(kiln_status_t status) {
+  return status ? status->message.c_str() : "";
+}
+
+void kiln_status_free(kiln_status_t status) {
+  if (status != &outOfMemory)
+    delete status;
+}
+
+size_t kiln_dtype_size(kiln_dtype_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_F64: case KILN_DTYPE_I64: case KILN_DTYPE_U64: return 8;
+  case KILN_DTYPE_F32: case KILN_DTYPE_I32: case KILN_DTYPE_U32: return 4;
+  case KILN_DTYPE_F16: case KILN_DTYPE_BF16: case KILN_DTYPE_I16: case KILN_DTYPE_U16: return 2;
+  case KILN_DTYPE_I8: case KILN_DTYPE_U8: case KILN_DTYPE_BOOL:
+  case KILN_DTYPE_F8E4M3FN: case KILN_DTYPE_F8E5M2: return 1;
+  }
+  return 0;
+}
+
+const char *kiln_dtype_name(kiln_dtype_t dtype) {
+  static const char *const names[] = {"f32", "f16", "bf16", "f64", "i8", "i16", "i32", "i64",
+                                      "u8", "u16", "u32", "u64", "bool", "f8e4m3fn", "f8e5m2"};
+  unsigned index = unsigned(dtype);
+  return index < sizeof(names) / sizeof(names[0]) ? names[index] : "unknown";
+}
+
+kiln_status_t kiln_model_load_file(const char *path, const kiln_model_options_t *options,
+                                   kiln_model_t **out_model) {
+  if (!path || !out_model)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_model_load_file: path and out_model must not be NULL");
+  *out_model = nullptr;
+  if (options && options->api_version > KILN_API_VERSION)
+    return makeStatus(KILN_STATUS_UNIMPLEMENTED, "options of API version %u; this runtime has %u",
+                      options->api_version, KILN_API_VERSION);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return makeStatus(errno == ENOENT ? KILN_STATUS_NOT_FOUND : KILN_STATUS_INVALID_ARGUMENT,
+                      "cannot open '%s': %s", path, strerror(errno));
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    close(fd);
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "'%s' is not a regular file", path);
+  }
+  auto model = std::unique_ptr<kiln_model_t>(new (std::nothrow) kiln_model_t);
+  if (!model) {
+    close(fd);
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (info.st_size > 0) {
+    void *mapping = mmap(nullptr, size_t(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (mapping == MAP_FAILED) {
+      close(fd);
+      return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot map '%s': %s", path, strerror(errno));
+    }
+    model->storage.data = static_cast<uint8_t *>(mapping);
+    model->storage.size = size_t(info.st_size);
+    model->storage.mapped = true;
+  }
+  close(fd);
+  kiln_status_t status = finishLoad(std::move(model), out_model);
+  if (status)
+    status->message = std::string(path) + ": " + status->message;
+  return status;
+}
+
+kiln_status_t kiln_model_load_memory(const void *data, size_t size,
+                                     const kiln_model_options_t *options, kiln_model_t **out_model) {
+  if (!data || !out_model)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_model_load_memory: data and out_model must not be NULL");
+  *out_model = nullptr;
+  if (options && options->api_version > KILN_API_VERSION)
+    return makeStatus(KILN_STATUS_UNIMPLEMENTED, "options of API version %u; this runtime has %u",
+                      options->api_version, KILN_API_VERSION);
+  auto model = std::unique_ptr<kiln_model_t>(new (std::nothrow) kiln_model_t);
+  void *copy = nullptr;
+  if (!model || posix_memalign(&copy, KILN_WEIGHTS_ALIGNMENT, size ? size : 1) != 0)
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory copying a %zu-byte artifact", size);
+  memcpy(copy, data, size);
+  model->storage.data = static_cast<uint8_t *>(copy);
+  model->storage.size = size;
+  return finishLoad(std::move(model), out_model);
+}
+
+void kiln_model_retain(kiln_model_t *model) {
+  if (model)
+    model->references.fetch_add(1, std::memory_order_relaxed);
+}
+
+void kiln_model_release(kiln_model_t *model) {
+  if (model && model->references.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    delete model;
+}
+
+size_t kiln_model_input_count(const kiln_model_t *model) { return model ? model->inputs.size() : 0; }
+size_t kiln_model_output_count(const kiln_model_t *model) { return model ? model->outputs.size() : 0; }
+uint64_t kiln_model_arena_bytes(const kiln_model_t *model) { return model ? model->arenaBytes : 0; }
+
+kiln_status_t kiln_model_input_info(const kiln_model_t *model, size_t index, kiln_tensor_info_t *out_info) {
+  if (!model || !out_info)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_model_input_info: model and out_info must not be NULL");
+  return describe(model->inputs, index, "input", out_info);
+}
+
+kiln_status_t kiln_model_output_info(const kiln_model_t *model, size_t index, kiln_tensor_info_t *out_info) {
+  if (!model || !out_info)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_model_output_info: model and out_info must not be NULL");
+  return describe(model->outputs, index, "output", out_info);
+}
+
+kiln_status_t kiln_session_create(kiln_model_t *model, const kiln_session_options_t *options,
+                                  kiln_session_t **out_session) {
+  if (!model || !out_session)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_create: model and out_session must not be NULL");
+  *out_session = nullptr;
+  if (options && options->api_version > KILN_API_VERSION)
+    return makeStatus(KILN_STATUS_UNIMPLEMENTED, "options of API version %u; this runtime has %u",
+                      options->api_version, KILN_API_VERSION);
+  const char *device = options && options->device ? options->device : "host";
+  if (strcmp(device, "host") != 0)
+    return makeStatus(KILN_STATUS_UNAVAILABLE,
+                      "device '%s' is not available: this runtime runs models on 'host' only", device);
+  void *arena = nullptr;
+  if (posix_memalign(&arena, 64, model->arenaBytes ? model->arenaBytes : 1) != 0)
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot allocate the %llu-byte activation arena",
+                      (unsigned long long)model->arenaBytes);
+  auto *session = new (std::nothrow) kiln_session_s{model, arena, {}};
+  if (!session) {
+    free(arena);
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  kiln_model_retain(model);
+  *out_session = session;
+  return nullptr;
+}
+
+void kiln_session_destroy(kiln_session_t *session) { delete session; }
+
+kiln_status_t kiln_session_run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t input_count,
+                               kiln_tensor_t *outputs, size_t output_count) {
+  if (!session || (input_count && !inputs) || (output_count && !outputs))
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_run: session, inputs and outputs must not be NULL");
+  kiln_model_t *model = session->model;
+  size_t numInputs = model->inputs.size(), numOutputs = model->outputs.size();
+  // Buffers in the entry point's order: inputs, outputs, arena, weights.
+  std::vector<void *> buffers(numInputs + numOutputs + 2, nullptr);
+  std::vector<bool> seen(numInputs, false);
+  for (size_t i = 0; i < input_count; ++i) {
+    size_t index = find(model->inputs, inputs[i].name);
+    if (index == numInputs)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "the model has no input named '%s'",
+                        inputs[i].name ? inputs[i].name : "(null)");
+    if (seen[index])
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "input '%s' is given twice", inputs[i].name);
+    seen[index] = true;
+    if (kiln_status_t status = checkTensor(inputs[i], model->inputs[index], "input"))
+      return status;
+    buffers[index] = inputs[i].data;
+  }
+  for (size_t i = 0; i < numInputs; ++i)
+    if (!seen[i])
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "input '%s' is missing", model->inputs[i].name.c_str());
+
+  // Outputs the caller leaves to the session get fresh buffers.
+  std::vector<bool> written(numOutputs, false);
+  std::vector<void *> fresh;
+  auto dropFresh = [&] {
+    for (void *buffer : fresh)
+      free(buffer);
+  };
+  for (size_t i = 0; i < output_count; ++i) {
+    size_t index = find(model->outputs, outputs[i].name);
+    kiln_status_t status = nullptr;
+    if (index == numOutputs)
+      status = makeStatus(KILN_STATUS_INVALID_ARGUMENT, "the model has no output named '%s'",
+                          outputs[i].name ? outputs[i].name : "(null)");
+    else if (written[index])
+      status = makeStatus(KILN_STATUS_INVALID_ARGUMENT, "output '%s' is asked for twice", outputs[i].name);
+    else if (outputs[i].data)
+      status = checkTensor(outputs[i], model->outputs[index], "output");
+    if (status) {
+      dropFresh();
+      return status;
+    }
+    written[index] = true;
+    void *buffer = outputs[i].data;
+    if (!buffer) {
+      if (posix_memalign(&buffer, 64, model->outputs[index].byteSize ? model->outputs[index].byteSize : 1) != 0) {
+        dropFresh();
+        return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot allocate output '%s'", outputs[i].name);
+      }
+      fresh.push_back(buffer);
+    }
+    buffers[numInputs + index] = buffer;
+  }
+  // Outputs nobody asked for still need somewhere to go.
+  for (size_t i = 0; i < numOutputs; ++i) {
+    if (written[i])
+      continue;
+    void *buffer = nullptr;
+    if (posix_memalign(&buffer, 64, model->outputs[i].byteSize ? model->outputs[i].byteSize : 1) != 0) {
+      dropFresh();
+      return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot allocate output '%s'",
+                        model->outputs[i].name.c_str());
+    }
+    fresh.push_back(buffer);
+    buffers[numInputs + i] = buffer;
+  }
+  buffers[numInputs + numOutputs] = session->arena;
+  buffers[numInputs + numOutputs + 1] = const_cast<uint8_t *>(model->weights);
+
+  model->entry(buffers.data());
+
+  // Hand out the session-owned outputs; the previous run's are freed.
+  for (void *old : session->ownedOutputs)
+    free(old);
+  session->ownedOutputs.clear();
+  for (size_t i = 0; i < output_count; ++i) {
+    size_t index = find(model->outputs, outputs[i].name);
+    const TensorInfo &info = model->outputs[index];
+    if (!outputs[i].data) {
+      outputs[i].data = buffers[numInputs + index];
+      outputs[i].dtype = info.dtype;
+      outputs[i].rank = info.shape.size();
+      outputs[i].shape = info.shape.data();
+      outputs[i].byte_size = info.byteSize;
+    }
+  }
+  session->ownedOutputs = std::move(fresh);
+  return nullptr;
+}
+
+} // extern "C"

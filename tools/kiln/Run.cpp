@@ -1,0 +1,107 @@
+//===- Run.cpp - kiln run: an artifact on .npy inputs ---------------------===//
+
+#include "Commands.h"
+#include "Npy.h"
+
+#include "kiln/runtime.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+
+#include <map>
+#include <memory>
+
+using namespace llvm;
+
+namespace kiln {
+
+cl::SubCommand runCommand("run", "Run a compiled model on .npy inputs");
+
+namespace {
+
+cl::opt<std::string> artifactFile(cl::Positional, cl::desc("<model.kiln>"), cl::Required,
+                                  cl::sub(runCommand));
+cl::list<std::string> inputs("input", cl::desc("An input: NAME=FILE.npy (repeatable)"),
+                             cl::value_desc("name=file"), cl::sub(runCommand));
+cl::opt<std::string> outputDir("output-dir", cl::desc("Where to write OUTPUT_NAME.npy files"),
+                               cl::value_desc("dir"), cl::init("."), cl::sub(runCommand));
+cl::opt<std::string> device("device", cl::desc("Where to run: host"), cl::init("host"),
+                            cl::sub(runCommand));
+
+int fail(const Twine &message) {
+  WithColor::error(errs(), "kiln") << message << "\n";
+  return 1;
+}
+
+int fail(kiln_status_t status) {
+  int code = fail(kiln_status_message(status));
+  kiln_status_free(status);
+  return code;
+}
+
+struct ModelDeleter {
+  void operator()(kiln_model_t *model) { kiln_model_release(model); }
+};
+struct SessionDeleter {
+  void operator()(kiln_session_t *session) { kiln_session_destroy(session); }
+};
+
+} // namespace
+
+int runModel() {
+  kiln_model_t *rawModel = nullptr;
+  if (kiln_status_t status = kiln_model_load_file(artifactFile.c_str(), nullptr, &rawModel))
+    return fail(status);
+  std::unique_ptr<kiln_model_t, ModelDeleter> model(rawModel);
+
+  // Inputs, as the runtime will check them against the model.
+  std::map<std::string, NpyArray> arrays;
+  for (const std::string &spec : inputs) {
+    size_t equals = spec.rfind('=');
+    if (equals == std::string::npos || equals == 0)
+      return fail("--input wants NAME=FILE.npy, got '" + spec + "'");
+    std::string name = spec.substr(0, equals);
+    if (arrays.count(name))
+      return fail("input '" + name + "' is given twice");
+    if (std::string error = readNpy(spec.substr(equals + 1), arrays[name]); !error.empty())
+      return fail(error);
+  }
+  std::vector<kiln_tensor_t> tensors;
+  for (auto &[name, array] : arrays)
+    tensors.push_back({name.c_str(), array.dtype, array.shape.size(), array.shape.data(),
+                       array.data.data(), array.data.size()});
+
+  std::vector<kiln_tensor_t> outputs(kiln_model_output_count(model.get()));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    kiln_tensor_info_t info;
+    if (kiln_status_t status = kiln_model_output_info(model.get(), i, &info))
+      return fail(status);
+    outputs[i] = {info.name, info.dtype, 0, nullptr, nullptr, 0};
+  }
+
+  kiln_session_options_t options = {KILN_API_VERSION, device.c_str()};
+  kiln_session_t *rawSession = nullptr;
+  if (kiln_status_t status = kiln_session_create(model.get(), &options, &rawSession))
+    return fail(status);
+  std::unique_ptr<kiln_session_t, SessionDeleter> session(rawSession);
+  if (kiln_status_t status = kiln_session_run(session.get(), tensors.data(), tensors.size(),
+                                              outputs.data(), outputs.size()))
+    return fail(status);
+
+  if (std::error_code ec = sys::fs::create_directories(outputDir))
+    return fail("cannot create '" + outputDir + "': " + ec.message());
+  for (const kiln_tensor_t &output : outputs) {
+    SmallString<128> path(outputDir);
+    sys::path::append(path, std::string(output.name) + ".npy");
+    std::vector<int64_t> shape(output.shape, output.shape + output.rank);
+    if (std::string error = writeNpy(std::string(path), output.dtype, shape, output.data,
+                                     output.byte_size);
+        !error.empty())
+      return fail(error);
+    outs() << "wrote " << path << "\n";
+  }
+  return 0;
+}
+
+} // namespace kiln
