@@ -2,7 +2,7 @@
 # Installs what kiln's build and tests need on Debian 12 (bookworm): LLVM and
 # MLIR 22, lld, AMD's device libraries, protobuf and ONNX headers, Catch2,
 # CMake and Ninja from Debian's packages, and onnx and numpy from PyPI (test
-# models, reference data). Safe to run again: it installs only what is
+# models, onnxruntime for reference outputs). Safe to run again: it installs only what is
 # missing. The CUDA toolkit (ptxas, libdevice) comes with the machine.
 set -euo pipefail
 
@@ -27,8 +27,8 @@ if ((${#missing[@]})); then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-python_packages=(onnx numpy)
-if ! python3 -c "import onnx, numpy" 2>/dev/null; then
+python_packages=(onnx numpy onnxruntime)
+if ! python3 -c "import onnx, numpy, onnxruntime" 2>/dev/null; then
   echo "kiln setup: installing ${python_packages[*]} from PyPI"
   if ! python3 -m pip --version >/dev/null 2>&1; then
     sudo=""
