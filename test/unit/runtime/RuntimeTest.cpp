@@ -1,0 +1,245 @@
+// The runtime's C API: loading and verification, sessions, runs, and every
+// kind of bad input getting a status rather than a crash.
+//
+// The tests load a small artifact (conv_relu: 1x3x32x32 -> 1x16x32x32) that
+// CTest compiles first and names in $KILN_TEST_ARTIFACT.
+
+#include "kiln/runtime.h"
+
+#include "format.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+std::string artifactPath() {
+  const char *path = std::getenv("KILN_TEST_ARTIFACT");
+  REQUIRE(path);
+  return path;
+}
+
+std::string readArtifact() {
+  std::ifstream file(artifactPath(), std::ios::binary);
+  REQUIRE(file);
+  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+}
+
+/// Takes a status, returning its code and freeing it.
+kiln_status_code_t codeOf(kiln_status_t status, std::string *message = nullptr) {
+  kiln_status_code_t code = kiln_status_code(status);
+  if (message)
+    *message = kiln_status_message(status);
+  kiln_status_free(status);
+  return code;
+}
+
+const int64_t kInputShape[] = {1, 3, 32, 32};
+const int64_t kOutputShape[] = {1, 16, 32, 32};
+constexpr size_t kInputBytes = 1 * 3 * 32 * 32 * 4, kOutputBytes = 1 * 16 * 32 * 32 * 4;
+
+struct Loaded {
+  kiln_model_t *model = nullptr;
+  kiln_session_t *session = nullptr;
+  Loaded() {
+    REQUIRE(codeOf(kiln_model_load_file(artifactPath().c_str(), nullptr, &model)) == KILN_STATUS_OK);
+    REQUIRE(codeOf(kiln_session_create(model, nullptr, &session)) == KILN_STATUS_OK);
+  }
+  ~Loaded() {
+    kiln_session_destroy(session);
+    kiln_model_release(model);
+  }
+};
+
+} // namespace
+
+TEST_CASE("a model describes its inputs and outputs", "[runtime]") {
+  Loaded loaded;
+  REQUIRE(kiln_model_input_count(loaded.model) == 1);
+  REQUIRE(kiln_model_output_count(loaded.model) == 1);
+  kiln_tensor_info_t info;
+  REQUIRE(codeOf(kiln_model_input_info(loaded.model, 0, &info)) == KILN_STATUS_OK);
+  CHECK(std::string(info.name) == "input");
+  CHECK(info.dtype == KILN_DTYPE_F32);
+  CHECK(std::vector<int64_t>(info.shape, info.shape + info.rank) ==
+        std::vector<int64_t>(std::begin(kInputShape), std::end(kInputShape)));
+  CHECK(info.byte_size == kInputBytes);
+  REQUIRE(codeOf(kiln_model_output_info(loaded.model, 0, &info)) == KILN_STATUS_OK);
+  CHECK(std::string(info.name) == "output");
+  CHECK(kiln_model_arena_bytes(loaded.model) > 0);
+  CHECK(codeOf(kiln_model_input_info(loaded.model, 1, &info)) == KILN_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_CASE("runs are deterministic, in place or into session buffers", "[runtime]") {
+  Loaded loaded;
+  std::vector<float> input(kInputBytes / 4);
+  for (size_t i = 0; i < input.size(); ++i)
+    input[i] = float(int(i % 7) - 3) * 0.25f;
+  kiln_tensor_t in = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
+
+  kiln_tensor_t out = {"output", KILN_DTYPE_F32, 0, nullptr, nullptr, 0};
+  REQUIRE(codeOf(kiln_session_run(loaded.session, &in, 1, &out, 1)) == KILN_STATUS_OK);
+  REQUIRE(out.data);
+  CHECK(out.rank == 4);
+  CHECK(out.byte_size == kOutputBytes);
+  std::vector<float> first(static_cast<float *>(out.data), static_cast<float *>(out.data) + kOutputBytes / 4);
+  // A ReLU's output is never negative, and this input makes some positive.
+  CHECK(*std::min_element(first.begin(), first.end()) >= 0.0f);
+  CHECK(*std::max_element(first.begin(), first.end()) > 0.0f);
+
+  std::vector<float> mine(kOutputBytes / 4, -1.0f);
+  kiln_tensor_t into = {"output", KILN_DTYPE_F32, 4, kOutputShape, mine.data(), kOutputBytes};
+  REQUIRE(codeOf(kiln_session_run(loaded.session, &in, 1, &into, 1)) == KILN_STATUS_OK);
+  CHECK(mine == first);
+
+  // Outputs nobody asks for are computed and dropped.
+  REQUIRE(codeOf(kiln_session_run(loaded.session, &in, 1, nullptr, 0)) == KILN_STATUS_OK);
+}
+
+TEST_CASE("a model is shared by sessions on several threads", "[runtime]") {
+  kiln_model_t *model = nullptr;
+  REQUIRE(codeOf(kiln_model_load_file(artifactPath().c_str(), nullptr, &model)) == KILN_STATUS_OK);
+  std::vector<float> input(kInputBytes / 4, 0.5f);
+  std::vector<std::vector<float>> results(4, std::vector<float>(kOutputBytes / 4));
+  std::vector<kiln_status_code_t> codes(4, KILN_STATUS_INTERNAL);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      kiln_session_t *session = nullptr;
+      codes[t] = codeOf(kiln_session_create(model, nullptr, &session));
+      if (codes[t] != KILN_STATUS_OK)
+        return;
+      kiln_tensor_t in = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
+      kiln_tensor_t out = {"output", KILN_DTYPE_F32, 4, kOutputShape, results[t].data(), kOutputBytes};
+      for (int i = 0; i < 5 && codes[t] == KILN_STATUS_OK; ++i)
+        codes[t] = codeOf(kiln_session_run(session, &in, 1, &out, 1));
+      kiln_session_destroy(session);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  kiln_model_release(model); // the sessions held their own references
+  for (int t = 0; t < 4; ++t) {
+    CHECK(codes[t] == KILN_STATUS_OK);
+    CHECK(results[t] == results[0]);
+  }
+}
+
+TEST_CASE("bad arguments get statuses", "[runtime]") {
+  kiln_model_t *model = nullptr;
+  CHECK(codeOf(kiln_model_load_file(nullptr, nullptr, &model)) == KILN_STATUS_INVALID_ARGUMENT);
+  CHECK(codeOf(kiln_model_load_file("x", nullptr, nullptr)) == KILN_STATUS_INVALID_ARGUMENT);
+  CHECK(codeOf(kiln_model_load_memory(nullptr, 10, nullptr, &model)) == KILN_STATUS_INVALID_ARGUMENT);
+  std::string message;
+  CHECK(codeOf(kiln_model_load_file("/nonexistent/model.kiln", nullptr, &model), &message) ==
+        KILN_STATUS_NOT_FOUND);
+  CHECK(message.find("/nonexistent/model.kiln") != std::string::npos);
+  CHECK(codeOf(kiln_session_create(nullptr, nullptr, nullptr)) == KILN_STATUS_INVALID_ARGUMENT);
+  CHECK(codeOf(kiln_session_run(nullptr, nullptr, 0, nullptr, 0)) == KILN_STATUS_INVALID_ARGUMENT);
+  kiln_model_options_t future = {KILN_API_VERSION + 1};
+  CHECK(codeOf(kiln_model_load_file(artifactPath().c_str(), &future, &model)) == KILN_STATUS_UNIMPLEMENTED);
+  // NULL is a valid status, model and session for the query and free calls.
+  CHECK(kiln_status_code(nullptr) == KILN_STATUS_OK);
+  CHECK(std::string(kiln_status_message(nullptr)).empty());
+  kiln_status_free(nullptr);
+  kiln_model_release(nullptr);
+  kiln_session_destroy(nullptr);
+  CHECK(kiln_model_input_count(nullptr) == 0);
+}
+
+TEST_CASE("devices this runtime cannot use are refused", "[runtime]") {
+  Loaded loaded;
+  kiln_session_options_t options = {KILN_API_VERSION, "cuda:0"};
+  kiln_session_t *session = nullptr;
+  std::string message;
+  CHECK(codeOf(kiln_session_create(loaded.model, &options, &session), &message) == KILN_STATUS_UNAVAILABLE);
+  CHECK(message.find("cuda:0") != std::string::npos);
+  CHECK(session == nullptr);
+}
+
+TEST_CASE("wrong inputs and outputs are named in the status", "[runtime]") {
+  Loaded loaded;
+  std::vector<float> input(kInputBytes / 4, 1.0f), output(kOutputBytes / 4);
+  kiln_tensor_t good = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
+  auto run = [&](std::vector<kiln_tensor_t> ins, std::vector<kiln_tensor_t> outs) {
+    std::string message;
+    kiln_status_code_t code = codeOf(
+        kiln_session_run(loaded.session, ins.data(), ins.size(), outs.data(), outs.size()), &message);
+    CHECK(code == KILN_STATUS_INVALID_ARGUMENT);
+    return message;
+  };
+  CHECK(run({}, {}) == "input 'input' is missing");
+  kiln_tensor_t unknown = good;
+  unknown.name = "image";
+  CHECK(run({unknown}, {}) == "the model has no input named 'image'");
+  CHECK(run({good, good}, {}) == "input 'input' is given twice");
+  kiln_tensor_t wrongType = good;
+  wrongType.dtype = KILN_DTYPE_F16;
+  CHECK(run({wrongType}, {}) == "input 'input' has dtype f16; the model expects f32");
+  const int64_t otherShape[] = {1, 3, 16, 64};
+  kiln_tensor_t wrongShape = good;
+  wrongShape.shape = otherShape;
+  CHECK(run({wrongShape}, {}) == "input 'input' has the wrong shape; the model expects 1x3x32x32");
+  kiln_tensor_t wrongSize = good;
+  wrongSize.byte_size = 12;
+  CHECK(run({wrongSize}, {}) == "input 'input' has 12 bytes; the model expects 12288");
+  kiln_tensor_t noData = good;
+  noData.data = nullptr;
+  CHECK(run({noData}, {}) == "input 'input' has no data");
+  kiln_tensor_t badOutput = {"output", KILN_DTYPE_F32, 4, kOutputShape, output.data(), 4};
+  CHECK(run({good}, {badOutput}) == "output 'output' has 4 bytes; the model expects 65536");
+  kiln_tensor_t unknownOutput = {"logits", KILN_DTYPE_F32, 0, nullptr, nullptr, 0};
+  CHECK(run({good}, {unknownOutput}) == "the model has no output named 'logits'");
+}
+
+TEST_CASE("truncated and corrupt artifacts are refused", "[runtime][verify]") {
+  std::string bytes = readArtifact();
+  auto load = [](const std::string &data, std::string *message = nullptr) {
+    kiln_model_t *model = nullptr;
+    kiln_status_code_t code = codeOf(kiln_model_load_memory(data.data(), data.size(), nullptr, &model), message);
+    kiln_model_release(model);
+    return code;
+  };
+  REQUIRE(load(bytes) == KILN_STATUS_OK);
+
+  std::string message;
+  CHECK(load(bytes.substr(0, 10), &message) == KILN_STATUS_DATA_LOSS);
+  CHECK(message == "not a kiln artifact: only 10 bytes");
+  for (size_t size : {size_t(0), size_t(64), bytes.size() / 2, bytes.size() - 1})
+    CHECK(load(bytes.substr(0, size)) == KILN_STATUS_DATA_LOSS);
+  CHECK(load("This is not a kiln artifact; it is a sentence that is long enough.", &message) ==
+        KILN_STATUS_DATA_LOSS);
+  CHECK(message == "not a kiln artifact (wrong magic number)");
+
+  // Every single-byte change anywhere is caught (a bumped format version is
+  // reported as such).
+  size_t caught = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::string changed = bytes;
+    changed[i] = char(changed[i] ^ 0x5a);
+    kiln_status_code_t code = load(changed);
+    caught += code == KILN_STATUS_DATA_LOSS || code == KILN_STATUS_UNIMPLEMENTED;
+  }
+  CHECK(caught == bytes.size());
+}
+
+TEST_CASE("a newer format version is named", "[runtime][verify]") {
+  std::string bytes = readArtifact();
+  kiln_file_header_t header;
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  header.format_version = KILN_FORMAT_VERSION + 1;
+  std::memcpy(bytes.data(), &header, sizeof(header));
+  header.checksum = kiln_checksum(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+  std::memcpy(bytes.data(), &header, sizeof(header));
+  kiln_model_t *model = nullptr;
+  std::string message;
+  CHECK(codeOf(kiln_model_load_memory(bytes.data(), bytes.size(), nullptr, &model), &message) ==
+        KILN_STATUS_UNIMPLEMENTED);
+  CHECK(message == "the artifact has format version 2; this runtime reads up to version 1");
+}
