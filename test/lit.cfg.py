@@ -31,6 +31,9 @@ config.substitutions.append(
     ("%generate-model", "%s %s" % (config.python_executable,
                                    os.path.join(test_dir, "models", "generate.py"))))
 config.substitutions.append(("%models", config.kiln_models_dir))
+config.substitutions.append(("%kiln_build", config.kiln_build_dir))
+config.substitutions.append(("%kiln_source", os.path.dirname(test_dir)))
+config.substitutions.append(("%cmake", config.cmake_command))
 
 if shutil.which("ptxas", path=config.environment["PATH"]):
     config.available_features.add("ptxas")

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Installs what kiln's build and tests need on Debian 12 (bookworm): LLVM and
-# MLIR 22, lld, AMD's device libraries, protobuf and ONNX headers, Catch2,
-# CMake and Ninja from Debian's packages, and onnx and numpy from PyPI (test
+# MLIR 22, lld, AMD's device libraries, protobuf, ONNX and FlatBuffers
+# headers, Catch2, CMake and Ninja from Debian's packages, and onnx and numpy from PyPI (test
 # models, onnxruntime for reference outputs). Safe to run again: it installs only what is
 # missing. The CUDA toolkit (ptxas, libdevice) comes with the machine.
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ python3
+  cmake ninja-build g++ python3 pkg-config
   llvm-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22
   rocm-device-libs
   libonnx-dev libprotobuf-dev protobuf-compiler
+  libflatbuffers-dev flatbuffers-compiler
   catch2
 )
 

@@ -132,8 +132,11 @@ llvm::FailureOr<std::string> compileHostObject(mlir::ModuleOp module, llvm::Stri
 }
 
 llvm::FailureOr<std::string> linkHostCode(mlir::ModuleOp module, llvm::StringRef object) {
+  // The code calls libm (erff, tanhf, ...): it names libm itself, so that it
+  // loads whatever scope the runtime was loaded in.
   return linkSharedObject(llvm::ArrayRef<char>(object.data(), object.size()),
-                          {"--no-undefined-version", "-z", "now"},
+                          {"-z", "now", "-L/lib/x86_64-linux-gnu", "-L/usr/lib/x86_64-linux-gnu",
+                           "-L/lib64", "-l:libm.so.6"},
                           [&] { return module.emitError(); });
 }
 
