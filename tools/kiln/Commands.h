@@ -11,6 +11,14 @@ namespace kiln {
 extern llvm::cl::SubCommand runCommand;
 int runModel();
 
+/// kiln inspect model.kiln
+extern llvm::cl::SubCommand inspectCommand;
+int inspectModel();
+
+/// kiln bench model.kiln --warmup N --iterations N
+extern llvm::cl::SubCommand benchCommand;
+int benchModel();
+
 } // namespace kiln
 
 #endif // KILN_TOOLS_KILN_COMMANDS_H

@@ -271,11 +271,17 @@ int main(int argc, char **argv) {
       "  kiln compile model.onnx --emit kiln\n"
       "  kiln compile model.onnx -o model.kiln\n"
       "  kiln run model.kiln --input input=x.npy --output-dir out/\n"
+      "  kiln inspect model.kiln\n"
+      "  kiln bench model.kiln --iterations 100\n"
       "  kiln compile model.onnx --target sm_90 --emit ptx -o model.ptx\n");
   if (compileCommand)
     return failed(runCompile()) || reportedError ? 1 : 0;
   if (kiln::runCommand)
     return kiln::runModel();
+  if (kiln::inspectCommand)
+    return kiln::inspectModel();
+  if (kiln::benchCommand)
+    return kiln::benchModel();
   errs() << "kiln: give a command; see 'kiln --help'\n";
   return 1;
 }

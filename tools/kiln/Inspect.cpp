@@ -1,0 +1,180 @@
+//===- Inspect.cpp - kiln inspect and kiln bench --------------------------===//
+
+#include "Commands.h"
+
+#include "artifact_generated.h"
+#include "format.h"
+#include "kiln/runtime.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+using namespace llvm;
+
+namespace kiln {
+
+cl::SubCommand inspectCommand("inspect", "Describe a compiled model");
+cl::SubCommand benchCommand("bench", "Time a compiled model's runs");
+
+namespace {
+
+cl::opt<std::string> inspectFile(cl::Positional, cl::desc("<model.kiln>"), cl::Required,
+                                 cl::sub(inspectCommand));
+cl::opt<std::string> benchFile(cl::Positional, cl::desc("<model.kiln>"), cl::Required,
+                               cl::sub(benchCommand));
+cl::opt<unsigned> warmup("warmup", cl::desc("Runs before timing"), cl::init(3),
+                         cl::sub(benchCommand));
+cl::opt<unsigned> iterations("iterations", cl::desc("Timed runs"), cl::init(20),
+                             cl::sub(benchCommand));
+cl::opt<std::string> benchDevice("device", cl::desc("Where to run: host"), cl::init("host"),
+                                 cl::sub(benchCommand));
+
+int fail(const Twine &message) {
+  WithColor::error(errs(), "kiln") << message << "\n";
+  return 1;
+}
+
+int fail(kiln_status_t status) {
+  int code = fail(kiln_status_message(status));
+  kiln_status_free(status);
+  return code;
+}
+
+std::string shapeOf(const int64_t *shape, size_t rank) {
+  std::string text;
+  for (size_t i = 0; i < rank; ++i)
+    text += (i ? "x" : "") + std::to_string(shape[i]);
+  return text.empty() ? "scalar" : text;
+}
+
+std::string bytes(uint64_t count) {
+  std::string text;
+  raw_string_ostream os(text);
+  if (count >= (1u << 20))
+    os << format("%.1f MiB", double(count) / (1 << 20));
+  else if (count >= (1u << 10))
+    os << format("%.1f KiB", double(count) / (1 << 10));
+  else
+    os << count << " B";
+  return text;
+}
+
+struct ModelDeleter {
+  void operator()(kiln_model_t *model) { kiln_model_release(model); }
+};
+using ModelPtr = std::unique_ptr<kiln_model_t, ModelDeleter>;
+
+} // namespace
+
+int inspectModel() {
+  // Loading verifies everything the listing then reads.
+  kiln_model_t *raw = nullptr;
+  if (kiln_status_t status = kiln_model_load_file(inspectFile.c_str(), nullptr, &raw))
+    return fail(status);
+  ModelPtr model(raw);
+  auto file = MemoryBuffer::getFile(inspectFile);
+  if (!file)
+    return fail("cannot read '" + inspectFile + "'");
+  const auto *data = reinterpret_cast<const uint8_t *>((*file)->getBufferStart());
+  kiln_file_header_t header;
+  memcpy(&header, data, sizeof(header));
+  const artifact::Model *manifest = artifact::GetModel(data + header.manifest_offset);
+
+  raw_ostream &os = outs();
+  os << inspectFile << ": kiln artifact, format version " << header.format_version << ", "
+     << bytes(header.file_size) << "\n";
+  if (manifest->producer())
+    os << "  producer: " << manifest->producer()->str() << "\n";
+  if (manifest->source())
+    os << "  source:   " << manifest->source()->str() << "\n";
+  os << "inputs:\n";
+  kiln_tensor_info_t info;
+  for (size_t i = 0; i < kiln_model_input_count(model.get()); ++i) {
+    kiln_status_free(kiln_model_input_info(model.get(), i, &info));
+    os << "  " << info.name << ": " << kiln_dtype_name(info.dtype) << " "
+       << shapeOf(info.shape, info.rank) << " (" << bytes(info.byte_size) << ")\n";
+  }
+  os << "outputs:\n";
+  for (size_t i = 0; i < kiln_model_output_count(model.get()); ++i) {
+    kiln_status_free(kiln_model_output_info(model.get(), i, &info));
+    os << "  " << info.name << ": " << kiln_dtype_name(info.dtype) << " "
+       << shapeOf(info.shape, info.rank) << " (" << bytes(info.byte_size) << ")\n";
+  }
+  os << "memory plan:\n  activation arena: " << bytes(manifest->arena_bytes()) << "\n";
+  os << "sections:\n";
+  os << "  header + manifest: " << bytes(KILN_HEADER_SIZE + header.manifest_size) << "\n";
+  for (const artifact::Code *code : *manifest->code())
+    os << "  code for " << code->target()->str() << " ("
+       << artifact::EnumNameCodeKind(code->kind()) << "): " << bytes(code->size()) << " at "
+       << code->offset() << "\n";
+  os << "  weights: " << bytes(manifest->weights_size()) << " at " << manifest->weights_offset()
+     << "\n";
+  return 0;
+}
+
+int benchModel() {
+  kiln_model_t *raw = nullptr;
+  if (kiln_status_t status = kiln_model_load_file(benchFile.c_str(), nullptr, &raw))
+    return fail(status);
+  ModelPtr model(raw);
+  if (iterations == 0)
+    return fail("--iterations must be at least 1");
+
+  // Inputs of small random values (integer inputs get zeros: valid indices).
+  std::mt19937 random(0);
+  std::vector<std::vector<uint8_t>> buffers;
+  std::vector<kiln_tensor_t> inputs;
+  for (size_t i = 0; i < kiln_model_input_count(model.get()); ++i) {
+    kiln_tensor_info_t info;
+    if (kiln_status_t status = kiln_model_input_info(model.get(), i, &info))
+      return fail(status);
+    buffers.emplace_back(info.byte_size, 0);
+    if (info.dtype == KILN_DTYPE_F32) {
+      std::normal_distribution<float> normal;
+      float *values = reinterpret_cast<float *>(buffers.back().data());
+      for (size_t k = 0; k < info.byte_size / sizeof(float); ++k)
+        values[k] = normal(random);
+    }
+    inputs.push_back({info.name, info.dtype, info.rank, info.shape, buffers.back().data(),
+                      info.byte_size});
+  }
+  kiln_session_options_t options = {KILN_API_VERSION, benchDevice.c_str()};
+  kiln_session_t *session = nullptr;
+  if (kiln_status_t status = kiln_session_create(model.get(), &options, &session))
+    return fail(status);
+  std::unique_ptr<kiln_session_t, void (*)(kiln_session_t *)> owner(session, kiln_session_destroy);
+
+  std::vector<double> times;
+  for (unsigned i = 0; i < warmup + iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (kiln_status_t status = kiln_session_run(session, inputs.data(), inputs.size(), nullptr, 0))
+      return fail(status);
+    std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
+    if (i >= warmup)
+      times.push_back(elapsed.count());
+  }
+  std::sort(times.begin(), times.end());
+  auto percentile = [&](double p) {
+    return times[std::min(times.size() - 1, size_t(p / 100.0 * double(times.size())))];
+  };
+  double mean = 0;
+  for (double t : times)
+    mean += t / double(times.size());
+  outs() << benchFile << " on " << benchDevice << ": " << iterations << " runs after " << warmup
+         << " warm-up runs\n"
+         << format("  latency: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, mean %.3f ms\n",
+                   percentile(50), percentile(90), percentile(99), mean)
+         << format("  throughput: %.2f runs/s\n", 1000.0 / mean);
+  return 0;
+}
+
+} // namespace kiln
