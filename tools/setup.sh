@@ -12,7 +12,7 @@ packages=(
   rocm-device-libs
   libonnx-dev libprotobuf-dev protobuf-compiler
   libflatbuffers-dev flatbuffers-compiler
-  catch2
+  catch2 libonnx-testdata
 )
 
 missing=()

@@ -57,13 +57,14 @@ std::string hostLevel(llvm::StringRef cpu) {
 
 llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::raw_ostream &errors) {
   // Memory is planned on buffers, before loops exist; math functions without
-  // an LLVM intrinsic (erf, tanh) become libm calls, which the runtime's
-  // process provides.
+  // an LLVM intrinsic (erf, tanh) become libm calls; bf16 conversions are
+  // expanded into integer arithmetic (no compiler-rt at load time).
   return mlir::parsePassPipeline(
       "kiln-lower-to-linalg,kiln-bufferize,kiln-plan-memory,canonicalize,"
       "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
       "expand-strided-metadata,finalize-memref-to-llvm,convert-math-to-llvm,"
-      "convert-math-to-libm,convert-arith-to-llvm,convert-index-to-llvm,"
+      "convert-math-to-libm,arith-expand{include-bf16=true},convert-arith-to-llvm,"
+      "convert-index-to-llvm,"
       "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},convert-cf-to-llvm,"
       "reconcile-unrealized-casts,canonicalize,cse",
       pm, errors);

@@ -150,8 +150,10 @@ LogicalResult Importer::checkOperators() {
   }
   for (auto &[key, nodes] : unsupported) {
     InFlightDiagnostic diag = error();
-    diag << "unsupported operator " << key << " (opset " << opset_ << ") at "
-         << nodes.size() << (nodes.size() == 1 ? " node: " : " nodes: ");
+    diag << "unsupported operator " << key;
+    if (opset_)
+      diag << " (opset " << opset_ << ")";
+    diag << " at " << nodes.size() << (nodes.size() == 1 ? " node: " : " nodes: ");
     size_t shown = std::min<size_t>(nodes.size(), 10);
     for (size_t n = 0; n < shown; ++n)
       diag << (n ? ", '" : "'") << nodes[n] << "'";
@@ -306,8 +308,16 @@ LogicalResult Importer::materialize(const std::string &name) {
 
 OwningOpRef<ModuleOp> Importer::run() {
   context_.loadDialect<KilnDialect, func::FuncDialect>();
-  if (failed(parseModel()) || failed(readOpset()) || failed(checkOperators()) ||
-      failed(orderNodes()))
+  if (failed(parseModel()))
+    return nullptr;
+  if (failed(readOpset())) {
+    // Without the default domain, the operators of other domains are the
+    // rest of the story.
+    if (opset_ == 0)
+      (void)checkOperators();
+    return nullptr;
+  }
+  if (failed(checkOperators()) || failed(orderNodes()))
     return nullptr;
 
   onnx::GraphProto &graph = *model_.mutable_graph();

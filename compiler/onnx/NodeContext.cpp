@@ -37,6 +37,14 @@ LogicalResult NodeContext::requireInputs(int count) {
   return success();
 }
 
+LogicalResult NodeContext::requireFloat(int index) {
+  Type element = inputType(index).getElementType();
+  if (!isa<FloatType>(element))
+    return error() << "the operator on " << element
+                   << " tensors is not supported; kiln supports it on floats";
+  return success();
+}
+
 Value NodeContext::input(int index) const {
   return values_.lookup(node_.input(index));
 }

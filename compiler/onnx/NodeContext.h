@@ -45,6 +45,9 @@ public:
   bool hasInput(int index) const;
   /// Reports an error unless the first `count` inputs are all present.
   mlir::LogicalResult requireInputs(int count);
+  /// Reports an error unless input `index` holds floats: kiln supports some
+  /// operators (Clip, pooling, Pow's base, the math functions) on floats only.
+  mlir::LogicalResult requireFloat(int index);
   mlir::Value input(int index) const;
   mlir::RankedTensorType inputType(int index) const;
   /// The values of a constant integer input (axes, shape, pads, ...);

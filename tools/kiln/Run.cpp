@@ -67,6 +67,16 @@ int runModel() {
     if (std::string error = readNpy(spec.substr(equals + 1), arrays[name]); !error.empty())
       return fail(error);
   }
+  // NumPy has no bfloat16: bf16 tensors travel as uint16 arrays of their
+  // bits, as onnx's numpy_helper writes them.
+  for (size_t i = 0; i < kiln_model_input_count(model.get()); ++i) {
+    kiln_tensor_info_t info;
+    if (kiln_status_t status = kiln_model_input_info(model.get(), i, &info))
+      return fail(status);
+    auto it = arrays.find(info.name);
+    if (it != arrays.end() && info.dtype == KILN_DTYPE_BF16 && it->second.dtype == KILN_DTYPE_U16)
+      it->second.dtype = KILN_DTYPE_BF16;
+  }
   std::vector<kiln_tensor_t> tensors;
   for (auto &[name, array] : arrays)
     tensors.push_back({name.c_str(), array.dtype, array.shape.size(), array.shape.data(),
@@ -95,7 +105,8 @@ int runModel() {
     SmallString<128> path(outputDir);
     sys::path::append(path, std::string(output.name) + ".npy");
     std::vector<int64_t> shape(output.shape, output.shape + output.rank);
-    if (std::string error = writeNpy(std::string(path), output.dtype, shape, output.data,
+    kiln_dtype_t dtype = output.dtype == KILN_DTYPE_BF16 ? KILN_DTYPE_U16 : output.dtype;
+    if (std::string error = writeNpy(std::string(path), dtype, shape, output.data,
                                      output.byte_size);
         !error.empty())
       return fail(error);

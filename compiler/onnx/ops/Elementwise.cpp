@@ -23,6 +23,8 @@ LogicalResult convertElementwise(NodeContext &ctx) {
   if (failed(ctx.requireInputs(binary ? 2 : 1)))
     return failure();
   Value x = ctx.input(0);
+  if (op == "Pow" && failed(ctx.requireFloat(0)))
+    return failure();
   if (binary) {
     Value y = ctx.input(1);
     if (op == "Add") return ctx.emit<AddOp>({x, y});
@@ -33,6 +35,9 @@ LogicalResult convertElementwise(NodeContext &ctx) {
     return ctx.emit<EqualOp>({x, y});
   }
 
+  // The unary operators compute on floats only.
+  if (failed(ctx.requireFloat(0)))
+    return failure();
   if (op == "Sqrt") return ctx.emit<SqrtOp>({x});
   if (op == "Exp") return ctx.emit<ExpOp>({x});
   if (op == "Erf") return ctx.emit<ErfOp>({x});
@@ -50,7 +55,7 @@ LogicalResult convertElementwise(NodeContext &ctx) {
 }
 
 LogicalResult convertClip(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
     return failure();
   // From opset 11 the bounds are optional inputs; an absent one is unbounded.
   double low = -std::numeric_limits<double>::infinity();

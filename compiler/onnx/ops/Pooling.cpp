@@ -8,7 +8,7 @@ using namespace mlir;
 namespace kiln {
 
 LogicalResult convertPool(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
     return failure();
   bool isMax = ctx.node().op_type() == "MaxPool";
   if (isMax && ctx.isOutputUsed(1))
