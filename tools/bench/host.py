@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""kiln on the host CPU against onnxruntime's CPU provider, side by side.
+
+    python3 tools/bench/host.py [--models resnet50,mobilenetv2,bert]
+                                [--threads 1] [--iterations 10] [--warmup 2]
+
+For each model (from test/models/generate.py, batch 1, BERT at sequence 128)
+it reports kiln's compile time, then the median latency of kiln (kiln bench)
+and of onnxruntime with the same number of threads on the same machine, and
+their ratio (kiln / onnxruntime: below 1 means kiln is faster).
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHAPES = {
+    "resnet50": {"input": [1, 3, 224, 224]},
+    "mobilenetv2": {"input": [1, 3, 224, 224]},
+    "bert": {"input_ids": [1, 128], "attention_mask": [1, 128]},
+}
+
+
+def onnxruntime_latency(path, shapes, threads, warmup, iterations):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    feed = {}
+    for value in session.get_inputs():
+        shape = shapes[value.name]
+        feed[value.name] = (np.ones(shape, np.int64) if "int64" in value.type
+                            else rng.standard_normal(shape).astype(np.float32))
+    for _ in range(warmup):
+        session.run(None, feed)
+    times = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        session.run(None, feed)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kiln", default=os.path.join(ROOT, "build", "bin", "kiln"))
+    parser.add_argument("--models", default="resnet50,mobilenetv2,bert")
+    parser.add_argument("--model-dir", default=os.path.join(ROOT, "build", "models"))
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+    args = parser.parse_args()
+    names = args.models.split(",")
+    missing = [n for n in names if not os.path.exists(os.path.join(args.model_dir, n + ".onnx"))]
+    if missing:
+        subprocess.run([sys.executable, os.path.join(ROOT, "test", "models", "generate.py"),
+                        "--out", args.model_dir, "--models", ",".join(missing)], check=True)
+
+    print(f"{'model':<12} {'compile':>8} {'kiln p50':>10} {'ort p50':>10} {'kiln/ort':>9}  "
+          f"(threads: {args.threads})")
+    with tempfile.TemporaryDirectory() as work:
+        for name in names:
+            path = os.path.join(args.model_dir, name + ".onnx")
+            artifact = os.path.join(work, name + ".kiln")
+            flags = [f"--input-shape={k}={'x'.join(map(str, v))}" for k, v in SHAPES[name].items()]
+            start = time.perf_counter()
+            subprocess.run([args.kiln, "compile", path, "-o", artifact] + flags, check=True)
+            compile_seconds = time.perf_counter() - start
+            bench = subprocess.run([args.kiln, "bench", artifact, "--warmup", str(args.warmup),
+                                    "--iterations", str(args.iterations)],
+                                   check=True, capture_output=True, text=True).stdout
+            kiln_ms = float(re.search(r"p50 ([0-9.]+) ms", bench).group(1))
+            ort_ms = onnxruntime_latency(path, SHAPES[name], args.threads, args.warmup,
+                                         args.iterations)
+            print(f"{name:<12} {compile_seconds:>7.1f}s {kiln_ms:>8.1f}ms {ort_ms:>8.1f}ms "
+                  f"{kiln_ms / ort_ms:>8.1f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
