@@ -1,10 +1,10 @@
 //===- MatmulLike.cpp - contractions as linalg ----------------------------===//
 //
-// Conv, Gemm and MatMul become linalg contractions accumulating in their
-// element type. A 2-D ungrouped convolution uses the named
-// linalg.conv_2d_nchw_fchw; every other convolution (1-D, 3-D, grouped,
-// depthwise) one linalg.generic whose maps carry groups, strides and
-// dilations.
+// Conv, Gemm and MatMul become linalg.generic contractions accumulating in
+// their element type. The maps carry groups, strides, dilations, transposes
+// and broadcast batch dimensions; the loop order puts a reduction outside
+// the innermost loop, which walks the output contiguously (i-k-j order), so
+// plain loops already stream memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,40 +75,28 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
     Value init = convAccumulator(rewriter, loc, op);
     int64_t spatial = type.getRank() - 2, group = int64_t(op.getGroup());
 
-    if (spatial == 2 && group == 1) {
-      auto vector2 = [&](ArrayRef<int64_t> values) {
-        return DenseIntElementsAttr::get(
-            RankedTensorType::get({2}, rewriter.getI64Type()), values);
-      };
-      auto conv = linalg::Conv2DNchwFchwOp::create(
-          rewriter, loc, TypeRange{type}, ValueRange{input, op.getWeight()},
-          ValueRange{init}, vector2(op.getStrides()), vector2(op.getDilations()));
-      rewriter.replaceOp(op, conv.getResults());
-      return success();
-    }
-
-    // Iteration space: n, g, f (filter within group), o_1..o_k | c, k_1..k_k.
+    // Iteration space: n, g, f (filter within group) | c, k_1..k_k | o_1..o_k.
+    // The output positions come last, so the innermost loop walks the
+    // output (and, at stride 1, the input) contiguously.
     auto weightType = op.getWeight().getType();
     int64_t filtersPerGroup = weightType.getDimSize(0) / group;
     int64_t channelsPerGroup = weightType.getDimSize(1);
     int64_t dims = 3 + 2 * spatial + 1;
     auto d = [&](int64_t i) { return rewriter.getAffineDimExpr(i); };
-    AffineExpr n = d(0), g = d(1), f = d(2), c = d(3 + spatial);
+    AffineExpr n = d(0), g = d(1), f = d(2), c = d(3);
     SmallVector<AffineExpr> inputExprs = {n, g * channelsPerGroup + c};
     SmallVector<AffineExpr> weightExprs = {g * filtersPerGroup + f, c};
-    SmallVector<AffineExpr> outputExprs = {n, g * filtersPerGroup + f};
     for (int64_t i = 0; i < spatial; ++i) {
-      AffineExpr o = d(3 + i), k = d(4 + spatial + i);
+      AffineExpr k = d(4 + i), o = d(4 + spatial + i);
       inputExprs.push_back(o * op.getStrides()[i] + k * op.getDilations()[i]);
       weightExprs.push_back(k);
-      outputExprs.push_back(o);
     }
     MLIRContext *context = op.getContext();
     SmallVector<AffineMap> maps = {AffineMap::get(dims, 0, inputExprs, context),
-                                   AffineMap::get(dims, 0, weightExprs, context),
-                                   AffineMap::get(dims, 0, outputExprs, context)};
-    SmallVector<utils::IteratorType> iterators(3 + spatial, utils::IteratorType::parallel);
+                                   AffineMap::get(dims, 0, weightExprs, context)};
+    SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
     iterators.append(1 + spatial, utils::IteratorType::reduction);
+    iterators.append(spatial, utils::IteratorType::parallel);
     // linalg needs each loop's extent: a generic infers it from operand
     // shapes, and group and filter-within-group appear in no operand alone.
     // Expand the output to n x g x f x o... so they do.
@@ -117,8 +105,8 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
     Value groupedInit = reshape(rewriter, loc, init, grouped);
     SmallVector<AffineExpr> groupedOut = {n, g, f};
     for (int64_t i = 0; i < spatial; ++i)
-      groupedOut.push_back(d(3 + i));
-    maps[2] = AffineMap::get(dims, 0, groupedOut, context);
+      groupedOut.push_back(d(4 + spatial + i));
+    maps.push_back(AffineMap::get(dims, 0, groupedOut, context));
     Value result = contract(rewriter, loc, input, op.getWeight(), groupedInit, maps, iterators);
     rewriter.replaceOp(op, reshape(rewriter, loc, result, type.getShape()));
     return success();
@@ -132,16 +120,16 @@ struct GemmToLinalg : OpRewritePattern<GemmOp> {
   LogicalResult matchAndRewrite(GemmOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
-    AffineExpr m = rewriter.getAffineDimExpr(0), n = rewriter.getAffineDimExpr(1),
-               k = rewriter.getAffineDimExpr(2);
+    AffineExpr m = rewriter.getAffineDimExpr(0), k = rewriter.getAffineDimExpr(1),
+               n = rewriter.getAffineDimExpr(2);
     MLIRContext *context = op.getContext();
     SmallVector<AffineMap> maps = {
         AffineMap::get(3, 0, op.getTransA() ? ArrayRef<AffineExpr>{k, m} : ArrayRef<AffineExpr>{m, k}, context),
         AffineMap::get(3, 0, op.getTransB() ? ArrayRef<AffineExpr>{n, k} : ArrayRef<AffineExpr>{k, n}, context),
         AffineMap::get(3, 0, {m, n}, context)};
     SmallVector<utils::IteratorType> iterators = {utils::IteratorType::parallel,
-                                                  utils::IteratorType::parallel,
-                                                  utils::IteratorType::reduction};
+                                                  utils::IteratorType::reduction,
+                                                  utils::IteratorType::parallel};
     Value zeros = filled(rewriter, loc, type, rewriter.getZeroAttr(type.getElementType()));
     Value product = contract(rewriter, loc, op.getA(), op.getB(), zeros, maps, iterators);
 
@@ -184,7 +172,7 @@ struct MatMulToLinalg : OpRewritePattern<MatMulOp> {
       rhs = reshape(rewriter, loc, rhs, {rhsType.getDimSize(0), 1});
     auto a = cast<RankedTensorType>(lhs.getType()), b = cast<RankedTensorType>(rhs.getType());
 
-    // Iteration space: batch..., m, n, k.
+    // Iteration space: batch..., m, k, n.
     int64_t batch = std::max(a.getRank(), b.getRank()) - 2;
     int64_t m = a.getDimSize(a.getRank() - 2), n = b.getDimSize(b.getRank() - 1);
     SmallVector<int64_t> outShape;
@@ -209,13 +197,14 @@ struct MatMulToLinalg : OpRewritePattern<MatMulOp> {
       return AffineMap::get(dims, 0, exprs, context);
     };
     SmallVector<AffineExpr> outExprs;
-    for (int64_t i = 0; i < batch + 2; ++i)
+    for (int64_t i = 0; i < batch; ++i)
       outExprs.push_back(d(i));
-    SmallVector<AffineMap> maps = {operandMap(a, d(batch), d(batch + 2)),
-                                   operandMap(b, d(batch + 2), d(batch + 1)),
+    outExprs.append({d(batch), d(batch + 2)});
+    SmallVector<AffineMap> maps = {operandMap(a, d(batch), d(batch + 1)),
+                                   operandMap(b, d(batch + 1), d(batch + 2)),
                                    AffineMap::get(dims, 0, outExprs, context)};
-    SmallVector<utils::IteratorType> iterators(batch + 2, utils::IteratorType::parallel);
-    iterators.push_back(utils::IteratorType::reduction);
+    SmallVector<utils::IteratorType> iterators(batch + 1, utils::IteratorType::parallel);
+    iterators.append({utils::IteratorType::reduction, utils::IteratorType::parallel});
     auto outType = RankedTensorType::get(outShape, type.getElementType());
     Value zeros = filled(rewriter, loc, outType, rewriter.getZeroAttr(type.getElementType()));
     Value result = contract(rewriter, loc, lhs, rhs, zeros, maps, iterators);

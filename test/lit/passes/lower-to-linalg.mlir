@@ -1,7 +1,11 @@
 // RUN: kiln-opt %s --kiln-lower-to-linalg --split-input-file --verify-diagnostics | FileCheck %s
 
 // A padded convolution with bias: zero padding, the bias broadcast into the
-// accumulator, then the named convolution accumulating onto it.
+// accumulator, then one contraction whose loops run n, g, f | c, kh, kw |
+// oh, ow, so the innermost loop walks the output contiguously.
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1 * 3 + d3, d4 + d6, d7 * 2 + d5)>
+// CHECK-DAG: #[[WMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1 * 4 + d2, d3, d4, d5)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d6, d7)>
 // CHECK-LABEL: func.func @conv_bias
 // CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32>, %[[W:.+]]: tensor<4x3x3x3xf32>, %[[B:.+]]: tensor<4xf32>)
 // CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
@@ -10,8 +14,12 @@
 // CHECK: } : tensor<1x3x8x8xf32> to tensor<1x3x10x12xf32>
 // CHECK: %[[EMPTY:.+]] = tensor.empty() : tensor<1x4x8x5xf32>
 // CHECK: %[[INIT:.+]] = linalg.broadcast ins(%[[B]] : tensor<4xf32>) outs(%[[EMPTY]] : tensor<1x4x8x5xf32>) dimensions = [0, 2, 3]
-// CHECK: %[[CONV:.+]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<[1, 2]> : tensor<2xi64>} ins(%[[PADDED]], %[[W]] : tensor<1x3x10x12xf32>, tensor<4x3x3x3xf32>) outs(%[[INIT]] : tensor<1x4x8x5xf32>)
-// CHECK: return %[[CONV]]
+// CHECK: %[[GROUPED:.+]] = tensor.expand_shape %[[INIT]] {{.+}} into tensor<1x1x4x8x5xf32>
+// CHECK: %[[CONV:.+]] = linalg.generic {indexing_maps = [#[[IN]], #[[WMAP]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%[[PADDED]], %[[W]] : tensor<1x3x10x12xf32>, tensor<4x3x3x3xf32>) outs(%[[GROUPED]] : tensor<1x1x4x8x5xf32>)
+// CHECK:   arith.mulf
+// CHECK:   arith.addf
+// CHECK: %[[RESULT:.+]] = tensor.collapse_shape %[[CONV]] {{.+}} into tensor<1x4x8x5xf32>
+// CHECK: return %[[RESULT]]
 func.func @conv_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x8x5xf32> {
   %0 = kiln.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 2, 1, 2>, strides = array<i64: 1, 2>}
       : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x5xf32>
@@ -24,7 +32,7 @@ func.func @conv_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tenso
 // CHECK-LABEL: func.func @conv_plain
 // CHECK-NOT: tensor.pad
 // CHECK: %[[FILL:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x4x6x6xf32>)
-// CHECK: linalg.conv_2d_nchw_fchw {{.+}} outs(%[[FILL]] : tensor<1x4x6x6xf32>)
+// CHECK: tensor.expand_shape %[[FILL]]
 func.func @conv_plain(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
   %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
       : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
@@ -80,12 +88,12 @@ func.func @no_generator(%a: tensor<4xui8>) -> tensor<4xui8> {
 
 // A grouped (depthwise) convolution is one generic whose maps carry the
 // group: input channel g * 1 + c, filter g * 1 + f, strides and dilations.
-// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1 + d5, d3 * 2 + d6 * 2, d4 * 2 + d7 * 2)>
-// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1 + d2, d5, d6, d7)>
-// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1 + d3, d6 * 2 + d4 * 2, d7 * 2 + d5 * 2)>
+// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1 + d2, d3, d4, d5)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d6, d7)>
 // CHECK-LABEL: func.func @depthwise
 // CHECK: tensor.expand_shape {{.+}} {{\[\[}}0], [1], [2, 3], [4]] {{.+}} into tensor<1x4x1x3x3xf32>
-// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
 // CHECK: tensor.collapse_shape {{.+}} {{\[\[}}0], [1], [2, 3], [4]] {{.+}} into tensor<1x4x3x3xf32>
 func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x3x3xf32> {
   %0 = kiln.conv %x, %w {dilations = array<i64: 2, 2>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
@@ -97,11 +105,11 @@ func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor
 
 // Gemm's transposes are folded into the contraction's maps; alpha and beta
 // apply in an epilogue.
-// CHECK-DAG: #[[A:.+]] = affine_map<(d0, d1, d2) -> (d2, d0)>
-// CHECK-DAG: #[[B:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
-// CHECK-DAG: #[[C:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[A:.+]] = affine_map<(d0, d1, d2) -> (d1, d0)>
+// CHECK-DAG: #[[B:.+]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[C:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-LABEL: func.func @gemm
-// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "reduction", "parallel"]}
 // CHECK:   arith.mulf
 // CHECK:   arith.addf
 // CHECK: linalg.generic
@@ -117,10 +125,10 @@ func.func @gemm(%a: tensor<5x2xf32>, %b: tensor<7x5xf32>, %c: tensor<7xf32>) -> 
 // -----
 
 // Batched MatMul broadcasts batch dimensions of size 1 (read at index 0).
-// CHECK-DAG: #[[L:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, 0, d2, d4)>
-// CHECK-DAG: #[[R:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4, d3)>
+// CHECK-DAG: #[[L:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, 0, d2, d3)>
+// CHECK-DAG: #[[R:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
 // CHECK-LABEL: func.func @matmul
-// CHECK: linalg.generic {indexing_maps = [#[[L]], #[[R]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+// CHECK: linalg.generic {indexing_maps = [#[[L]], #[[R]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
 // A 1-D right operand becomes a column and its dimension goes away after.
 // CHECK: tensor.expand_shape {{.+}} into tensor<5x1xf32>
 // CHECK: tensor.collapse_shape {{.+}} into tensor<4xf32>

@@ -243,3 +243,21 @@ TEST_CASE("a newer format version is named", "[runtime][verify]") {
         KILN_STATUS_UNIMPLEMENTED);
   CHECK(message == "the artifact has format version 2; this runtime reads up to version 1");
 }
+
+TEST_CASE("code for a CPU level this machine lacks is refused", "[runtime][verify]") {
+  // Re-label the host code as x86-64-v9 (same length), as if compiled for a
+  // level no CPU has, and re-seal the file.
+  std::string bytes = readArtifact();
+  size_t at = bytes.find("x86-64-v3");
+  REQUIRE(at != std::string::npos);
+  bytes[at + 8] = '9';
+  kiln_file_header_t header;
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  header.checksum = kiln_checksum(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+  std::memcpy(bytes.data(), &header, sizeof(header));
+  kiln_model_t *model = nullptr;
+  std::string message;
+  CHECK(codeOf(kiln_model_load_memory(bytes.data(), bytes.size(), nullptr, &model), &message) ==
+        KILN_STATUS_UNAVAILABLE);
+  CHECK(message.find("the host code was compiled for x86-64-v9, which this CPU does not support") == 0);
+}
