@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cstring>
@@ -106,55 +107,50 @@ FailureOr<std::string> writeArtifact(ModuleOp planned, ArrayRef<TensorSignature>
   if (!arenaBytes || !weightsBytes || !weights)
     return planned.emitError("the module's memory has not been planned");
 
-  flatbuffers::FlatBufferBuilder builder;
-  auto tensors = [&](ArrayRef<TensorSignature> list)
-      -> FailureOr<std::vector<flatbuffers::Offset<artifact::Tensor>>> {
-    std::vector<flatbuffers::Offset<artifact::Tensor>> result;
-    for (const TensorSignature &tensor : list) {
-      std::optional<artifact::DType> dtype = dtypeOf(tensor.type.getElementType());
-      if (!dtype)
-        return planned.emitError("'") << tensor.name << "' has element type "
-                                      << tensor.type.getElementType()
-                                      << ", which the runtime cannot pass";
-      std::vector<int64_t> shape(tensor.type.getShape().begin(), tensor.type.getShape().end());
-      result.push_back(artifact::CreateTensorDirect(builder, tensor.name.c_str(), *dtype, &shape));
-    }
-    return result;
-  };
-  auto inputTables = tensors(inputs);
-  auto outputTables = tensors(outputs);
-  if (failed(inputTables) || failed(outputTables))
-    return failure();
-
-  // The layout follows the header and manifest, whose size is only known
-  // once built; the manifest is built with offsets relative to the end of a
-  // fixed-size manifest slot, so build it twice: the offsets do not change
-  // its size.
+  for (const TensorSignature &tensor : llvm::concat<const TensorSignature>(inputs, outputs))
+    if (!dtypeOf(tensor.type.getElementType()))
+      return planned.emitError("'") << tensor.name << "' has element type "
+                                    << tensor.type.getElementType()
+                                    << ", which the runtime cannot pass";
   std::string source;
   if (auto name = planned->getAttrOfType<StringAttr>("kiln.source"))
     source = name.str();
+
+  // Every field is written, zeros too, so the manifest's size does not
+  // depend on the offsets it records: build it once to learn its size, then
+  // again with the offsets that follow from it.
+  flatbuffers::FlatBufferBuilder builder;
+  builder.ForceDefaults(true);
+  auto tensors = [&](ArrayRef<TensorSignature> list) {
+    std::vector<flatbuffers::Offset<artifact::Tensor>> result;
+    for (const TensorSignature &tensor : list) {
+      std::vector<int64_t> shape(tensor.type.getShape().begin(), tensor.type.getShape().end());
+      result.push_back(artifact::CreateTensorDirect(
+          builder, tensor.name.c_str(), *dtypeOf(tensor.type.getElementType()), &shape));
+    }
+    return result;
+  };
   auto buildManifest = [&](uint64_t codeOffset, uint64_t weightsOffset) {
     builder.Clear();
     auto in = tensors(inputs), out = tensors(outputs);
     std::vector<flatbuffers::Offset<artifact::Code>> code = {artifact::CreateCodeDirect(
         builder, hostTarget.str().c_str(), artifact::CodeKind::HostSharedObject, codeOffset,
         hostCode.size())};
-    builder.Finish(artifact::CreateModelDirect(builder, "kiln 0.1", source.c_str(), &*in, &*out,
+    builder.Finish(artifact::CreateModelDirect(builder, "kiln 0.1", source.c_str(), &in, &out,
                                                arenaBytes.getInt(), weightsOffset,
                                                weightsBytes.getInt(), &code),
                    artifact::ModelIdentifier());
   };
   buildManifest(0, 0);
   size_t manifestSize = builder.GetSize();
-  uint64_t codeOffset = llvm::alignTo(KILN_HEADER_SIZE + manifestSize + 64, KILN_SECTION_ALIGNMENT);
+  uint64_t codeOffset = llvm::alignTo(KILN_HEADER_SIZE + manifestSize, KILN_SECTION_ALIGNMENT);
   uint64_t weightsOffset = llvm::alignTo(codeOffset + hostCode.size(), KILN_WEIGHTS_ALIGNMENT);
   buildManifest(codeOffset, weightsOffset);
-  manifestSize = builder.GetSize();
+  if (builder.GetSize() != manifestSize)
+    return planned.emitError("internal error: the manifest changed size");
 
   std::string bytes(KILN_HEADER_SIZE, '\0');
   bytes.append(reinterpret_cast<const char *>(builder.GetBufferPointer()), manifestSize);
-  if (bytes.size() > codeOffset)
-    return planned.emitError("internal error: the manifest outgrew its slot");
   bytes.resize(codeOffset, '\0');
   bytes.append(hostCode.data(), hostCode.size());
   bytes.resize(weightsOffset, '\0');

@@ -94,6 +94,13 @@ LogicalResult printDiagnostic(mlir::Diagnostic &diag) {
   return success();
 }
 
+/// Says what a long compile is doing, on a terminal only (and not with
+/// --timing, whose report says it better).
+void progress(const char *phase) {
+  if (!timing && errs().is_displayed())
+    errs() << "kiln: " << phase << "...\n";
+}
+
 LogicalResult fail(const Twine &message) {
   WithColor::error(errs(), "kiln") << message << "\n";
   return failure();
@@ -181,6 +188,7 @@ LogicalResult runCompile() {
 
   mlir::OwningOpRef<mlir::ModuleOp> module;
   {
+    progress("importing the model");
     mlir::TimingScope importTimer = root.nest("import ONNX");
     module = importOnnxFile(context, inputFile, options);
   }
@@ -201,6 +209,7 @@ LogicalResult runCompile() {
                                           : Stage::Object;
     // --emit linalg needs no target: kernel generation is target-independent.
     Target any = target.value_or(Target{Kind::Host, hostCPU});
+    progress("generating code");
     mlir::TimingScope codegenTimer = root.nest("code generation");
     if (failed(runPipeline(*module, any, stage, codegenTimer)))
       return failure();
@@ -211,6 +220,7 @@ LogicalResult runCompile() {
     std::string llvmIR;
     FailureOr<std::string> object = failure();
     {
+      progress("optimizing and compiling the host code with LLVM");
       mlir::TimingScope llvmTimer = root.nest("LLVM");
       object = compileHostObject(*module, target->chip, emit == Emit::LLVM ? &llvmIR : nullptr);
     }
