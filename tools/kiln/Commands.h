@@ -3,9 +3,36 @@
 #ifndef KILN_TOOLS_KILN_COMMANDS_H
 #define KILN_TOOLS_KILN_COMMANDS_H
 
+#include "kiln/runtime.h"
+
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/WithColor.h"
+
+#include <memory>
 
 namespace kiln {
+
+/// Reports an error the way every kiln command does; returns the exit code.
+inline int reportError(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "kiln") << message << "\n";
+  return 1;
+}
+
+/// Reports and frees a runtime status.
+inline int reportError(kiln_status_t status) {
+  int code = reportError(kiln_status_message(status));
+  kiln_status_free(status);
+  return code;
+}
+
+struct ModelDeleter {
+  void operator()(kiln_model_t *model) const { kiln_model_release(model); }
+};
+struct SessionDeleter {
+  void operator()(kiln_session_t *session) const { kiln_session_destroy(session); }
+};
+using ModelPtr = std::unique_ptr<kiln_model_t, ModelDeleter>;
+using SessionPtr = std::unique_ptr<kiln_session_t, SessionDeleter>;
 
 /// kiln run model.kiln --input name=file.npy ... --output-dir out/
 extern llvm::cl::SubCommand runCommand;

@@ -38,17 +38,6 @@ cl::opt<unsigned> iterations("iterations", cl::desc("Timed runs"), cl::init(20),
 cl::opt<std::string> benchDevice("device", cl::desc("Where to run: host"), cl::init("host"),
                                  cl::sub(benchCommand));
 
-int fail(const Twine &message) {
-  WithColor::error(errs(), "kiln") << message << "\n";
-  return 1;
-}
-
-int fail(kiln_status_t status) {
-  int code = fail(kiln_status_message(status));
-  kiln_status_free(status);
-  return code;
-}
-
 std::string shapeOf(const int64_t *shape, size_t rank) {
   std::string text;
   for (size_t i = 0; i < rank; ++i)
@@ -68,22 +57,17 @@ std::string bytes(uint64_t count) {
   return text;
 }
 
-struct ModelDeleter {
-  void operator()(kiln_model_t *model) { kiln_model_release(model); }
-};
-using ModelPtr = std::unique_ptr<kiln_model_t, ModelDeleter>;
-
 } // namespace
 
 int inspectModel() {
   // Loading verifies everything the listing then reads.
   kiln_model_t *raw = nullptr;
   if (kiln_status_t status = kiln_model_load_file(inspectFile.c_str(), nullptr, &raw))
-    return fail(status);
+    return reportError(status);
   ModelPtr model(raw);
   auto file = MemoryBuffer::getFile(inspectFile);
   if (!file)
-    return fail("cannot read '" + inspectFile + "'");
+    return reportError("cannot read '" + inspectFile + "'");
   const auto *data = reinterpret_cast<const uint8_t *>((*file)->getBufferStart());
   kiln_file_header_t header;
   memcpy(&header, data, sizeof(header));
@@ -124,10 +108,10 @@ int inspectModel() {
 int benchModel() {
   kiln_model_t *raw = nullptr;
   if (kiln_status_t status = kiln_model_load_file(benchFile.c_str(), nullptr, &raw))
-    return fail(status);
+    return reportError(status);
   ModelPtr model(raw);
   if (iterations == 0)
-    return fail("--iterations must be at least 1");
+    return reportError("--iterations must be at least 1");
 
   // Inputs of small random values (integer inputs get zeros: valid indices).
   std::mt19937 random(0);
@@ -136,7 +120,7 @@ int benchModel() {
   for (size_t i = 0; i < kiln_model_input_count(model.get()); ++i) {
     kiln_tensor_info_t info;
     if (kiln_status_t status = kiln_model_input_info(model.get(), i, &info))
-      return fail(status);
+      return reportError(status);
     buffers.emplace_back(info.byte_size, 0);
     if (info.dtype == KILN_DTYPE_F32) {
       std::normal_distribution<float> normal;
@@ -150,14 +134,14 @@ int benchModel() {
   kiln_session_options_t options = {KILN_API_VERSION, benchDevice.c_str()};
   kiln_session_t *session = nullptr;
   if (kiln_status_t status = kiln_session_create(model.get(), &options, &session))
-    return fail(status);
-  std::unique_ptr<kiln_session_t, void (*)(kiln_session_t *)> owner(session, kiln_session_destroy);
+    return reportError(status);
+  SessionPtr owner(session);
 
   std::vector<double> times;
   for (unsigned i = 0; i < warmup + iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
     if (kiln_status_t status = kiln_session_run(session, inputs.data(), inputs.size(), nullptr, 0))
-      return fail(status);
+      return reportError(status);
     std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
     if (i >= warmup)
       times.push_back(elapsed.count());

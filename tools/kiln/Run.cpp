@@ -29,50 +29,32 @@ cl::opt<std::string> outputDir("output-dir", cl::desc("Where to write OUTPUT_NAM
 cl::opt<std::string> device("device", cl::desc("Where to run: host"), cl::init("host"),
                             cl::sub(runCommand));
 
-int fail(const Twine &message) {
-  WithColor::error(errs(), "kiln") << message << "\n";
-  return 1;
-}
-
-int fail(kiln_status_t status) {
-  int code = fail(kiln_status_message(status));
-  kiln_status_free(status);
-  return code;
-}
-
-struct ModelDeleter {
-  void operator()(kiln_model_t *model) { kiln_model_release(model); }
-};
-struct SessionDeleter {
-  void operator()(kiln_session_t *session) { kiln_session_destroy(session); }
-};
-
 } // namespace
 
 int runModel() {
   kiln_model_t *rawModel = nullptr;
   if (kiln_status_t status = kiln_model_load_file(artifactFile.c_str(), nullptr, &rawModel))
-    return fail(status);
-  std::unique_ptr<kiln_model_t, ModelDeleter> model(rawModel);
+    return reportError(status);
+  ModelPtr model(rawModel);
 
   // Inputs, as the runtime will check them against the model.
   std::map<std::string, NpyArray> arrays;
   for (const std::string &spec : inputs) {
     size_t equals = spec.rfind('=');
     if (equals == std::string::npos || equals == 0)
-      return fail("--input wants NAME=FILE.npy, got '" + spec + "'");
+      return reportError("--input wants NAME=FILE.npy, got '" + spec + "'");
     std::string name = spec.substr(0, equals);
     if (arrays.count(name))
-      return fail("input '" + name + "' is given twice");
+      return reportError("input '" + name + "' is given twice");
     if (std::string error = readNpy(spec.substr(equals + 1), arrays[name]); !error.empty())
-      return fail(error);
+      return reportError(error);
   }
   // NumPy has no bfloat16: bf16 tensors travel as uint16 arrays of their
   // bits, as onnx's numpy_helper writes them.
   for (size_t i = 0; i < kiln_model_input_count(model.get()); ++i) {
     kiln_tensor_info_t info;
     if (kiln_status_t status = kiln_model_input_info(model.get(), i, &info))
-      return fail(status);
+      return reportError(status);
     auto it = arrays.find(info.name);
     if (it != arrays.end() && info.dtype == KILN_DTYPE_BF16 && it->second.dtype == KILN_DTYPE_U16)
       it->second.dtype = KILN_DTYPE_BF16;
@@ -86,21 +68,21 @@ int runModel() {
   for (size_t i = 0; i < outputs.size(); ++i) {
     kiln_tensor_info_t info;
     if (kiln_status_t status = kiln_model_output_info(model.get(), i, &info))
-      return fail(status);
+      return reportError(status);
     outputs[i] = {info.name, info.dtype, 0, nullptr, nullptr, 0};
   }
 
   kiln_session_options_t options = {KILN_API_VERSION, device.c_str()};
   kiln_session_t *rawSession = nullptr;
   if (kiln_status_t status = kiln_session_create(model.get(), &options, &rawSession))
-    return fail(status);
-  std::unique_ptr<kiln_session_t, SessionDeleter> session(rawSession);
+    return reportError(status);
+  SessionPtr session(rawSession);
   if (kiln_status_t status = kiln_session_run(session.get(), tensors.data(), tensors.size(),
                                               outputs.data(), outputs.size()))
-    return fail(status);
+    return reportError(status);
 
   if (std::error_code ec = sys::fs::create_directories(outputDir))
-    return fail("cannot create '" + outputDir + "': " + ec.message());
+    return reportError("cannot create '" + outputDir + "': " + ec.message());
   for (const kiln_tensor_t &output : outputs) {
     SmallString<128> path(outputDir);
     sys::path::append(path, std::string(output.name) + ".npy");
@@ -109,7 +91,7 @@ int runModel() {
     if (std::string error = writeNpy(std::string(path), dtype, shape, output.data,
                                      output.byte_size);
         !error.empty())
-      return fail(error);
+      return reportError(error);
     outs() << "wrote " << path << "\n";
   }
   return 0;
