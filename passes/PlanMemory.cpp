@@ -23,8 +23,10 @@ int64_t byteSize(MemRefType type) {
   return type.getNumElements() * width;
 }
 
-/// The last top-level op of `body` that uses `value` or a view of it.
-Operation *lastUse(Value value, Block &body) {
+/// The last top-level op of `body` that uses `value` or a view of it; fails
+/// on a use that could alias the buffer without being a view (a select or
+/// loop result of memref type), which the planning cannot follow.
+FailureOr<Operation *> lastUse(Value value, Block &body) {
   Operation *last = nullptr;
   SmallVector<Value> worklist = {value};
   while (!worklist.empty()) {
@@ -33,9 +35,13 @@ Operation *lastUse(Value value, Block &body) {
       Operation *top = body.findAncestorOpInBlock(*user);
       if (top && (!last || last->isBeforeInBlock(top)))
         last = top;
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user))
-        if (view.getViewSource() == current)
-          llvm::append_range(worklist, user->getResults());
+      auto view = dyn_cast<ViewLikeOpInterface>(user);
+      if (view && view.getViewSource() == current) {
+        llvm::append_range(worklist, user->getResults());
+        continue;
+      }
+      if (llvm::any_of(user->getResultTypes(), llvm::IsaPred<MemRefType>))
+        return user->emitError("cannot plan memory through this op, which may alias a buffer");
     }
   }
   return last;
@@ -136,7 +142,9 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
         return signalPassFailure();
       }
       int64_t size = llvm::alignTo(std::max<int64_t>(byteSize(type), 1), kAlignment);
-      Operation *end = lastUse(alloc.getResult(), body);
+      FailureOr<Operation *> end = lastUse(alloc.getResult(), body);
+      if (failed(end))
+        return signalPassFailure();
       // Buffers still live at this point, by offset.
       SmallVector<Placed *> live;
       for (Placed &p : placed)
@@ -149,7 +157,7 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
           break;
         offset = std::max(offset, p->offset + p->size);
       }
-      placed.push_back({offset, size, end});
+      placed.push_back({offset, size, *end});
       arenaBytes = std::max(arenaBytes, offset + size);
       b.setInsertionPoint(alloc);
       Value at = arith::ConstantIndexOp::create(b, alloc.getLoc(), offset);

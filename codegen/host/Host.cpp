@@ -105,8 +105,11 @@ llvm::FailureOr<std::string> compileHostObject(mlir::ModuleOp module, llvm::Stri
   if (!target)
     return module.emitError("LLVM has no x86-64 back end");
   llvm::TargetOptions options;
+  // The code is built for the micro-architecture level the CPU has, which is
+  // what the artifact records and the runtime checks: nothing beyond it can
+  // be emitted.
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      llvm::Triple(kTriple), resolveCPU(cpu), "", options, llvm::Reloc::PIC_,
+      llvm::Triple(kTriple), hostLevel(cpu), "", options, llvm::Reloc::PIC_,
       std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 
   llvm::LLVMContext llvmContext;

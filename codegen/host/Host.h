@@ -39,7 +39,8 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::raw_ostream
 /// Adds kiln_entry to a module lowered by the host pipeline.
 llvm::LogicalResult addHostEntryPoint(mlir::ModuleOp module);
 
-/// Compiles the lowered module for `cpu` into a relocatable object; with
+/// Compiles the lowered module for `cpu`'s micro-architecture level (see
+/// hostLevel) into a relocatable object; with
 /// `llvmIR`, writes the optimized LLVM IR there too.
 llvm::FailureOr<std::string> compileHostObject(mlir::ModuleOp module, llvm::StringRef cpu,
                                                std::string *llvmIR = nullptr);

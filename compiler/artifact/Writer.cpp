@@ -157,9 +157,17 @@ FailureOr<std::string> writeArtifact(ModuleOp planned, ArrayRef<TensorSignature>
   for (Attribute entry : weights) {
     auto dict = cast<DictionaryAttr>(entry);
     uint64_t offset = dict.getAs<IntegerAttr>("offset").getInt();
+    if (bytes.size() > weightsOffset + offset)
+      return planned.emitError("internal error: weights overlap");
     bytes.resize(weightsOffset + offset, '\0');
-    if (failed(appendWeight(dict.getAs<ElementsAttr>("value"), bytes, planned)))
+    auto value = dict.getAs<ElementsAttr>("value");
+    if (failed(appendWeight(value, bytes, planned)))
       return failure();
+    auto type = cast<ShapedType>(value.getType());
+    uint64_t expected = type.getNumElements() * llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    if (bytes.size() != weightsOffset + offset + expected)
+      return planned.emitError("a weight holds ")
+             << bytes.size() - weightsOffset - offset << " bytes, but its type needs " << expected;
   }
   bytes.resize(weightsOffset + weightsBytes.getInt(), '\0');
   pad(bytes, 8);

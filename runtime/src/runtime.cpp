@@ -96,11 +96,18 @@ struct kiln_model_s {
   uint64_t arenaBytes = 0;
   const uint8_t *weights = nullptr;
   void *library = nullptr;
+  /// The memfd holding the host code stays open while the library is
+  /// loaded: its /proc/self/fd path names this library alone, so another
+  /// model's dlopen cannot be handed this one.
+  int codeFd = -1;
   Entry entry = nullptr;
+  bool hasCode = false;
 
   ~kiln_model_s() {
     if (library)
       dlclose(library);
+    if (codeFd >= 0)
+      close(codeFd);
   }
 };
 
@@ -153,19 +160,22 @@ kiln_status_t loadHostCode(kiln_model_t *model, const uint8_t *code, size_t size
   int fd = memfd_create("kiln-host-code", MFD_CLOEXEC);
   if (fd < 0)
     return makeStatus(KILN_STATUS_INTERNAL, "cannot create memory for the host code: %s", strerror(errno));
+  model->codeFd = fd;
   size_t written = 0;
   while (written < size) {
     ssize_t n = write(fd, code + written, size - written);
-    if (n <= 0) {
-      close(fd);
+    if (n <= 0)
       return makeStatus(KILN_STATUS_INTERNAL, "cannot write the host code: %s", strerror(errno));
-    }
     written += size_t(n);
   }
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  // A library still loaded under this path would be returned instead.
+  if (void *stale = dlopen(path, RTLD_NOW | RTLD_NOLOAD)) {
+    dlclose(stale);
+    return makeStatus(KILN_STATUS_INTERNAL, "cannot load the host code: %s is taken", path);
+  }
   model->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  close(fd);
   if (!model->library)
     return makeStatus(KILN_STATUS_DATA_LOSS, "cannot load the host code: %s", dlerror());
   model->entry = reinterpret_cast<Entry>(dlsym(model->library, "kiln_entry"));
@@ -174,8 +184,9 @@ kiln_status_t loadHostCode(kiln_model_t *model, const uint8_t *code, size_t size
   return nullptr;
 }
 
-/// Verifies the artifact in `model->storage` and fills in the model.
-kiln_status_t verifyAndLoad(kiln_model_t *model) {
+/// Verifies the artifact in `model->storage` and fills in the model; loads
+/// its host code unless `loadCode` is false.
+kiln_status_t verifyAndLoad(kiln_model_t *model, bool loadCode) {
   const uint8_t *data = model->storage.data;
   size_t size = model->storage.size;
   if (size < KILN_HEADER_SIZE)
@@ -198,6 +209,8 @@ kiln_status_t verifyAndLoad(kiln_model_t *model) {
       !inFile(header.manifest_offset, header.manifest_size, size))
     return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: invalid header");
 
+  if (header.manifest_size >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: the manifest is too large");
   const uint8_t *manifestData = data + header.manifest_offset;
   flatbuffers::Verifier verifier(manifestData, header.manifest_size);
   if (!kiln::artifact::VerifyModelBuffer(verifier))
@@ -225,16 +238,24 @@ kiln_status_t verifyAndLoad(kiln_model_t *model) {
   // x86-64-vN names the micro-architecture level the code needs.
   const std::string target = host->target()->str();
   int needed = target.rfind("x86-64-v", 0) == 0 ? atoi(target.c_str() + 8) : 1;
+  if (!loadCode)
+    return nullptr;
   if (needed > hostLevel())
     return makeStatus(KILN_STATUS_UNAVAILABLE,
                       "the host code was compiled for %s, which this CPU does not support "
                       "(it is x86-64-v%d); compile with --host-cpu=native or an older level",
                       target.c_str(), hostLevel());
+  model->hasCode = true;
   return loadHostCode(model, data + host->offset(), host->size());
 }
 
-kiln_status_t finishLoad(std::unique_ptr<kiln_model_t> model, kiln_model_t **out_model) {
-  if (kiln_status_t status = verifyAndLoad(model.get()))
+bool wantsCode(const kiln_model_options_t *options) {
+  return !options || !(options->flags & KILN_MODEL_LOAD_NO_CODE);
+}
+
+kiln_status_t finishLoad(std::unique_ptr<kiln_model_t> model, bool loadCode,
+                         kiln_model_t **out_model) {
+  if (kiln_status_t status = verifyAndLoad(model.get(), loadCode))
     return status;
   *out_model = model.release();
   return nullptr;
@@ -284,7 +305,7 @@ size_t find(const std::vector<TensorInfo> &list, const char *name) {
 
 } // namespace
 
-extern "C" {
+// The API functions keep the C linkage the header gives them.
 
 kiln_status_code_t kiln_status_code(kiln_status_t status) {
   return status ? status->code : KILN_STATUS_OK;
@@ -317,8 +338,21 @@ const char *kiln_dtype_name(kiln_dtype_t dtype) {
   return index < sizeof(names) / sizeof(names[0]) ? names[index] : "unknown";
 }
 
-kiln_status_t kiln_model_load_file(const char *path, const kiln_model_options_t *options,
-                                   kiln_model_t **out_model) {
+namespace {
+
+/// Runs an API body; no exception (std::bad_alloc from a std::string, say)
+/// crosses the C ABI.
+template <typename Body>
+kiln_status_t guarded(Body body) {
+  try {
+    return body();
+  } catch (...) {
+    return &outOfMemory;
+  }
+}
+
+kiln_status_t loadFile(const char *path, const kiln_model_options_t *options,
+                       kiln_model_t **out_model) {
   if (!path || !out_model)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_model_load_file: path and out_model must not be NULL");
   *out_model = nullptr;
@@ -350,14 +384,14 @@ kiln_status_t kiln_model_load_file(const char *path, const kiln_model_options_t 
     model->storage.mapped = true;
   }
   close(fd);
-  kiln_status_t status = finishLoad(std::move(model), out_model);
-  if (status)
+  kiln_status_t status = finishLoad(std::move(model), wantsCode(options), out_model);
+  if (status && status != &outOfMemory)
     status->message = std::string(path) + ": " + status->message;
   return status;
 }
 
-kiln_status_t kiln_model_load_memory(const void *data, size_t size,
-                                     const kiln_model_options_t *options, kiln_model_t **out_model) {
+kiln_status_t loadMemory(const void *data, size_t size, const kiln_model_options_t *options,
+                         kiln_model_t **out_model) {
   if (!data || !out_model)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_model_load_memory: data and out_model must not be NULL");
   *out_model = nullptr;
@@ -371,7 +405,19 @@ kiln_status_t kiln_model_load_memory(const void *data, size_t size,
   memcpy(copy, data, size);
   model->storage.data = static_cast<uint8_t *>(copy);
   model->storage.size = size;
-  return finishLoad(std::move(model), out_model);
+  return finishLoad(std::move(model), wantsCode(options), out_model);
+}
+
+} // namespace
+
+kiln_status_t kiln_model_load_file(const char *path, const kiln_model_options_t *options,
+                                   kiln_model_t **out_model) {
+  return guarded([&] { return loadFile(path, options, out_model); });
+}
+
+kiln_status_t kiln_model_load_memory(const void *data, size_t size,
+                                     const kiln_model_options_t *options, kiln_model_t **out_model) {
+  return guarded([&] { return loadMemory(data, size, options, out_model); });
 }
 
 void kiln_model_retain(kiln_model_t *model) {
@@ -408,6 +454,8 @@ kiln_status_t kiln_session_create(kiln_model_t *model, const kiln_session_option
   if (options && options->api_version > KILN_API_VERSION)
     return makeStatus(KILN_STATUS_UNIMPLEMENTED, "options of API version %u; this runtime has %u",
                       options->api_version, KILN_API_VERSION);
+  if (!model->hasCode)
+    return makeStatus(KILN_STATUS_UNAVAILABLE, "the model was loaded without its code and cannot run");
   const char *device = options && options->device ? options->device : "host";
   if (strcmp(device, "host") != 0)
     return makeStatus(KILN_STATUS_UNAVAILABLE,
@@ -428,8 +476,10 @@ kiln_status_t kiln_session_create(kiln_model_t *model, const kiln_session_option
 
 void kiln_session_destroy(kiln_session_t *session) { delete session; }
 
-kiln_status_t kiln_session_run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t input_count,
-                               kiln_tensor_t *outputs, size_t output_count) {
+namespace {
+
+kiln_status_t run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t input_count,
+                  kiln_tensor_t *outputs, size_t output_count) {
   if (!session || (input_count && !inputs) || (output_count && !outputs))
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_run: session, inputs and outputs must not be NULL");
   kiln_model_t *model = session->model;
@@ -522,4 +572,10 @@ kiln_status_t kiln_session_run(kiln_session_t *session, const kiln_tensor_t *inp
   return nullptr;
 }
 
-} // extern "C"
+} // namespace
+
+kiln_status_t kiln_session_run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t input_count,
+                               kiln_tensor_t *outputs, size_t output_count) {
+  return guarded([&] { return run(session, inputs, input_count, outputs, output_count); });
+}
+

@@ -60,14 +60,20 @@ std::string bytes(uint64_t count) {
 } // namespace
 
 int inspectModel() {
-  // Loading verifies everything the listing then reads.
-  kiln_model_t *raw = nullptr;
-  if (kiln_status_t status = kiln_model_load_file(inspectFile.c_str(), nullptr, &raw))
-    return reportError(status);
-  ModelPtr model(raw);
+  // The file is read once; loading those bytes without their code verifies
+  // everything the listing then reads, and runs nothing from the file.
   auto file = MemoryBuffer::getFile(inspectFile);
   if (!file)
-    return reportError("cannot read '" + inspectFile + "'");
+    return reportError("cannot read '" + inspectFile + "': " + file.getError().message());
+  kiln_model_options_t options = {KILN_API_VERSION, KILN_MODEL_LOAD_NO_CODE};
+  kiln_model_t *raw = nullptr;
+  if (kiln_status_t status = kiln_model_load_memory((*file)->getBufferStart(),
+                                                    (*file)->getBufferSize(), &options, &raw)) {
+    std::string message = inspectFile + ": " + kiln_status_message(status);
+    kiln_status_free(status);
+    return reportError(message);
+  }
+  ModelPtr model(raw);
   const auto *data = reinterpret_cast<const uint8_t *>((*file)->getBufferStart());
   kiln_file_header_t header;
   memcpy(&header, data, sizeof(header));

@@ -84,6 +84,10 @@ int runModel() {
   if (std::error_code ec = sys::fs::create_directories(outputDir))
     return reportError("cannot create '" + outputDir + "': " + ec.message());
   for (const kiln_tensor_t &output : outputs) {
+    // Names come from the model: none may lead out of the output folder.
+    StringRef name = output.name;
+    if (name.empty() || name.contains('/') || name == "." || name == "..")
+      return reportError("output '" + name + "' cannot be a file name; it is not written");
     SmallString<128> path(outputDir);
     sys::path::append(path, std::string(output.name) + ".npy");
     std::vector<int64_t> shape(output.shape, output.shape + output.rank);

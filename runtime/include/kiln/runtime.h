@@ -93,8 +93,13 @@ typedef struct kiln_tensor_t {
 
 typedef struct kiln_model_s kiln_model_t;
 
+/* Verify and describe the model without loading its code (as kiln inspect
+ * does): nothing in the file runs, and sessions cannot be created. */
+#define KILN_MODEL_LOAD_NO_CODE 1u
+
 typedef struct kiln_model_options_t {
   uint32_t api_version; /* KILN_API_VERSION */
+  uint32_t flags;       /* KILN_MODEL_LOAD_* */
 } kiln_model_options_t;
 
 /* Loads and verifies the artifact at `path` (the checksum, the manifest and
@@ -138,8 +143,9 @@ typedef struct kiln_session_options_t {
 
 /* Creates a session that runs `model` on a device, with its own activation
  * arena. The session holds a reference to the model. `options` may be NULL.
- * Errors: INVALID_ARGUMENT, UNAVAILABLE (an unknown device, or one this
- * runtime or machine cannot use), RESOURCE_EXHAUSTED. */
+ * Errors: INVALID_ARGUMENT, UNAVAILABLE (an unknown device, one this runtime
+ * or machine cannot use, or a model loaded without its code),
+ * RESOURCE_EXHAUSTED. */
 KILN_API kiln_status_t kiln_session_create(kiln_model_t *model,
                                            const kiln_session_options_t *options,
                                            kiln_session_t **out_session);

@@ -261,3 +261,36 @@ TEST_CASE("code for a CPU level this machine lacks is refused", "[runtime][verif
         KILN_STATUS_UNAVAILABLE);
   CHECK(message.find("the host code was compiled for x86-64-v9, which this CPU does not support") == 0);
 }
+
+TEST_CASE("a model loaded without its code describes itself but does not run", "[runtime]") {
+  std::string bytes = readArtifact();
+  kiln_model_options_t options = {KILN_API_VERSION, KILN_MODEL_LOAD_NO_CODE};
+  kiln_model_t *model = nullptr;
+  REQUIRE(codeOf(kiln_model_load_memory(bytes.data(), bytes.size(), &options, &model)) ==
+          KILN_STATUS_OK);
+  CHECK(kiln_model_input_count(model) == 1);
+  kiln_session_t *session = nullptr;
+  std::string message;
+  CHECK(codeOf(kiln_session_create(model, nullptr, &session), &message) == KILN_STATUS_UNAVAILABLE);
+  CHECK(message == "the model was loaded without its code and cannot run");
+  kiln_model_release(model);
+}
+
+TEST_CASE("models loaded side by side keep their own code", "[runtime]") {
+  // Each model's code lives in its own anonymous file for as long as the
+  // model does; loading, freeing and reloading must not mix them up.
+  std::vector<kiln_model_t *> models(3, nullptr);
+  for (kiln_model_t *&model : models)
+    REQUIRE(codeOf(kiln_model_load_file(artifactPath().c_str(), nullptr, &model)) == KILN_STATUS_OK);
+  kiln_model_release(models[1]);
+  REQUIRE(codeOf(kiln_model_load_file(artifactPath().c_str(), nullptr, &models[1])) == KILN_STATUS_OK);
+  for (kiln_model_t *model : models) {
+    kiln_session_t *session = nullptr;
+    REQUIRE(codeOf(kiln_session_create(model, nullptr, &session)) == KILN_STATUS_OK);
+    std::vector<float> input(kInputBytes / 4, 1.0f);
+    kiln_tensor_t in = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
+    CHECK(codeOf(kiln_session_run(session, &in, 1, nullptr, 0)) == KILN_STATUS_OK);
+    kiln_session_destroy(session);
+    kiln_model_release(model);
+  }
+}
