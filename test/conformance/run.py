@@ -148,6 +148,9 @@ def main():
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--filter", default="", help="run only tests whose name contains this")
     parser.add_argument("--write-passing", help="write the names of passing tests here")
+    parser.add_argument("--write-unsupported",
+                        help="write the unsupported tests that need no new operator, "
+                             "with kiln's reason, here")
     parser.add_argument("--verbose", action="store_true", help="print every test's result")
     args = parser.parse_args()
 
@@ -187,6 +190,17 @@ def main():
             for name in sorted(results):
                 if results[name][0] == "passed":
                     f.write(name + "\n")
+    if args.write_unsupported:
+        with open(args.write_unsupported, "w") as f:
+            f.write("# Backend tests kiln rejects for a reason other than an operator it does\n"
+                    "# not import (an opset below 11, or a supported operator used in a way\n"
+                    "# kiln does not support), with kiln's reason. Made by run.py\n"
+                    "# --write-unsupported.\n")
+            for name in sorted(results):
+                status, detail = results[name]
+                if status == "unsupported" and "unsupported operator" not in detail:
+                    reason = detail.split("model.onnx: ", 1)[-1]
+                    f.write(f"{name}  {reason}\n")
     if args.expected:
         expected = [l.strip() for l in open(args.expected) if l.strip() and not l.startswith("#")]
         regressions = [n for n in expected if n in results and results[n][0] != "passed"]
