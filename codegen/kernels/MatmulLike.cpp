@@ -48,32 +48,17 @@ Value convAccumulator(OpBuilder &b, Location loc, ConvOp op) {
   return filled(b, loc, type, b.getZeroAttr(type.getElementType()));
 }
 
-/// Zero padding of the spatial dimensions.
-Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> pads) {
-  if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
-    return input;
-  auto type = cast<RankedTensorType>(input.getType());
-  int64_t spatial = type.getRank() - 2;
-  SmallVector<OpFoldResult> low(2, b.getIndexAttr(0)), high(2, b.getIndexAttr(0));
-  SmallVector<int64_t> shape(type.getShape());
-  for (int64_t i = 0; i < spatial; ++i) {
-    low.push_back(b.getIndexAttr(pads[i]));
-    high.push_back(b.getIndexAttr(pads[i + spatial]));
-    shape[i + 2] += pads[i] + pads[i + spatial];
-  }
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
-  return tensor::PadOp::create(b, loc, type.clone(shape), input, low, high, zero);
-}
-
 struct ConvToLinalg : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ConvOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
-    Value input = padSpatial(rewriter, loc, op.getInput(), op.getPads());
-    Value init = convAccumulator(rewriter, loc, op);
     int64_t spatial = type.getRank() - 2, group = int64_t(op.getGroup());
+    ArrayRef<int64_t> pads = op.getPads();
+    Value input = padSpatial(rewriter, loc, op.getInput(), pads.take_front(spatial),
+                             pads.drop_front(spatial), rewriter.getZeroAttr(type.getElementType()));
+    Value init = convAccumulator(rewriter, loc, op);
 
     // Iteration space: n, g, f (filter within group) | c, k_1..k_k | o_1..o_k.
     // The output positions come last, so the innermost loop walks the

@@ -122,21 +122,9 @@ struct PoolToLinalg : OpRewritePattern<OpT> {
       int64_t have = inputType.getDimSize(i + 2) + low[i] + high[i];
       high[i] += std::max<int64_t>(0, needed - have);
     }
-    Value input = op.getInput();
-    if (llvm::any_of(low, [](int64_t p) { return p; }) ||
-        llvm::any_of(high, [](int64_t p) { return p; })) {
-      SmallVector<OpFoldResult> lowFolds(2, rewriter.getIndexAttr(0)), highFolds(2, rewriter.getIndexAttr(0));
-      SmallVector<int64_t> shape(inputType.getShape());
-      for (int64_t i = 0; i < spatial; ++i) {
-        lowFolds.push_back(rewriter.getIndexAttr(low[i]));
-        highFolds.push_back(rewriter.getIndexAttr(high[i]));
-        shape[i + 2] += low[i] + high[i];
-      }
-      Value fill = arith::ConstantOp::create(
-          rewriter, loc, isMax ? lowestValue(element) : cast<TypedAttr>(rewriter.getZeroAttr(element)));
-      input = tensor::PadOp::create(rewriter, loc, inputType.clone(shape), input, lowFolds,
-                                    highFolds, fill);
-    }
+    TypedAttr identity =
+        isMax ? lowestValue(element) : cast<TypedAttr>(rewriter.getZeroAttr(element));
+    Value input = padSpatial(rewriter, loc, op.getInput(), low, high, identity);
 
     // Iteration space: n, c, o_1..o_k | k_1..k_k. The window's extents come
     // from an (unread) operand of the kernel's shape.
@@ -155,8 +143,7 @@ struct PoolToLinalg : OpRewritePattern<OpT> {
                                    AffineMap::get(dims, 0, outputExprs, context)};
     SmallVector<utils::IteratorType> iterators(2 + spatial, utils::IteratorType::parallel);
     iterators.append(spatial, utils::IteratorType::reduction);
-    Value init = filled(rewriter, loc, type,
-                        isMax ? lowestValue(element) : cast<TypedAttr>(rewriter.getZeroAttr(element)));
+    Value init = filled(rewriter, loc, type, identity);
     Value pooled =
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{type}, ValueRange{input, window}, ValueRange{init},
