@@ -503,45 +503,34 @@ kiln_status_t run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t i
     if (!seen[i])
       return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "input '%s' is missing", model->inputs[i].name.c_str());
 
-  // Outputs the caller leaves to the session get fresh buffers.
-  std::vector<bool> written(numOutputs, false);
-  std::vector<void *> fresh;
-  auto dropFresh = [&] {
-    for (void *buffer : fresh)
-      free(buffer);
-  };
+  // Outputs the caller gives buffers for are written in place.
+  std::vector<size_t> outputIndex(output_count);
+  std::vector<bool> asked(numOutputs, false);
   for (size_t i = 0; i < output_count; ++i) {
     size_t index = find(model->outputs, outputs[i].name);
-    kiln_status_t status = nullptr;
     if (index == numOutputs)
-      status = makeStatus(KILN_STATUS_INVALID_ARGUMENT, "the model has no output named '%s'",
-                          outputs[i].name ? outputs[i].name : "(null)");
-    else if (written[index])
-      status = makeStatus(KILN_STATUS_INVALID_ARGUMENT, "output '%s' is asked for twice", outputs[i].name);
-    else if (outputs[i].data)
-      status = checkTensor(outputs[i], model->outputs[index], "output");
-    if (status) {
-      dropFresh();
-      return status;
-    }
-    written[index] = true;
-    void *buffer = outputs[i].data;
-    if (!buffer) {
-      if (posix_memalign(&buffer, 64, model->outputs[index].byteSize ? model->outputs[index].byteSize : 1) != 0) {
-        dropFresh();
-        return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot allocate output '%s'", outputs[i].name);
-      }
-      fresh.push_back(buffer);
-    }
-    buffers[numInputs + index] = buffer;
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "the model has no output named '%s'",
+                        outputs[i].name ? outputs[i].name : "(null)");
+    if (asked[index])
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "output '%s' is asked for twice", outputs[i].name);
+    if (outputs[i].data)
+      if (kiln_status_t status = checkTensor(outputs[i], model->outputs[index], "output"))
+        return status;
+    asked[index] = true;
+    outputIndex[i] = index;
+    buffers[numInputs + index] = outputs[i].data;
   }
-  // Outputs nobody asked for still need somewhere to go.
+  // Every other output, asked for without a buffer or not asked for at all,
+  // gets a fresh one.
+  std::vector<void *> fresh;
   for (size_t i = 0; i < numOutputs; ++i) {
-    if (written[i])
+    if (buffers[numInputs + i])
       continue;
     void *buffer = nullptr;
-    if (posix_memalign(&buffer, 64, model->outputs[i].byteSize ? model->outputs[i].byteSize : 1) != 0) {
-      dropFresh();
+    size_t size = model->outputs[i].byteSize;
+    if (posix_memalign(&buffer, 64, size ? size : 1) != 0) {
+      for (void *other : fresh)
+        free(other);
       return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot allocate output '%s'",
                         model->outputs[i].name.c_str());
     }
@@ -558,7 +547,7 @@ kiln_status_t run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t i
     free(old);
   session->ownedOutputs.clear();
   for (size_t i = 0; i < output_count; ++i) {
-    size_t index = find(model->outputs, outputs[i].name);
+    size_t index = outputIndex[i];
     const TensorInfo &info = model->outputs[index];
     if (!outputs[i].data) {
       outputs[i].data = buffers[numInputs + index];
