@@ -194,8 +194,11 @@ LogicalResult runCompile() {
   }
   if (!module)
     return failure();
-  auto signature = readSignature(*module);
-  if (failed(signature))
+  // The artifact's manifest describes @main as imported: read it before code
+  // generation rewrites the signature.
+  FailureOr<std::pair<std::vector<TensorSignature>, std::vector<TensorSignature>>> signature =
+      failure();
+  if (emit == Emit::Artifact && failed(signature = readSignature(*module)))
     return failure();
 
   std::string error;
