@@ -74,4 +74,29 @@ def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
   ];
 }
 
+def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::FuncOp"> {
+  let summary = "Register-tiles and vectorizes f32 contractions on buffers (host)";
+  let description = [{
+    Finds each f32 `linalg.generic` on buffers that computes
+    `C[.., m, n] += A[.. m .. k ..] * B[.. k .., n]`, with one reduction
+    dimension `k` and `n` innermost and contiguous in both `C` and `B` (the
+    form every Conv, Gemm and MatMul kernel generator emits), and replaces it
+    with loops over register tiles: `rows` x 2 vectors of accumulators held
+    across the whole reduction, fed by two vector loads of `B` and a
+    broadcast of `A` per row (`vector.fma`). Edge tiles have fewer rows and
+    masked columns; other dimensions become loops around the tiles.
+
+    Anything else (other element types, a transposed `B`, several
+    reductions) is left alone for the generic loop lowering.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", "256",
+           "The width of the target's vector registers: 128, 256 or 512">
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // KILN_PASSES_TD

@@ -55,16 +55,22 @@ std::string hostLevel(llvm::StringRef cpu) {
   return "x86-64";
 }
 
-llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::raw_ostream &errors) {
-  // Memory is planned on buffers, before loops exist; math functions without
-  // an LLVM intrinsic (erf, tanh) become libm calls; bf16 conversions are
-  // expanded into integer arithmetic (no compiler-rt at load time).
+llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef cpu,
+                                      llvm::raw_ostream &errors) {
+  // Memory is planned on buffers, before loops exist; contractions become
+  // register tiles as wide as the level's vector registers; math functions
+  // without an LLVM intrinsic (erf, tanh) become libm calls; bf16
+  // conversions are expanded into integer arithmetic (no compiler-rt at load
+  // time).
+  std::string level = hostLevel(cpu);
+  int vectorBits = level == "x86-64-v4" ? 512 : level == "x86-64-v3" ? 256 : 128;
   return mlir::parsePassPipeline(
       "kiln-lower-to-linalg,kiln-bufferize,kiln-plan-memory,canonicalize,"
+      "func.func(kiln-vectorize-contractions{vector-bits=" + std::to_string(vectorBits) + "}),"
       "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
-      "expand-strided-metadata,finalize-memref-to-llvm,convert-math-to-llvm,"
-      "convert-math-to-libm,arith-expand{include-bf16=true},convert-arith-to-llvm,"
-      "convert-index-to-llvm,"
+      "convert-vector-to-llvm,expand-strided-metadata,finalize-memref-to-llvm,"
+      "convert-math-to-llvm,convert-math-to-libm,arith-expand{include-bf16=true},"
+      "convert-arith-to-llvm,convert-index-to-llvm,"
       "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},convert-cf-to-llvm,"
       "reconcile-unrealized-casts,canonicalize,cse",
       pm, errors);

@@ -32,9 +32,10 @@ bool isKnownHostCPU(llvm::StringRef cpu);
 /// code for `cpu` needs: what the runtime checks before loading it.
 std::string hostLevel(llvm::StringRef cpu);
 
-/// Appends kernel generation, bufferization, memory planning and lowering to
-/// the LLVM dialect.
-llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::raw_ostream &errors);
+/// Appends kernel generation, bufferization, memory planning, vectorization
+/// for `cpu`'s vector registers and lowering to the LLVM dialect.
+llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef cpu,
+                                      llvm::raw_ostream &errors);
 
 /// Adds kiln_entry to a module lowered by the host pipeline.
 llvm::LogicalResult addHostEntryPoint(mlir::ModuleOp module);

@@ -1,10 +1,10 @@
 //===- MatmulLike.cpp - contractions as linalg ----------------------------===//
 //
 // Conv, Gemm and MatMul become linalg.generic contractions accumulating in
-// their element type. The maps carry groups, strides, dilations, transposes
-// and broadcast batch dimensions; the loop order puts a reduction outside
-// the innermost loop, which walks the output contiguously (i-k-j order), so
-// plain loops already stream memory.
+// their element type, each with one reduction dimension and the result's
+// innermost dimension walking both the result and the right-hand operand
+// contiguously: the form `kiln-vectorize-contractions` register-tiles on
+// the host, and that plain loops (i-k-j order) already stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 
 using namespace mlir;
 
@@ -48,51 +49,75 @@ Value convAccumulator(OpBuilder &b, Location loc, ConvOp op) {
   return filled(b, loc, type, b.getZeroAttr(type.getElementType()));
 }
 
+/// Convolution as a grouped matrix product over im2col columns:
+///
+///   out[n, g, f, o] += weight[g, f, (c, k)] * columns[n, g, (c, k), o]
+///
+/// where `columns` gathers, for each output position `o`, the input window
+/// it reads. Every convolution (groups, strides, dilations, any number of
+/// spatial dimensions) is then the same contraction, whose innermost loop
+/// walks output positions contiguously in both the output and the columns:
+/// the shape `kiln-vectorize-contractions` turns into register tiles. A 1x1
+/// convolution at stride 1 without padding reads its input as the columns.
 struct ConvToLinalg : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ConvOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
+    Type element = type.getElementType();
     int64_t spatial = type.getRank() - 2, group = int64_t(op.getGroup());
     ArrayRef<int64_t> pads = op.getPads();
-    Value input = padSpatial(rewriter, loc, op.getInput(), pads.take_front(spatial),
-                             pads.drop_front(spatial), rewriter.getZeroAttr(type.getElementType()));
-    Value init = convAccumulator(rewriter, loc, op);
-
-    // Iteration space: n, g, f (filter within group) | c, k_1..k_k | o_1..o_k.
-    // The output positions come last, so the innermost loop walks the
-    // output (and, at stride 1, the input) contiguously.
     auto weightType = op.getWeight().getType();
+    int64_t batch = type.getDimSize(0);
     int64_t filtersPerGroup = weightType.getDimSize(0) / group;
     int64_t channelsPerGroup = weightType.getDimSize(1);
-    int64_t dims = 3 + 2 * spatial + 1;
-    auto d = [&](int64_t i) { return rewriter.getAffineDimExpr(i); };
-    AffineExpr n = d(0), g = d(1), f = d(2), c = d(3);
-    SmallVector<AffineExpr> inputExprs = {n, g * channelsPerGroup + c};
-    SmallVector<AffineExpr> weightExprs = {g * filtersPerGroup + f, c};
-    for (int64_t i = 0; i < spatial; ++i) {
-      AffineExpr k = d(4 + i), o = d(4 + spatial + i);
-      inputExprs.push_back(o * op.getStrides()[i] + k * op.getDilations()[i]);
-      weightExprs.push_back(k);
+    ArrayRef<int64_t> window = weightType.getShape().drop_front(2);
+    ArrayRef<int64_t> outputs = type.getShape().drop_front(2);
+    int64_t windowSize = computeProduct(window), positions = computeProduct(outputs);
+    int64_t reduced = channelsPerGroup * windowSize;
+
+    bool direct = llvm::all_of(window, [](int64_t k) { return k == 1; }) &&
+                  llvm::all_of(op.getStrides(), [](int64_t s) { return s == 1; }) &&
+                  llvm::all_of(pads, [](int64_t p) { return p == 0; });
+    Value columns;
+    if (direct) {
+      columns = reshape(rewriter, loc, op.getInput(), {batch, group, reduced, positions});
+    } else {
+      Value input = padSpatial(rewriter, loc, op.getInput(), pads.take_front(spatial),
+                               pads.drop_front(spatial), rewriter.getZeroAttr(element));
+      // columns[n, g, c, k_1..k_s, o_1..o_s] = input[n, g*C + c, o*stride + k*dilation].
+      MLIRContext *context = op.getContext();
+      int64_t dims = 3 + 2 * spatial;
+      auto d = [&](int64_t i) { return getAffineDimExpr(i, context); };
+      SmallVector<AffineExpr> inputExprs = {d(0), d(1) * channelsPerGroup + d(2)};
+      for (int64_t i = 0; i < spatial; ++i)
+        inputExprs.push_back(d(3 + spatial + i) * op.getStrides()[i] +
+                             d(3 + i) * op.getDilations()[i]);
+      SmallVector<int64_t> shape = {batch, group, channelsPerGroup};
+      llvm::append_range(shape, window);
+      llvm::append_range(shape, outputs);
+      auto columnsType = RankedTensorType::get(shape, element);
+      columns = elementwise(rewriter, loc, columnsType, {input},
+                            {AffineMap::get(dims, 0, inputExprs, context)},
+                            [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+      columns = reshape(rewriter, loc, columns, {batch, group, reduced, positions});
     }
+    Value weight = reshape(rewriter, loc, op.getWeight(), {group, filtersPerGroup, reduced});
+    Value init = reshape(rewriter, loc, convAccumulator(rewriter, loc, op),
+                         {batch, group, filtersPerGroup, positions});
+
+    // Iteration space: n, g, f, o | (c, k).
+    AffineExpr n = rewriter.getAffineDimExpr(0), g = rewriter.getAffineDimExpr(1),
+               f = rewriter.getAffineDimExpr(2), o = rewriter.getAffineDimExpr(3),
+               ck = rewriter.getAffineDimExpr(4);
     MLIRContext *context = op.getContext();
-    SmallVector<AffineMap> maps = {AffineMap::get(dims, 0, inputExprs, context),
-                                   AffineMap::get(dims, 0, weightExprs, context)};
-    SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
-    iterators.append(1 + spatial, utils::IteratorType::reduction);
-    iterators.append(spatial, utils::IteratorType::parallel);
-    // linalg needs each loop's extent: a generic infers it from operand
-    // shapes, and group and filter-within-group appear in no operand alone.
-    // Expand the output to n x g x f x o... so they do.
-    SmallVector<int64_t> grouped = {type.getDimSize(0), group, filtersPerGroup};
-    llvm::append_range(grouped, type.getShape().drop_front(2));
-    Value groupedInit = reshape(rewriter, loc, init, grouped);
-    SmallVector<AffineExpr> groupedOut = {n, g, f};
-    for (int64_t i = 0; i < spatial; ++i)
-      groupedOut.push_back(d(4 + spatial + i));
-    maps.push_back(AffineMap::get(dims, 0, groupedOut, context));
-    Value result = contract(rewriter, loc, input, op.getWeight(), groupedInit, maps, iterators);
+    SmallVector<AffineMap> maps = {AffineMap::get(5, 0, {g, f, ck}, context),
+                                   AffineMap::get(5, 0, {n, g, ck, o}, context),
+                                   AffineMap::get(5, 0, {n, g, f, o}, context)};
+    SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    Value result = contract(rewriter, loc, weight, columns, init, maps, iterators);
     rewriter.replaceOp(op, reshape(rewriter, loc, result, type.getShape()));
     return success();
   }
@@ -108,15 +133,24 @@ struct GemmToLinalg : OpRewritePattern<GemmOp> {
     AffineExpr m = rewriter.getAffineDimExpr(0), k = rewriter.getAffineDimExpr(1),
                n = rewriter.getAffineDimExpr(2);
     MLIRContext *context = op.getContext();
+    // A transposed A is only read differently; a transposed B is transposed
+    // first, so that the innermost loop reads it contiguously.
+    Value bMatrix = op.getB();
+    if (op.getTransB()) {
+      auto bType = op.getB().getType();
+      Value init = tensor::EmptyOp::create(rewriter, loc, {bType.getDimSize(1), bType.getDimSize(0)},
+                                           bType.getElementType());
+      bMatrix = linalg::TransposeOp::create(rewriter, loc, bMatrix, init, ArrayRef<int64_t>{1, 0})
+                    ->getResult(0);
+    }
     SmallVector<AffineMap> maps = {
         AffineMap::get(3, 0, op.getTransA() ? ArrayRef<AffineExpr>{k, m} : ArrayRef<AffineExpr>{m, k}, context),
-        AffineMap::get(3, 0, op.getTransB() ? ArrayRef<AffineExpr>{n, k} : ArrayRef<AffineExpr>{k, n}, context),
-        AffineMap::get(3, 0, {m, n}, context)};
+        AffineMap::get(3, 0, {k, n}, context), AffineMap::get(3, 0, {m, n}, context)};
     SmallVector<utils::IteratorType> iterators = {utils::IteratorType::parallel,
                                                   utils::IteratorType::reduction,
                                                   utils::IteratorType::parallel};
     Value zeros = filled(rewriter, loc, type, rewriter.getZeroAttr(type.getElementType()));
-    Value product = contract(rewriter, loc, op.getA(), op.getB(), zeros, maps, iterators);
+    Value product = contract(rewriter, loc, op.getA(), bMatrix, zeros, maps, iterators);
 
     double alpha = op.getAlpha().convertToDouble(), beta = op.getBeta().convertToDouble();
     SmallVector<Value> operands = {product};

@@ -74,7 +74,7 @@ llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
   if (stage == Stage::Linalg) {
     pm.addPass(createLowerToLinalg());
   } else if (target.isHost()) {
-    built = buildHostPipeline(pm, errorStream);
+    built = buildHostPipeline(pm, target.chip, errorStream);
   } else {
     built = buildGpuKernelPipeline(pm, errorStream);
     if (succeeded(built) && stage == Stage::Object)

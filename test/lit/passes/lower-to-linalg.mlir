@@ -1,24 +1,30 @@
 // RUN: kiln-opt %s --kiln-lower-to-linalg --split-input-file --verify-diagnostics | FileCheck %s
 
-// A padded convolution with bias: zero padding, the bias broadcast into the
-// accumulator, then one contraction whose loops run n, g, f | c, kh, kw |
-// oh, ow, so the innermost loop walks the output contiguously.
-// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1 * 3 + d3, d4 + d6, d7 * 2 + d5)>
-// CHECK-DAG: #[[WMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1 * 4 + d2, d3, d4, d5)>
-// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d6, d7)>
+// A padded convolution with bias: zero padding, then im2col columns (each
+// output position's input window: channel, kh, kw by oh, ow), the bias
+// broadcast into the accumulator, and one contraction n, g, f, o | (c, k)
+// whose innermost parallel loop walks both the output and the columns.
+// CHECK-DAG: #[[WINDOW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 * 3 + d2, d3 + d5, d6 * 2 + d4)>
+// CHECK-DAG: #[[ID7:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
+// CHECK-DAG: #[[WMAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d4)>
+// CHECK-DAG: #[[COLS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @conv_bias
 // CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32>, %[[W:.+]]: tensor<4x3x3x3xf32>, %[[B:.+]]: tensor<4xf32>)
 // CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[PADDED:.+]] = tensor.pad %[[X]] low[0, 0, 1, 2] high[0, 0, 1, 2]
 // CHECK:   tensor.yield %[[ZERO]]
 // CHECK: } : tensor<1x3x8x8xf32> to tensor<1x3x10x12xf32>
+// CHECK: %[[WINDOWS:.+]] = linalg.generic {indexing_maps = [#[[WINDOW]], #[[ID7]]], {{.+}} ins(%[[PADDED]] : tensor<1x3x10x12xf32>) outs(%{{.+}} : tensor<1x1x3x3x3x8x5xf32>)
+// CHECK: %[[COLUMNS:.+]] = tensor.collapse_shape %[[WINDOWS]] {{\[\[}}0], [1], [2, 3, 4], [5, 6]] : tensor<1x1x3x3x3x8x5xf32> into tensor<1x1x27x40xf32>
+// CHECK: %[[WEIGHTS:.+]] = tensor.expand_shape {{.+}} into tensor<1x4x27xf32>
 // CHECK: %[[EMPTY:.+]] = tensor.empty() : tensor<1x4x8x5xf32>
 // CHECK: %[[INIT:.+]] = linalg.broadcast ins(%[[B]] : tensor<4xf32>) outs(%[[EMPTY]] : tensor<1x4x8x5xf32>) dimensions = [0, 2, 3]
-// CHECK: %[[GROUPED:.+]] = tensor.expand_shape %[[INIT]] {{.+}} into tensor<1x1x4x8x5xf32>
-// CHECK: %[[CONV:.+]] = linalg.generic {indexing_maps = [#[[IN]], #[[WMAP]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]} ins(%[[PADDED]], %[[W]] : tensor<1x3x10x12xf32>, tensor<4x3x3x3xf32>) outs(%[[GROUPED]] : tensor<1x1x4x8x5xf32>)
+// CHECK: %[[GROUPED:.+]] = tensor.expand_shape {{.+}} into tensor<1x1x4x40xf32>
+// CHECK: %[[CONV:.+]] = linalg.generic {indexing_maps = [#[[WMAP]], #[[COLS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[WEIGHTS]], %[[COLUMNS]] : tensor<1x4x27xf32>, tensor<1x1x27x40xf32>) outs(%[[GROUPED]] : tensor<1x1x4x40xf32>)
 // CHECK:   arith.mulf
 // CHECK:   arith.addf
-// CHECK: %[[RESULT:.+]] = tensor.collapse_shape %[[CONV]] {{.+}} into tensor<1x4x8x5xf32>
+// CHECK: %[[RESULT:.+]] = tensor.expand_shape {{.+}} into tensor<1x4x8x5xf32>
 // CHECK: return %[[RESULT]]
 func.func @conv_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x8x5xf32> {
   %0 = kiln.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 2, 1, 2>, strides = array<i64: 1, 2>}
@@ -31,12 +37,28 @@ func.func @conv_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tenso
 // Without bias or padding the accumulator starts at zero.
 // CHECK-LABEL: func.func @conv_plain
 // CHECK-NOT: tensor.pad
+// CHECK: tensor<1x1x27x36xf32>
 // CHECK: %[[FILL:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x4x6x6xf32>)
-// CHECK: tensor.expand_shape %[[FILL]]
+// CHECK: tensor.collapse_shape %[[FILL]]
 func.func @conv_plain(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
   %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
       : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// A 1x1 convolution at stride 1 without padding reads its input as the
+// columns: no window gathering.
+// CHECK-LABEL: func.func @conv_pointwise
+// CHECK-SAME: (%[[X:.+]]: tensor<1x8x5x5xf32>,
+// CHECK: %[[COLUMNS:.+]] = tensor.expand_shape {{.+}} into tensor<1x1x8x25xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[COLUMNS]] : tensor<1x4x8xf32>, tensor<1x1x8x25xf32>)
+func.func @conv_pointwise(%x: tensor<1x8x5x5xf32>, %w: tensor<4x8x1x1xf32>) -> tensor<1x4x5x5xf32> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x8x5x5xf32>, tensor<4x8x1x1xf32>) -> tensor<1x4x5x5xf32>
+  return %0 : tensor<1x4x5x5xf32>
 }
 
 // -----
@@ -86,15 +108,12 @@ func.func @no_generator(%a: tensor<4xui8>) -> tensor<4xui8> {
 
 // -----
 
-// A grouped (depthwise) convolution is one generic whose maps carry the
-// group: input channel g * 1 + c, filter g * 1 + f, strides and dilations.
-// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1 + d3, d6 * 2 + d4 * 2, d7 * 2 + d5 * 2)>
-// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1 + d2, d3, d4, d5)>
-// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d6, d7)>
+// A grouped (depthwise) convolution is a batch of products, one per group:
+// the windows read input channel g * 1 + c at stride 2 and dilation 2.
+// CHECK-DAG: #[[WINDOW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 + d2, d5 * 2 + d3 * 2, d6 * 2 + d4 * 2)>
 // CHECK-LABEL: func.func @depthwise
-// CHECK: tensor.expand_shape {{.+}} {{\[\[}}0], [1], [2, 3], [4]] {{.+}} into tensor<1x4x1x3x3xf32>
-// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
-// CHECK: tensor.collapse_shape {{.+}} {{\[\[}}0], [1], [2, 3], [4]] {{.+}} into tensor<1x4x3x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[WINDOW]], {{.+}} outs(%{{.+}} : tensor<1x4x1x3x3x3x3xf32>)
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<4x1x9xf32>, tensor<1x4x9x9xf32>) outs(%{{.+}} : tensor<1x4x1x9xf32>)
 func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x3x3xf32> {
   %0 = kiln.conv %x, %w {dilations = array<i64: 2, 2>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
       : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x3x3xf32>
@@ -103,13 +122,16 @@ func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor
 
 // -----
 
-// Gemm's transposes are folded into the contraction's maps; alpha and beta
-// apply in an epilogue.
+// Gemm reads a transposed A through its map; a transposed B is transposed
+// first, so the product reads B along its rows. Alpha and beta apply in an
+// epilogue.
 // CHECK-DAG: #[[A:.+]] = affine_map<(d0, d1, d2) -> (d1, d0)>
-// CHECK-DAG: #[[B:.+]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[B:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-DAG: #[[C:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-LABEL: func.func @gemm
-// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK-SAME: %[[BIN:[a-z0-9]+]]: tensor<7x5xf32>
+// CHECK: %[[BT:.+]] = linalg.transpose ins(%[[BIN]] : tensor<7x5xf32>) outs(%{{.+}} : tensor<5x7xf32>) permutation = [1, 0]
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%{{.+}}, %[[BT]] :
 // CHECK:   arith.mulf
 // CHECK:   arith.addf
 // CHECK: linalg.generic

@@ -1,0 +1,151 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-vectorize-contractions),canonicalize)' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-vectorize-contractions{vector-bits=512}),canonicalize)' | FileCheck %s --check-prefix=WIDE
+// RUN: not kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-vectorize-contractions{vector-bits=96}))' 2>&1 | FileCheck %s --check-prefix=BITS
+
+// BITS: vector-bits must be 128, 256 or 512, not 96
+
+#a = affine_map<(m, k, n) -> (m, k)>
+#b = affine_map<(m, k, n) -> (k, n)>
+#c = affine_map<(m, k, n) -> (m, n)>
+
+// An 8x20 product over k = 3, at 256 bits: one whole tile of 6 rows by two
+// vectors of 8 columns holds 12 accumulators through the reduction, each
+// step loading two vectors of B and broadcasting one scalar of A per row.
+// CHECK-LABEL: func.func @matmul(
+// CHECK-SAME: %[[A:[a-z0-9]+]]: memref<8x3xf32>, %[[B:[a-z0-9]+]]: memref<3x20xf32>, %[[C:[a-z0-9]+]]: memref<8x20xf32>)
+// CHECK-COUNT-12: vector.load %[[C]]
+// CHECK: %[[TILE:.+]]:12 = scf.for %[[K:[a-z0-9]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
+// CHECK: %[[B0:.+]] = vector.load %[[B]][%[[K]], %[[C0:.+]]] : memref<3x20xf32>, vector<8xf32>
+// CHECK: %[[B1:.+]] = vector.load %[[B]][%[[K]], %[[C8:.+]]] : memref<3x20xf32>, vector<8xf32>
+// CHECK: %[[A0:.+]] = memref.load %[[A]][%[[C0]], %[[K]]]
+// CHECK: %[[S0:.+]] = vector.broadcast %[[A0]] : f32 to vector<8xf32>
+// CHECK: vector.fma %[[S0]], %[[B0]], %{{.+}} : vector<8xf32>
+// CHECK: vector.fma %[[S0]], %[[B1]], %{{.+}} : vector<8xf32>
+// CHECK-COUNT-10: vector.fma
+// CHECK: scf.yield
+// CHECK-COUNT-12: vector.store %[[TILE]]#{{[0-9]+}}, %[[C]]
+// The remaining 2 rows are a tile of their own.
+// CHECK: scf.for {{.+}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// The remaining 4 columns are one masked vector.
+// CHECK: %[[MASK:.+]] = vector.constant_mask [4] : vector<8xi1>
+// CHECK: vector.maskedload %[[C]][%{{.+}}, %{{.+}}], %[[MASK]]
+// CHECK: scf.for
+// CHECK: vector.maskedload %[[B]][%{{.+}}, %{{.+}}], %[[MASK]]
+// CHECK: vector.maskedstore %[[C]][%{{.+}}, %{{.+}}], %[[MASK]]
+// CHECK-NOT: linalg.generic
+// At 512 bits a tile is up to 12 rows by two vectors of 16: the whole
+// product is one tile of 8 rows by 16 columns and 4 masked ones.
+// WIDE-LABEL: func.func @matmul(
+// WIDE: vector.constant_mask [4] : vector<16xi1>
+// WIDE: scf.for {{.+}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// WIDE-NOT: scf.for
+// WIDE: return
+func.func @matmul(%a: memref<8x3xf32>, %b: memref<3x20xf32>, %c: memref<8x20xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<8x3xf32>, memref<3x20xf32>) outs(%c : memref<8x20xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A grouped convolution's product (n, g, f, o | ck, as the Conv generator
+// emits it) loops over batch and groups around its tiles, and many whole
+// tiles of columns are a loop too.
+// CHECK-LABEL: func.func @grouped
+// CHECK-SAME: %[[W:[a-z0-9]+]]: memref<2x6x9xf32>, %[[X:[a-z0-9]+]]: memref<2x2x9x64xf32>, %[[Y:[a-z0-9]+]]: memref<2x2x6x64xf32>
+// CHECK: scf.for %[[N:[a-z0-9]+]] = %{{.+}} to %{{.+}} step
+// CHECK: scf.for %[[G:[a-z0-9]+]] = %{{.+}} to %{{.+}} step
+// CHECK: scf.for %[[COL:[a-z0-9]+]] = %{{.+}} to %[[C64:[a-z0-9]+]] step %[[C16:[a-z0-9]+]]
+// CHECK: vector.load %[[Y]][%[[N]], %[[G]], %{{.+}}, %[[COL]]]
+// CHECK: scf.for %[[K:[a-z0-9]+]] =
+// CHECK: vector.load %[[X]][%[[N]], %[[G]], %[[K]], %[[COL]]]
+// CHECK: memref.load %[[W]][%[[G]], %{{.+}}, %[[K]]]
+#wmap = affine_map<(n, g, f, o, ck) -> (g, f, ck)>
+#xmap = affine_map<(n, g, f, o, ck) -> (n, g, ck, o)>
+#ymap = affine_map<(n, g, f, o, ck) -> (n, g, f, o)>
+func.func @grouped(%w: memref<2x6x9xf32>, %x: memref<2x2x9x64xf32>, %y: memref<2x2x6x64xf32>) {
+  linalg.generic {indexing_maps = [#wmap, #xmap, #ymap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %x : memref<2x6x9xf32>, memref<2x2x9x64xf32>) outs(%y : memref<2x2x6x64xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %m, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A broadcast batch dimension (read at index 0) is read as it is mapped.
+// CHECK-LABEL: func.func @broadcast_batch
+// CHECK-SAME: %[[A:[a-z0-9]+]]: memref<1x6x5xf32>
+// CHECK: scf.for %[[BATCH:[a-z0-9]+]] = %{{.+}} to %{{.+}} step
+// CHECK: scf.for %[[K:[a-z0-9]+]] =
+// CHECK: memref.load %[[A]][%[[ZERO:[a-z0-9]+]], %[[ZERO]], %[[K]]]
+#l = affine_map<(b, m, k, n) -> (0, m, k)>
+#r = affine_map<(b, m, k, n) -> (b, k, n)>
+#o = affine_map<(b, m, k, n) -> (b, m, n)>
+func.func @broadcast_batch(%a: memref<1x6x5xf32>, %b: memref<3x5x16xf32>, %c: memref<3x6x16xf32>) {
+  linalg.generic {indexing_maps = [#l, #r, #o], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<1x6x5xf32>, memref<3x5x16xf32>) outs(%c : memref<3x6x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Left alone: other element types, a B read across its rows, two
+// reductions, a body that is not a multiply-add.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: vector.
+// CHECK-COUNT-4: linalg.generic
+// CHECK-NOT: vector.
+#a = affine_map<(m, k, n) -> (m, k)>
+#b = affine_map<(m, k, n) -> (k, n)>
+#bt = affine_map<(m, k, n) -> (n, k)>
+#c = affine_map<(m, k, n) -> (m, n)>
+#a2 = affine_map<(m, k, l, n) -> (m, k, l)>
+#b2 = affine_map<(m, k, l, n) -> (k, l, n)>
+#c2 = affine_map<(m, k, l, n) -> (m, n)>
+func.func @left_alone(%a16: memref<4x4xf16>, %b16: memref<4x16xf16>, %c16: memref<4x16xf16>,
+                      %a: memref<4x4xf32>, %bt: memref<16x4xf32>, %c: memref<4x16xf32>,
+                      %a2: memref<4x2x2xf32>, %b2: memref<2x2x16xf32>, %b: memref<4x16xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a16, %b16 : memref<4x4xf16>, memref<4x16xf16>) outs(%c16 : memref<4x16xf16>) {
+  ^bb0(%x: f16, %y: f16, %acc: f16):
+    %p = arith.mulf %x, %y : f16
+    %s = arith.addf %acc, %p : f16
+    linalg.yield %s : f16
+  }
+  linalg.generic {indexing_maps = [#a, #bt, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %bt : memref<4x4xf32>, memref<16x4xf32>) outs(%c : memref<4x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a2, #b2, #c2], iterator_types = ["parallel", "reduction", "reduction", "parallel"]}
+      ins(%a2, %b2 : memref<4x2x2xf32>, memref<2x2x16xf32>) outs(%c : memref<4x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<4x4xf32>, memref<4x16xf32>) outs(%c : memref<4x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.maximumf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
