@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -17,6 +18,11 @@
 #include "mlir/Pass/Pass.h"
 
 namespace kiln {
+
+/// On the dispatch declarations kiln-outline-parallel makes: the task
+/// function and the number of tasks.
+constexpr llvm::StringLiteral kTaskAttr = "kiln.task";
+constexpr llvm::StringLiteral kTaskCountAttr = "kiln.task_count";
 
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"

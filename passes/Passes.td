@@ -84,7 +84,12 @@ def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::Fun
     with loops over register tiles: `rows` x 2 vectors of accumulators held
     across the whole reduction, fed by two vector loads of `B` and a
     broadcast of `A` per row (`vector.fma`). Edge tiles have fewer rows and
-    masked columns; other dimensions become loops around the tiles.
+    masked columns.
+
+    Each column tile, at each index of the other dimensions (batch, groups),
+    is one task. The tasks of a product of at least 65536 multiply-adds form
+    an `scf.forall` (they write disjoint parts of `C`); smaller products loop
+    over them.
 
     Anything else (other element types, a transposed `B`, several
     reductions) is left alone for the generic loop lowering.
@@ -96,6 +101,26 @@ def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::Fun
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
     "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"
+  ];
+}
+
+def OutlineParallel : Pass<"kiln-outline-parallel", "mlir::ModuleOp"> {
+  let summary = "Turns @main's scf.forall loops into tasks for the host runtime's threads";
+  let description = [{
+    Gives `@main` a last argument, the runtime's context (`!llvm.ptr`), and
+    outlines the body of each top-level one-dimensional `scf.forall` into a
+    task function `@main_tasks_<i>(buffers..., index)`. The loop becomes a
+    call to a declaration `@main_tasks_<i>.dispatch(context, buffers...)`
+    that carries `kiln.task` (the task function) and `kiln.task_count`; the
+    host code generator defines it after lowering to LLVM, as a call to the
+    runtime's `parallel_for`.
+
+    Constants the body uses are cloned into it. A loop whose body captures
+    anything else than identity-layout buffers of static shape is left for
+    `scf-forall-to-for`.
+  }];
+  let dependentDialects = [
+    "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect", "mlir::scf::SCFDialect"
   ];
 }
 

@@ -10,10 +10,14 @@
 // becomes loops over register tiles of `rows` rows by two vectors of
 // columns: a tile's accumulators stay in vector registers for the whole
 // reduction, each step loading two vectors of B, broadcasting `rows` scalars
-// of A and issuing 2 x rows FMAs. Column tiles are the outer loop, so a tile
-// column's panel of B stays in cache while every row tile reads it. Tiles at
-// the edges are the same code with fewer rows and masked columns; every
-// other dimension (batch, groups) is a loop around the tiles.
+// of A and issuing 2 x rows FMAs. Tiles at the edges are the same code with
+// fewer rows and masked columns.
+//
+// The work is split into tasks, one per column tile and index of the other
+// dimensions (batch, groups); each task runs every row tile of its columns,
+// so the panel of B it reads stays in cache. Tasks write disjoint parts of C:
+// they form an scf.forall, which kiln-outline-parallel hands to the
+// runtime's threads, when the product is big enough to be worth it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,22 +130,60 @@ public:
         maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()),
         dims(ranges.size()) {}
 
-  void emit() {
-    SmallVector<Value> lower, upper, steps;
-    for (unsigned dim : roles.outer) {
-      lower.push_back(index(0));
-      upper.push_back(index(ranges[dim]));
-      steps.push_back(index(1));
+  /// One task per (outer index, column tile): tasks write disjoint parts of
+  /// C, so they run as an scf.forall when `parallel`, else as a loop.
+  void emit(bool parallel) {
+    int64_t columns = ranges[roles.n], step = 2 * width;
+    int64_t columnTiles = llvm::divideCeil(columns, step);
+    int64_t tasks = columnTiles;
+    for (unsigned dim : roles.outer)
+      tasks *= ranges[dim];
+    Block *body;
+    if (parallel) {
+      auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(tasks)},
+                                          ValueRange{}, std::nullopt);
+      body = forall.getBody();
+    } else {
+      body = scf::ForOp::create(b, loc, index(0), index(tasks), index(1)).getBody();
     }
-    scf::buildLoopNest(b, loc, lower, upper, steps,
-                       [&](OpBuilder &nested, Location, ValueRange ivs) {
-                         OpBuilder::InsertionGuard guard(b);
-                         b.setInsertionPoint(nested.getInsertionBlock(),
-                                             nested.getInsertionPoint());
-                         for (auto [dim, iv] : llvm::zip(roles.outer, ivs))
-                           dims[dim] = iv;
-                         emitTiles();
-                       });
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(body->getTerminator());
+
+    // task = ((outer_0 * extent_1 + outer_1) ...) * columnTiles + tile: each
+    // index is a remainder, but the outermost, which is what remains.
+    Value rest = body->getArgument(0);
+    int64_t remaining = tasks;
+    auto digit = [&](int64_t extent) {
+      remaining /= extent;
+      if (extent == 1)
+        return index(0);
+      if (remaining == 1)
+        return rest;
+      Value value = arith::RemUIOp::create(b, loc, rest, index(extent));
+      rest = arith::DivUIOp::create(b, loc, rest, index(extent));
+      return value;
+    };
+    Value tile = digit(columnTiles);
+    for (unsigned dim : llvm::reverse(roles.outer))
+      dims[dim] = digit(ranges[dim]);
+    Value column = arith::MulIOp::create(b, loc, tile, index(step));
+    auto rowTiles = [&](int64_t tileColumns) {
+      forTiles(ranges[roles.m], rows, [&](Value row, int64_t tileRows) {
+        emitTile(row, tileRows, column, tileColumns);
+      });
+    };
+    int64_t last = columns - (columnTiles - 1) * step;
+    if (columnTiles == 1 || last == step) {
+      rowTiles(last);
+      return;
+    }
+    Value isLast = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tile,
+                                         index(columnTiles - 1));
+    auto branch = scf::IfOp::create(b, loc, isLast, /*withElseRegion=*/true);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    rowTiles(last);
+    b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    rowTiles(step);
   }
 
 private:
@@ -177,14 +219,6 @@ private:
     }
     if (extent > whole)
       body(index(whole), extent - whole);
-  }
-
-  void emitTiles() {
-    forTiles(ranges[roles.n], 2 * width, [&](Value column, int64_t columns) {
-      forTiles(ranges[roles.m], rows, [&](Value row, int64_t tileRows) {
-        emitTile(row, tileRows, column, columns);
-      });
-    });
   }
 
   Value load(Value memref, AffineMap map, Value mask) {
@@ -287,12 +321,18 @@ struct VectorizeContractions : impl::VectorizeContractionsBase<VectorizeContract
     // (16 below AVX-512, 32 with it) less the two B vectors and a broadcast.
     int64_t rows = vectorBits == 512 ? 12 : 6;
     SmallVector<std::pair<linalg::GenericOp, Roles>> work;
+    // Below this many multiply-adds (some microseconds), handing tasks to
+    // threads costs more than it saves.
+    constexpr int64_t kParallelWork = 1 << 16;
     getOperation().walk([&](linalg::GenericOp op) {
       if (std::optional<Roles> roles = analyze(op))
         work.emplace_back(op, *roles);
     });
     for (auto &[op, roles] : work) {
-      TileEmitter(op, roles, width, rows).emit();
+      int64_t multiplyAdds = 1;
+      for (int64_t extent : op.getStaticLoopRanges())
+        multiplyAdds *= extent;
+      TileEmitter(op, roles, width, rows).emit(multiplyAdds >= kParallelWork);
       op.erase();
     }
   }

@@ -3,6 +3,9 @@
 #include "codegen/host/Host.h"
 
 #include "codegen/Toolchain.h"
+#include "passes/Passes.h"
+
+#include "format.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -58,7 +61,8 @@ std::string hostLevel(llvm::StringRef cpu) {
 llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef cpu,
                                       llvm::raw_ostream &errors) {
   // Memory is planned on buffers, before loops exist; contractions become
-  // register tiles as wide as the level's vector registers; math functions
+  // register tiles as wide as the level's vector registers, in tasks for
+  // the runtime's threads; math functions
   // without an LLVM intrinsic (erf, tanh) become libm calls; bf16
   // conversions are expanded into integer arithmetic (no compiler-rt at load
   // time).
@@ -67,7 +71,7 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   return mlir::parsePassPipeline(
       "kiln-lower-to-linalg,kiln-bufferize,kiln-plan-memory,canonicalize,"
       "func.func(kiln-vectorize-contractions{vector-bits=" + std::to_string(vectorBits) + "}),"
-      "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
+      "kiln-outline-parallel,func.func(scf-forall-to-for,convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
       "convert-vector-to-llvm,expand-strided-metadata,finalize-memref-to-llvm,"
       "convert-math-to-llvm,convert-math-to-libm,arith-expand{include-bf16=true},"
       "convert-arith-to-llvm,convert-index-to-llvm,"
@@ -76,7 +80,89 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
       pm, errors);
 }
 
+namespace {
+
+/// Defines each task dispatch kiln-outline-parallel declared:
+///
+///   dispatch(context, buffers...):
+///     captures = [buffers...]            (on the stack)
+///     context->parallel_for(context->pool, @task.run, captures, count)
+///   task.run(captures, index):
+///     task(captures[0], ..., index)
+///
+/// after lowering, where function pointers exist.
+llvm::LogicalResult defineTaskDispatches(mlir::ModuleOp module) {
+  namespace LLVM = mlir::LLVM;
+  mlir::MLIRContext *context = module.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(context);
+  auto i64 = mlir::IntegerType::get(context, 64);
+  auto i8 = mlir::IntegerType::get(context, 8);
+  auto voidType = LLVM::LLVMVoidType::get(context);
+  mlir::OpBuilder b(context);
+  for (auto dispatch : llvm::to_vector(module.getOps<LLVM::LLVMFuncOp>())) {
+    auto taskName = dispatch->getAttrOfType<mlir::FlatSymbolRefAttr>(kTaskAttr);
+    auto count = dispatch->getAttrOfType<mlir::IntegerAttr>(kTaskCountAttr);
+    if (!taskName)
+      continue;
+    auto task = module.lookupSymbol<LLVM::LLVMFuncOp>(taskName.getAttr());
+    if (!task || !count || !dispatch.isExternal())
+      return dispatch.emitError("malformed task dispatch");
+    mlir::Location loc = dispatch.getLoc();
+    unsigned buffers = dispatch.getNumArguments() - 1;
+    task.setLinkage(LLVM::Linkage::Internal);
+
+    b.setInsertionPointToEnd(module.getBody());
+    auto run = LLVM::LLVMFuncOp::create(b, loc, (task.getName() + ".run").str(),
+                                        LLVM::LLVMFunctionType::get(voidType, {ptr, i64}),
+                                        LLVM::Linkage::Internal);
+    mlir::Block *block = run.addEntryBlock(b);
+    b.setInsertionPointToStart(block);
+    llvm::SmallVector<mlir::Value> arguments;
+    for (unsigned i = 0; i < buffers; ++i) {
+      auto slot = LLVM::GEPOp::create(b, loc, ptr, ptr, block->getArgument(0),
+                                      llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)});
+      arguments.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
+    }
+    arguments.push_back(block->getArgument(1));
+    LLVM::CallOp::create(b, loc, task, arguments);
+    LLVM::ReturnOp::create(b, loc, mlir::ValueRange{});
+
+    dispatch->removeAttr(kTaskAttr);
+    dispatch->removeAttr(kTaskCountAttr);
+    dispatch.setLinkage(LLVM::Linkage::Internal);
+    block = dispatch.addEntryBlock(b);
+    b.setInsertionPointToStart(block);
+    mlir::Value one = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
+    mlir::Value captures = LLVM::AllocaOp::create(
+        b, loc, ptr, LLVM::LLVMArrayType::get(ptr, std::max(buffers, 1u)), one);
+    for (unsigned i = 0; i < buffers; ++i) {
+      auto slot = LLVM::GEPOp::create(b, loc, ptr, ptr, captures,
+                                      llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)});
+      LLVM::StoreOp::create(b, loc, block->getArgument(i + 1), slot);
+    }
+    mlir::Value runtime = block->getArgument(0);
+    mlir::Value parallelFor = LLVM::LoadOp::create(b, loc, ptr, runtime);
+    auto poolSlot = LLVM::GEPOp::create(
+        b, loc, ptr, i8, runtime,
+        llvm::ArrayRef<LLVM::GEPArg>{int32_t(offsetof(kiln_host_context_t, pool))});
+    mlir::Value pool = LLVM::LoadOp::create(b, loc, ptr, poolSlot);
+    mlir::Value body = LLVM::AddressOfOp::create(b, loc, run);
+    mlir::Value tasks = LLVM::ConstantOp::create(b, loc, i64, count);
+    auto signature = LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, ptr, i64});
+    LLVM::CallOp::create(b, loc, signature,
+                         mlir::ValueRange{parallelFor, pool, body, captures, tasks});
+    LLVM::ReturnOp::create(b, loc, mlir::ValueRange{});
+  }
+  return llvm::success();
+}
+
+} // namespace
+
 llvm::LogicalResult addHostEntryPoint(mlir::ModuleOp module) {
+  static_assert(offsetof(kiln_host_context_t, parallel_for) == 0,
+                "the dispatch loads parallel_for from the context's first word");
+  if (failed(defineTaskDispatches(module)))
+    return llvm::failure();
   auto main = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>("main");
   if (!main)
     return module.emitError("the lowered module has no @main");

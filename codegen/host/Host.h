@@ -37,7 +37,8 @@ std::string hostLevel(llvm::StringRef cpu);
 llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef cpu,
                                       llvm::raw_ostream &errors);
 
-/// Adds kiln_entry to a module lowered by the host pipeline.
+/// Adds kiln_entry to a module lowered by the host pipeline, and defines the
+/// task dispatches that hand parallel work to the runtime's threads.
 llvm::LogicalResult addHostEntryPoint(mlir::ModuleOp module);
 
 /// Compiles the lowered module for `cpu`'s micro-architecture level (see

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define KILN_MAGIC "KILNMDL\0"
-#define KILN_FORMAT_VERSION 1u
+#define KILN_FORMAT_VERSION 2u
 #define KILN_HEADER_SIZE 64u
 #define KILN_WEIGHTS_ALIGNMENT 4096u
 #define KILN_SECTION_ALIGNMENT 64u
@@ -40,6 +40,18 @@ _Static_assert(sizeof(kiln_file_header_t) == KILN_HEADER_SIZE, "header layout");
 
 /* The byte offset of the checksum field. */
 #define KILN_CHECKSUM_OFFSET 24u
+
+/* The host code's entry point, `void kiln_entry(void **args)`, receives the
+ * model's inputs, its outputs, the session's activation arena, the weights,
+ * then a pointer to this context, through which the code runs parallel
+ * work on the runtime's threads. */
+typedef struct kiln_host_context_t {
+  /* Calls body(captures, i) once for every i in [0, count), on any of the
+   * pool's threads, and returns when every call has returned. */
+  void (*parallel_for)(void *pool, void (*body)(void *captures, int64_t index),
+                       void *captures, int64_t count);
+  void *pool;
+} kiln_host_context_t;
 
 #ifdef __cplusplus
 extern "C" {

@@ -3,6 +3,7 @@
 
 #include "kiln/runtime.h"
 
+#include "ThreadPool.h"
 #include "artifact_generated.h"
 #include "format.h"
 
@@ -115,6 +116,8 @@ struct kiln_session_s {
   kiln_model_t *model;
   void *arena = nullptr;
   std::vector<void *> ownedOutputs;
+  std::unique_ptr<kiln::ThreadPool> pool;
+  kiln_host_context_t context = {};
 
   ~kiln_session_s() {
     free(arena);
@@ -460,21 +463,37 @@ kiln_status_t kiln_session_create(kiln_model_t *model, const kiln_session_option
   if (strcmp(device, "host") != 0)
     return makeStatus(KILN_STATUS_UNAVAILABLE,
                       "device '%s' is not available: this runtime runs models on 'host' only", device);
+  unsigned threads = options && options->api_version >= 2 ? options->threads : 0;
+  if (threads == 0)
+    threads = kiln::ThreadPool::availableThreads();
   void *arena = nullptr;
   if (posix_memalign(&arena, 64, model->arenaBytes ? model->arenaBytes : 1) != 0)
     return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot allocate the %llu-byte activation arena",
                       (unsigned long long)model->arenaBytes);
-  auto *session = new (std::nothrow) kiln_session_s{model, arena, {}};
+  auto *session = new (std::nothrow) kiln_session_s{model, arena, {}, nullptr, {}};
   if (!session) {
     free(arena);
     return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   }
   kiln_model_retain(model);
+  try {
+    session->pool = std::make_unique<kiln::ThreadPool>(threads);
+  } catch (const std::exception &error) {
+    delete session;
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot start %u threads: %s", threads,
+                      error.what());
+  }
+  session->context.parallel_for = &kiln::ThreadPool::parallelFor;
+  session->context.pool = session->pool.get();
   *out_session = session;
   return nullptr;
 }
 
 void kiln_session_destroy(kiln_session_t *session) { delete session; }
+
+uint32_t kiln_session_threads(const kiln_session_t *session) {
+  return session ? session->pool->threads() : 0;
+}
 
 namespace {
 
@@ -484,8 +503,8 @@ kiln_status_t run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t i
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_run: session, inputs and outputs must not be NULL");
   kiln_model_t *model = session->model;
   size_t numInputs = model->inputs.size(), numOutputs = model->outputs.size();
-  // Buffers in the entry point's order: inputs, outputs, arena, weights.
-  std::vector<void *> buffers(numInputs + numOutputs + 2, nullptr);
+  // The entry point's arguments: inputs, outputs, arena, weights, context.
+  std::vector<void *> buffers(numInputs + numOutputs + 3, nullptr);
   std::vector<bool> seen(numInputs, false);
   for (size_t i = 0; i < input_count; ++i) {
     size_t index = find(model->inputs, inputs[i].name);
@@ -539,6 +558,7 @@ kiln_status_t run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t i
   }
   buffers[numInputs + numOutputs] = session->arena;
   buffers[numInputs + numOutputs + 1] = const_cast<uint8_t *>(model->weights);
+  buffers[numInputs + numOutputs + 2] = &session->context;
 
   model->entry(buffers.data());
 

@@ -2,12 +2,13 @@
 """kiln on the host CPU against onnxruntime's CPU provider, side by side.
 
     python3 tools/bench/host.py [--models resnet50,mobilenetv2,bert]
-                                [--threads 1] [--iterations 10] [--warmup 2]
+                                [--threads 1,2] [--iterations 10] [--warmup 2]
 
 For each model (from test/models/generate.py, batch 1, BERT at sequence 128)
-it reports kiln's compile time, then the median latency of kiln (kiln bench)
-and of onnxruntime with the same number of threads on the same machine, and
-their ratio (kiln / onnxruntime: below 1 means kiln is faster).
+it reports kiln's compile time, then for each thread count the median
+latency of kiln (kiln bench --threads N) and of onnxruntime with N intra-op
+threads on the same machine, and their ratio (kiln / onnxruntime: below 1
+means kiln is faster).
 """
 import argparse
 import os
@@ -55,7 +56,8 @@ def main():
     parser.add_argument("--kiln", default=os.path.join(ROOT, "build", "bin", "kiln"))
     parser.add_argument("--models", default="resnet50,mobilenetv2,bert")
     parser.add_argument("--model-dir", default=os.path.join(ROOT, "build", "models"))
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", default="1",
+                        help="comma-separated thread counts, one row per count")
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
     args = parser.parse_args()
@@ -65,8 +67,9 @@ def main():
         subprocess.run([sys.executable, os.path.join(ROOT, "test", "models", "generate.py"),
                         "--out", args.model_dir, "--models", ",".join(missing)], check=True)
 
-    print(f"{'model':<12} {'compile':>8} {'kiln p50':>10} {'ort p50':>10} {'kiln/ort':>9}  "
-          f"(threads: {args.threads})")
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    print(f"{'model':<12} {'compile':>8} {'threads':>8} {'kiln p50':>10} {'ort p50':>10} "
+          f"{'kiln/ort':>9}")
     with tempfile.TemporaryDirectory() as work:
         for name in names:
             path = os.path.join(args.model_dir, name + ".onnx")
@@ -75,15 +78,16 @@ def main():
             start = time.perf_counter()
             subprocess.run([args.kiln, "compile", path, "-o", artifact] + flags, check=True)
             compile_seconds = time.perf_counter() - start
-            bench = subprocess.run([args.kiln, "bench", artifact, "--warmup", str(args.warmup),
-                                    "--iterations", str(args.iterations)],
-                                   check=True, capture_output=True, text=True).stdout
-            kiln_ms = float(re.search(r"p50 ([0-9.]+) ms", bench).group(1))
-            ort_ms = onnxruntime_latency(path, SHAPES[name], args.threads, args.warmup,
-                                         args.iterations)
-            print(f"{name:<12} {compile_seconds:>7.1f}s {kiln_ms:>8.1f}ms {ort_ms:>8.1f}ms "
-                  f"{kiln_ms / ort_ms:>8.1f}x", flush=True)
-
+            for threads in thread_counts:
+                bench = subprocess.run([args.kiln, "bench", artifact, "--warmup", str(args.warmup),
+                                        "--iterations", str(args.iterations),
+                                        "--threads", str(threads)],
+                                       check=True, capture_output=True, text=True).stdout
+                kiln_ms = float(re.search(r"p50 ([0-9.]+) ms", bench).group(1))
+                ort_ms = onnxruntime_latency(path, SHAPES[name], threads, args.warmup,
+                                             args.iterations)
+                print(f"{name:<12} {compile_seconds:>7.1f}s {threads:>8} {kiln_ms:>8.1f}ms "
+                      f"{ort_ms:>8.1f}ms {kiln_ms / ort_ms:>8.1f}x", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -37,6 +37,8 @@ cl::opt<unsigned> iterations("iterations", cl::desc("Timed runs"), cl::init(20),
                              cl::sub(benchCommand));
 cl::opt<std::string> benchDevice("device", cl::desc("Where to run: host"), cl::init("host"),
                                  cl::sub(benchCommand));
+cl::opt<unsigned> benchThreads("threads", cl::desc("Threads to run on (0: one per CPU)"),
+                               cl::init(0), cl::sub(benchCommand));
 
 std::string shapeOf(const int64_t *shape, size_t rank) {
   std::string text;
@@ -137,7 +139,7 @@ int benchModel() {
     inputs.push_back({info.name, info.dtype, info.rank, info.shape, buffers.back().data(),
                       info.byte_size});
   }
-  kiln_session_options_t options = {KILN_API_VERSION, benchDevice.c_str()};
+  kiln_session_options_t options = {KILN_API_VERSION, benchDevice.c_str(), benchThreads};
   kiln_session_t *session = nullptr;
   if (kiln_status_t status = kiln_session_create(model.get(), &options, &session))
     return reportError(status);
@@ -159,7 +161,8 @@ int benchModel() {
   double mean = 0;
   for (double t : times)
     mean += t / double(times.size());
-  outs() << benchFile << " on " << benchDevice << ": " << iterations << " runs after " << warmup
+  outs() << benchFile << " on " << benchDevice << " (" << kiln_session_threads(session)
+         << " threads): " << iterations << " runs after " << warmup
          << " warm-up runs\n"
          << format("  latency: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, mean %.3f ms\n",
                    percentile(50), percentile(90), percentile(99), mean)

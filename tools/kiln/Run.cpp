@@ -28,6 +28,8 @@ cl::opt<std::string> outputDir("output-dir", cl::desc("Where to write OUTPUT_NAM
                                cl::value_desc("dir"), cl::init("."), cl::sub(runCommand));
 cl::opt<std::string> device("device", cl::desc("Where to run: host"), cl::init("host"),
                             cl::sub(runCommand));
+cl::opt<unsigned> threads("threads", cl::desc("Threads to run on (0: one per CPU)"),
+                          cl::init(0), cl::sub(runCommand));
 
 } // namespace
 
@@ -72,7 +74,7 @@ int runModel() {
     outputs[i] = {info.name, info.dtype, 0, nullptr, nullptr, 0};
   }
 
-  kiln_session_options_t options = {KILN_API_VERSION, device.c_str()};
+  kiln_session_options_t options = {KILN_API_VERSION, device.c_str(), threads};
   kiln_session_t *rawSession = nullptr;
   if (kiln_status_t status = kiln_session_create(model.get(), &options, &rawSession))
     return reportError(status);

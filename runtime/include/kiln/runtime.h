@@ -32,7 +32,7 @@ extern "C" {
 #define KILN_API __attribute__((visibility("default")))
 
 /* The version of this API; options structs carry it so the ABI can grow. */
-#define KILN_API_VERSION 1u
+#define KILN_API_VERSION 2u
 
 /* ---- Status ------------------------------------------------------------ */
 
@@ -139,6 +139,9 @@ typedef struct kiln_session_s kiln_session_t;
 typedef struct kiln_session_options_t {
   uint32_t api_version; /* KILN_API_VERSION */
   const char *device;   /* "host" (the default when NULL) */
+  /* Since API version 2: the threads a run uses, the calling thread among
+   * them; 0 (the default) means one per CPU this process may run on. */
+  uint32_t threads;
 } kiln_session_options_t;
 
 /* Creates a session that runs `model` on a device, with its own activation
@@ -151,6 +154,8 @@ KILN_API kiln_status_t kiln_session_create(kiln_model_t *model,
                                            kiln_session_t **out_session);
 /* Frees the session and any outputs it allocated. NULL is allowed. */
 KILN_API void kiln_session_destroy(kiln_session_t *session);
+/* The threads the session's runs use (the calling thread among them). */
+KILN_API uint32_t kiln_session_threads(const kiln_session_t *session);
 
 /* Runs the model. `inputs` name every model input exactly once, with its
  * dtype and shape and byte_size bytes at data. `outputs` name model outputs;

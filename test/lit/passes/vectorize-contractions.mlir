@@ -8,30 +8,36 @@
 #b = affine_map<(m, k, n) -> (k, n)>
 #c = affine_map<(m, k, n) -> (m, n)>
 
-// An 8x20 product over k = 3, at 256 bits: one whole tile of 6 rows by two
-// vectors of 8 columns holds 12 accumulators through the reduction, each
-// step loading two vectors of B and broadcasting one scalar of A per row.
+// An 8x20 product over k = 3, at 256 bits: two tasks, one per tile of 16
+// columns. A whole tile of 6 rows by two vectors of 8 columns holds 12
+// accumulators through the reduction, each step loading two vectors of B
+// and broadcasting one scalar of A per row; the 2 remaining rows are a tile
+// of their own; the last 4 columns are one masked vector.
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME: %[[A:[a-z0-9]+]]: memref<8x3xf32>, %[[B:[a-z0-9]+]]: memref<3x20xf32>, %[[C:[a-z0-9]+]]: memref<8x20xf32>)
+// CHECK: scf.for %[[TASK:[a-z0-9]+]] = %{{.+}} to %[[C2:[a-z0-9]+]] step
+// CHECK: %[[COL:.+]] = arith.muli %[[TASK]], %[[C16:[a-z0-9]+]]
+// CHECK: %[[LAST:.+]] = arith.cmpi eq, %[[TASK]], %[[C1:[a-z0-9]+]]
+// CHECK: scf.if %[[LAST]] {
+// CHECK: %[[MASK:.+]] = vector.constant_mask [4] : vector<8xi1>
+// CHECK: vector.maskedload %[[C]][%{{.+}}, %[[COL]]], %[[MASK]]
+// CHECK: scf.for
+// CHECK: vector.maskedload %[[B]][%{{.+}}, %[[COL]]], %[[MASK]]
+// CHECK: vector.maskedstore %[[C]][%{{.+}}, %[[COL]]], %[[MASK]]
+// CHECK: } else {
+// CHECK: %[[COL8:.+]] = arith.addi %[[COL]], %[[C8:[a-z0-9]+]]
 // CHECK-COUNT-12: vector.load %[[C]]
-// CHECK: %[[TILE:.+]]:12 = scf.for %[[K:[a-z0-9]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
-// CHECK: %[[B0:.+]] = vector.load %[[B]][%[[K]], %[[C0:.+]]] : memref<3x20xf32>, vector<8xf32>
-// CHECK: %[[B1:.+]] = vector.load %[[B]][%[[K]], %[[C8:.+]]] : memref<3x20xf32>, vector<8xf32>
-// CHECK: %[[A0:.+]] = memref.load %[[A]][%[[C0]], %[[K]]]
+// CHECK: %[[TILES:.+]]:12 = scf.for %[[K:[a-z0-9]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
+// CHECK: %[[B0:.+]] = vector.load %[[B]][%[[K]], %[[COL]]] : memref<3x20xf32>, vector<8xf32>
+// CHECK: %[[B1:.+]] = vector.load %[[B]][%[[K]], %[[COL8]]] : memref<3x20xf32>, vector<8xf32>
+// CHECK: %[[A0:.+]] = memref.load %[[A]][%{{.+}}, %[[K]]]
 // CHECK: %[[S0:.+]] = vector.broadcast %[[A0]] : f32 to vector<8xf32>
 // CHECK: vector.fma %[[S0]], %[[B0]], %{{.+}} : vector<8xf32>
 // CHECK: vector.fma %[[S0]], %[[B1]], %{{.+}} : vector<8xf32>
 // CHECK-COUNT-10: vector.fma
 // CHECK: scf.yield
-// CHECK-COUNT-12: vector.store %[[TILE]]#{{[0-9]+}}, %[[C]]
-// The remaining 2 rows are a tile of their own.
+// CHECK-COUNT-12: vector.store %[[TILES]]#{{[0-9]+}}, %[[C]]
 // CHECK: scf.for {{.+}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// The remaining 4 columns are one masked vector.
-// CHECK: %[[MASK:.+]] = vector.constant_mask [4] : vector<8xi1>
-// CHECK: vector.maskedload %[[C]][%{{.+}}, %{{.+}}], %[[MASK]]
-// CHECK: scf.for
-// CHECK: vector.maskedload %[[B]][%{{.+}}, %{{.+}}], %[[MASK]]
-// CHECK: vector.maskedstore %[[C]][%{{.+}}, %{{.+}}], %[[MASK]]
 // CHECK-NOT: linalg.generic
 // At 512 bits a tile is up to 12 rows by two vectors of 16: the whole
 // product is one tile of 8 rows by 16 columns and 4 masked ones.
@@ -54,13 +60,16 @@ func.func @matmul(%a: memref<8x3xf32>, %b: memref<3x20xf32>, %c: memref<8x20xf32
 // -----
 
 // A grouped convolution's product (n, g, f, o | ck, as the Conv generator
-// emits it) loops over batch and groups around its tiles, and many whole
-// tiles of columns are a loop too.
+// emits it) has one task per batch, group and tile of 16 columns; a task
+// finds its indices from its number and runs every row tile of its columns.
 // CHECK-LABEL: func.func @grouped
 // CHECK-SAME: %[[W:[a-z0-9]+]]: memref<2x6x9xf32>, %[[X:[a-z0-9]+]]: memref<2x2x9x64xf32>, %[[Y:[a-z0-9]+]]: memref<2x2x6x64xf32>
-// CHECK: scf.for %[[N:[a-z0-9]+]] = %{{.+}} to %{{.+}} step
-// CHECK: scf.for %[[G:[a-z0-9]+]] = %{{.+}} to %{{.+}} step
-// CHECK: scf.for %[[COL:[a-z0-9]+]] = %{{.+}} to %[[C64:[a-z0-9]+]] step %[[C16:[a-z0-9]+]]
+// CHECK: scf.for %[[TASK:[a-z0-9]+]] = %{{.+}} to %[[C16:[a-z0-9]+]] step
+// CHECK: %[[TILE:.+]] = arith.remui %[[TASK]], %[[C4:[a-z0-9]+]]
+// CHECK: %[[REST:.+]] = arith.divui %[[TASK]], %[[C4]]
+// CHECK: %[[G:.+]] = arith.remui %[[REST]], %[[C2:[a-z0-9]+]]
+// CHECK: %[[N:.+]] = arith.divui %[[REST]], %[[C2]]
+// CHECK: %[[COL:.+]] = arith.muli %[[TILE]], %[[C16]]
 // CHECK: vector.load %[[Y]][%[[N]], %[[G]], %{{.+}}, %[[COL]]]
 // CHECK: scf.for %[[K:[a-z0-9]+]] =
 // CHECK: vector.load %[[X]][%[[N]], %[[G]], %[[K]], %[[COL]]]
@@ -84,7 +93,7 @@ func.func @grouped(%w: memref<2x6x9xf32>, %x: memref<2x2x9x64xf32>, %y: memref<2
 // A broadcast batch dimension (read at index 0) is read as it is mapped.
 // CHECK-LABEL: func.func @broadcast_batch
 // CHECK-SAME: %[[A:[a-z0-9]+]]: memref<1x6x5xf32>
-// CHECK: scf.for %[[BATCH:[a-z0-9]+]] = %{{.+}} to %{{.+}} step
+// CHECK: scf.for %[[TASK:[a-z0-9]+]] = %{{.+}} to %{{.+}} step
 // CHECK: scf.for %[[K:[a-z0-9]+]] =
 // CHECK: memref.load %[[A]][%[[ZERO:[a-z0-9]+]], %[[ZERO]], %[[K]]]
 #l = affine_map<(b, m, k, n) -> (0, m, k)>
@@ -93,6 +102,30 @@ func.func @grouped(%w: memref<2x6x9xf32>, %x: memref<2x2x9x64xf32>, %y: memref<2
 func.func @broadcast_batch(%a: memref<1x6x5xf32>, %b: memref<3x5x16xf32>, %c: memref<3x6x16xf32>) {
   linalg.generic {indexing_maps = [#l, #r, #o], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
       ins(%a, %b : memref<1x6x5xf32>, memref<3x5x16xf32>) outs(%c : memref<3x6x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A product of at least 65536 multiply-adds runs its tasks (here 4 column
+// tiles) as an scf.forall; each writes its own columns of C.
+// CHECK-LABEL: func.func @parallel
+// CHECK: scf.forall (%[[TASK:[a-z0-9]+]]) in (4) {
+// CHECK: arith.muli %[[TASK]], %{{.+}} : index
+// CHECK-COUNT-20: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: return
+#pa = affine_map<(m, k, n) -> (m, k)>
+#pb = affine_map<(m, k, n) -> (k, n)>
+#pc = affine_map<(m, k, n) -> (m, n)>
+func.func @parallel(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  linalg.generic {indexing_maps = [#pa, #pb, #pc], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32

@@ -131,6 +131,43 @@ TEST_CASE("a model is shared by sessions on several threads", "[runtime]") {
   }
 }
 
+TEST_CASE("a session runs on the threads it is given, with the same results", "[runtime]") {
+  kiln_model_t *model = nullptr;
+  REQUIRE(codeOf(kiln_model_load_file(artifactPath().c_str(), nullptr, &model)) == KILN_STATUS_OK);
+  std::vector<float> input(kInputBytes / 4);
+  for (size_t i = 0; i < input.size(); ++i)
+    input[i] = float(int(i % 11) - 5) * 0.125f;
+  kiln_tensor_t in = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
+  auto runOn = [&](const kiln_session_options_t &options, uint32_t *threads) {
+    std::vector<float> result(kOutputBytes / 4);
+    kiln_session_t *session = nullptr;
+    REQUIRE(codeOf(kiln_session_create(model, &options, &session)) == KILN_STATUS_OK);
+    *threads = kiln_session_threads(session);
+    kiln_tensor_t out = {"output", KILN_DTYPE_F32, 4, kOutputShape, result.data(), kOutputBytes};
+    for (int i = 0; i < 3; ++i)
+      REQUIRE(codeOf(kiln_session_run(session, &in, 1, &out, 1)) == KILN_STATUS_OK);
+    kiln_session_destroy(session);
+    return result;
+  };
+  uint32_t threads = 0;
+  std::vector<float> alone = runOn({KILN_API_VERSION, "host", 1}, &threads);
+  CHECK(threads == 1);
+  for (uint32_t count : {2u, 3u, 8u}) {
+    CHECK(runOn({KILN_API_VERSION, "host", count}, &threads) == alone);
+    CHECK(threads == count);
+  }
+  // 0 means every CPU; so do options from before the field existed.
+  unsigned cpus = std::thread::hardware_concurrency();
+  CHECK(runOn({KILN_API_VERSION, "host", 0}, &threads) == alone);
+  CHECK(threads >= 1);
+  CHECK((cpus == 0 || threads <= cpus));
+  uint32_t defaults = threads;
+  CHECK(runOn({1, "host", 5}, &threads) == alone);
+  CHECK(threads == defaults);
+  CHECK(kiln_session_threads(nullptr) == 0);
+  kiln_model_release(model);
+}
+
 TEST_CASE("bad arguments get statuses", "[runtime]") {
   kiln_model_t *model = nullptr;
   CHECK(codeOf(kiln_model_load_file(nullptr, nullptr, &model)) == KILN_STATUS_INVALID_ARGUMENT);
@@ -241,7 +278,7 @@ TEST_CASE("a newer format version is named", "[runtime][verify]") {
   std::string message;
   CHECK(codeOf(kiln_model_load_memory(bytes.data(), bytes.size(), nullptr, &model), &message) ==
         KILN_STATUS_UNIMPLEMENTED);
-  CHECK(message == "the artifact has format version 2; this runtime reads up to version 1");
+  CHECK(message == "the artifact has format version 3; this runtime reads up to version 2");
 }
 
 TEST_CASE("code for a CPU level this machine lacks is refused", "[runtime][verify]") {

@@ -1,0 +1,90 @@
+// RUN: kiln-opt %s --split-input-file --kiln-outline-parallel | FileCheck %s
+
+// The loop body becomes a task function taking the buffers it uses and the
+// task's index; the constants it uses are cloned into it. The loop becomes a
+// call to a dispatch declaration, given the runtime's context (@main's new
+// last argument), that names the task function and the task count.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<8x4xf32>, %[[Y:[a-z0-9]+]]: memref<8x4xf32>, %[[RUNTIME:[a-z0-9]+]]: !llvm.ptr)
+// CHECK: call @main_tasks.dispatch(%[[RUNTIME]], %[[X]], %[[Y]]) : (!llvm.ptr, memref<8x4xf32>, memref<8x4xf32>) -> ()
+// CHECK-NEXT: return
+// CHECK: func.func private @main_tasks(%[[A:[a-z0-9]+]]: memref<8x4xf32>, %[[B:[a-z0-9]+]]: memref<8x4xf32>, %[[I:[a-z0-9]+]]: index)
+// CHECK-DAG: %[[TWO:.+]] = arith.constant 2.0
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: %[[V:.+]] = memref.load %[[A]][%[[I]], %[[C0]]]
+// CHECK: %[[W:.+]] = arith.mulf %[[V]], %[[TWO]]
+// CHECK: memref.store %[[W]], %[[B]][%[[I]], %[[C0]]]
+// CHECK-NEXT: return
+// CHECK: func.func private @main_tasks.dispatch(!llvm.ptr, memref<8x4xf32>, memref<8x4xf32>) attributes {kiln.task = @main_tasks, kiln.task_count = 8 : i64}
+func.func @main(%x: memref<8x4xf32>, %y: memref<8x4xf32>) {
+  %two = arith.constant 2.0 : f32
+  %c0 = arith.constant 0 : index
+  scf.forall (%i) in (8) {
+    %v = memref.load %x[%i, %c0] : memref<8x4xf32>
+    %w = arith.mulf %v, %two : f32
+    memref.store %w, %y[%i, %c0] : memref<8x4xf32>
+  }
+  return
+}
+
+// -----
+
+// Only the outermost loop is outlined; each loop gets a task function of
+// its own.
+// CHECK-LABEL: func.func @main(
+// CHECK: call @main_tasks.dispatch(
+// CHECK: call @main_tasks_0.dispatch(
+// CHECK: func.func private @main_tasks(
+// CHECK: scf.forall
+// CHECK: func.func private @main_tasks.dispatch({{.+}}kiln.task_count = 2 : i64
+// CHECK: func.func private @main_tasks_0(
+// CHECK: func.func private @main_tasks_0.dispatch({{.+}}kiln.task_count = 3 : i64
+func.func @main(%x: memref<8x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i) in (2) {
+    scf.forall (%j) in (4) {
+      memref.store %zero, %x[%i, %j] : memref<8x4xf32>
+    }
+  }
+  scf.forall (%i) in (3) {
+    memref.store %zero, %x[%i, %i] : memref<8x4xf32>
+  }
+  return
+}
+
+// -----
+
+// A body that uses a strided view, or a scalar computed outside, is left as
+// a loop; @main still takes the context.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: !llvm.ptr)
+// CHECK-COUNT-2: scf.forall
+// CHECK-NOT: func.func private
+func.func @main(%x: memref<8x4xf32>, %s: f32) {
+  %view = memref.subview %x[0, 1] [8, 2] [1, 1] : memref<8x4xf32> to memref<8x2xf32, strided<[4, 1], offset: 1>>
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i) in (8) {
+    %c0 = arith.constant 0 : index
+    memref.store %zero, %view[%i, %c0] : memref<8x2xf32, strided<[4, 1], offset: 1>>
+  }
+  %twice = arith.addf %s, %s : f32
+  scf.forall (%i) in (8) {
+    %c0 = arith.constant 0 : index
+    memref.store %twice, %x[%i, %c0] : memref<8x4xf32>
+  }
+  return
+}
+
+// -----
+
+// Without @main there is nothing to do.
+// CHECK-LABEL: func.func @other(
+// CHECK-SAME: %{{.+}}: memref<4xf32>)
+// CHECK: scf.forall
+func.func @other(%x: memref<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i) in (4) {
+    memref.store %zero, %x[%i] : memref<4xf32>
+  }
+  return
+}
