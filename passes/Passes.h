@@ -23,6 +23,8 @@ namespace kiln {
 /// function and the number of tasks.
 constexpr llvm::StringLiteral kTaskAttr = "kiln.task";
 constexpr llvm::StringLiteral kTaskCountAttr = "kiln.task_count";
+/// On the module, from kiln-list-kernels: the kernels of @main, in order.
+constexpr llvm::StringLiteral kKernelsAttr = "kiln.kernels";
 
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"

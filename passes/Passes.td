@@ -74,6 +74,18 @@ def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
   ];
 }
 
+def ListKernels : Pass<"kiln-list-kernels", "mlir::ModuleOp"> {
+  let summary = "Records @main's kernels, in order, for the artifact's manifest";
+  let description = [{
+    Runs on planned buffers (after `kiln-plan-memory`). Every linalg op at
+    the top of `@main` is a kernel; the module's `kiln.kernels` attribute
+    lists them in execution order, each with its kind (matmul, elementwise,
+    reduce, gather, copy, fill, broadcast, transpose), the ONNX node it came
+    from (its name location), and where its result goes: the model output it
+    writes, or its byte offset and size in the activation arena.
+  }];
+}
+
 def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::FuncOp"> {
   let summary = "Register-tiles and vectorizes f32 contractions on buffers (host)";
   let description = [{

@@ -104,8 +104,9 @@ FailureOr<std::string> writeArtifact(ModuleOp planned, ArrayRef<TensorSignature>
   auto arenaBytes = planned->getAttrOfType<IntegerAttr>("kiln.arena_bytes");
   auto weightsBytes = planned->getAttrOfType<IntegerAttr>("kiln.weights_bytes");
   auto weights = planned->getAttrOfType<ArrayAttr>("kiln.weights");
-  if (!arenaBytes || !weightsBytes || !weights)
-    return planned.emitError("the module's memory has not been planned");
+  auto kernels = planned->getAttrOfType<ArrayAttr>("kiln.kernels");
+  if (!arenaBytes || !weightsBytes || !weights || !kernels)
+    return planned.emitError("the module's memory and kernels have not been planned");
 
   for (const TensorSignature &tensor : llvm::concat<const TensorSignature>(inputs, outputs))
     if (!dtypeOf(tensor.type.getElementType()))
@@ -136,9 +137,17 @@ FailureOr<std::string> writeArtifact(ModuleOp planned, ArrayRef<TensorSignature>
     std::vector<flatbuffers::Offset<artifact::Code>> code = {artifact::CreateCodeDirect(
         builder, hostTarget.str().c_str(), artifact::CodeKind::HostSharedObject, codeOffset,
         hostCode.size())};
+    std::vector<flatbuffers::Offset<artifact::Kernel>> kernelList;
+    for (Attribute entry : kernels) {
+      auto dict = cast<DictionaryAttr>(entry);
+      auto text = [&](StringRef key) { return dict.getAs<StringAttr>(key).str(); };
+      kernelList.push_back(artifact::CreateKernelDirect(
+          builder, text("kind").c_str(), text("node").c_str(), text("buffer").c_str(),
+          dict.getAs<IntegerAttr>("offset").getInt(), dict.getAs<IntegerAttr>("bytes").getInt()));
+    }
     builder.Finish(artifact::CreateModelDirect(builder, "kiln 0.1", source.c_str(), &in, &out,
                                                arenaBytes.getInt(), weightsOffset,
-                                               weightsBytes.getInt(), &code),
+                                               weightsBytes.getInt(), &code, &kernelList),
                    artifact::ModelIdentifier());
   };
   buildManifest(0, 0);

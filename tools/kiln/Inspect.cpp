@@ -102,6 +102,20 @@ int inspectModel() {
        << shapeOf(info.shape, info.rank) << " (" << bytes(info.byte_size) << ")\n";
   }
   os << "memory plan:\n  activation arena: " << bytes(manifest->arena_bytes()) << "\n";
+  if (const auto *kernels = manifest->kernels()) {
+    os << "kernels: " << kernels->size() << ", in order\n";
+    os << format("  %5s  %-11s  %-30s  %s\n", "#", "kind", "result", "ONNX node");
+    for (flatbuffers::uoffset_t i = 0; i < kernels->size(); ++i) {
+      const artifact::Kernel *kernel = kernels->Get(i);
+      auto text = [](const flatbuffers::String *s) { return s ? s->str() : std::string(); };
+      std::string buffer = text(kernel->buffer());
+      std::string result =
+          buffer == "arena" ? "arena +" + std::to_string(kernel->offset()) + ", " + bytes(kernel->bytes())
+                            : "output '" + buffer + "', " + bytes(kernel->bytes());
+      os << format("  %5u  %-11s  %-30s  %s\n", unsigned(i), text(kernel->kind()).c_str(),
+                   result.c_str(), text(kernel->node()).c_str());
+    }
+  }
   os << "sections:\n";
   os << "  header + manifest: " << bytes(KILN_HEADER_SIZE + header.manifest_size) << "\n";
   for (const artifact::Code *code : *manifest->code())

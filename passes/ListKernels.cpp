@@ -1,0 +1,109 @@
+//===- ListKernels.cpp - the execution plan, for the artifact's manifest --===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace kiln {
+
+#define GEN_PASS_DEF_LISTKERNELS
+#include "passes/Passes.h.inc"
+
+namespace {
+
+using namespace mlir;
+
+/// What a kernel computes, in a word.
+StringRef kindOf(linalg::LinalgOp op) {
+  if (isa<linalg::FillOp>(op))
+    return "fill";
+  if (isa<linalg::CopyOp>(op))
+    return "copy";
+  if (isa<linalg::BroadcastOp>(op))
+    return "broadcast";
+  if (isa<linalg::TransposeOp>(op))
+    return "transpose";
+  if (auto map = dyn_cast<linalg::MapOp>(op.getOperation()))
+    return map.getInputs().empty() ? "fill" : "elementwise";
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic)
+    return op->getName().stripDialect();
+  Block &body = generic.getRegion().front();
+  bool reduces = generic.getNumReductionLoops() > 0;
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (reduces && generic.getNumDpsInputs() == 2 && body.getOperations().size() == 3 &&
+      isa<arith::MulFOp, arith::MulIOp>(body.front()) &&
+      isa<arith::AddFOp, arith::AddIOp>(*std::next(body.begin())))
+    return "matmul";
+  if (reduces)
+    return "reduce";
+  // A body that only forwards its input moves data: a plain copy when the
+  // maps are the same, else a gather (im2col windows, slices, transposes).
+  if (generic.getNumDpsInputs() == 1 && yield.getValues().size() == 1 &&
+      yield.getValues()[0] == body.getArgument(0)) {
+    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+    return maps[0] == maps[1] ? "copy" : "gather";
+  }
+  return "elementwise";
+}
+
+/// The ONNX node an op came from (its name location), or "".
+StringRef nodeOf(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().getValue();
+  return "";
+}
+
+struct ListKernels : impl::ListKernelsBase<ListKernels> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main || main.isExternal())
+      return;
+    OpBuilder b(&getContext());
+    SmallVector<Attribute> kernels;
+    for (Operation &op : main.getBody().front()) {
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      if (!linalgOp || linalgOp.getNumDpsInits() != 1)
+        continue;
+      Value result = linalgOp.getDpsInits()[0];
+      auto type = cast<MemRefType>(result.getType());
+      int64_t bytes = type.getNumElements() * int64_t(type.getElementTypeBitWidth() / 8);
+
+      // Where the result goes: an output of the model, or a place in the
+      // activation arena (a view of it, maybe through reshapes and slices).
+      std::string buffer = "?";
+      int64_t offset = 0;
+      Value root = result;
+      while (Operation *definition = root.getDefiningOp()) {
+        if (auto view = dyn_cast<memref::ViewOp>(definition)) {
+          if (std::optional<int64_t> at = getConstantIntValue(view.getByteShift()))
+            offset = *at;
+          root = view.getSource();
+        } else if (auto viewLike = dyn_cast<ViewLikeOpInterface>(definition)) {
+          root = viewLike.getViewSource();
+        } else {
+          break;
+        }
+      }
+      if (auto argument = dyn_cast<BlockArgument>(root)) {
+        DictionaryAttr attrs = main.getArgAttrDict(argument.getArgNumber());
+        if (attrs && attrs.get("kiln.arena"))
+          buffer = "arena";
+        else if (auto name = attrs ? attrs.getAs<StringAttr>("kiln.name") : StringAttr())
+          buffer = name.str();
+      }
+      kernels.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("kind", b.getStringAttr(kindOf(linalgOp))),
+          b.getNamedAttr("node", b.getStringAttr(nodeOf(&op))),
+          b.getNamedAttr("buffer", b.getStringAttr(buffer)),
+          b.getNamedAttr("offset", b.getI64IntegerAttr(offset)),
+          b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes)),
+      }));
+    }
+    module->setAttr(kKernelsAttr, b.getArrayAttr(kernels));
+  }
+};
+
+} // namespace
+} // namespace kiln

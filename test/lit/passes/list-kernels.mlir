@@ -1,0 +1,21 @@
+// RUN: kiln-opt %s --kiln-lower-to-linalg --kiln-bufferize --kiln-plan-memory --kiln-list-kernels | FileCheck %s
+
+// Each kernel of @main, in order: its kind, its ONNX node, and where its
+// result goes (an arena offset and size, or the model output it writes).
+// The im2col columns (64 bytes at 0) are dead once the product has run, so
+// the sum's accumulator takes their place.
+// CHECK: kiln.kernels = [
+// CHECK-SAME: {buffer = "arena", bytes = 64 : i64, kind = "gather", node = "/conv/Conv", offset = 0 : i64},
+// CHECK-SAME: {buffer = "arena", bytes = 64 : i64, kind = "fill", node = "/conv/Conv", offset = 64 : i64},
+// CHECK-SAME: {buffer = "arena", bytes = 64 : i64, kind = "matmul", node = "/conv/Conv", offset = 64 : i64},
+// CHECK-SAME: {buffer = "arena", bytes = 4 : i64, kind = "fill", node = "/pool/ReduceSum", offset = 0 : i64},
+// CHECK-SAME: {buffer = "arena", bytes = 4 : i64, kind = "reduce", node = "/pool/ReduceSum", offset = 0 : i64},
+// CHECK-SAME: {buffer = "sum", bytes = 4 : i64, kind = "elementwise", node = "/relu/Relu", offset = 0 : i64}]
+func.func @main(%x: tensor<1x1x3x3xf32> {kiln.name = "x"}, %w: tensor<4x1x2x2xf32> {kiln.name = "w"})
+    -> (tensor<1xf32> {kiln.name = "sum"}) {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x1x3x3xf32>, tensor<4x1x2x2xf32>) -> tensor<1x4x2x2xf32> loc("/conv/Conv")
+  %1 = kiln.reduce_sum %0 {axes = array<i64: 1, 2, 3>, keepdims = false} : (tensor<1x4x2x2xf32>) -> tensor<1xf32> loc("/pool/ReduceSum")
+  %2 = kiln.relu %1 : tensor<1xf32> loc("/relu/Relu")
+  return %2 : tensor<1xf32>
+}
