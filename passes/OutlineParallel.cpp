@@ -5,14 +5,15 @@
 // @main becomes
 //
 //   - a task function `@main_tasks_<i>(captured buffers..., index)`: the
-//     loop body for one index;
+//     loop body for one task (task i runs the loop's index lower + i * step);
 //   - a call to the declaration `@main_tasks_<i>.dispatch(context, captured
 //     buffers...)`, marked with the task function and the task count, which
 //     the host code generator defines after lowering to LLVM (it hands the
 //     tasks to the runtime's parallel_for).
 //
-// A loop whose body captures anything but constants and identity-layout
-// buffers stays a loop (scf-forall-to-for lowers it).
+// Constants and views the body uses are cloned into it. A loop whose body
+// still captures anything but identity-layout buffers stays a loop
+// (scf-forall-to-for lowers it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,32 +31,45 @@ namespace {
 
 using namespace mlir;
 
-/// The number of tasks of a normalized one-dimensional loop (0 to n by 1)
-/// with nothing shared, or nothing.
-std::optional<int64_t> taskCount(scf::ForallOp forall) {
+/// A one-dimensional loop with constant bounds and nothing shared.
+struct TaskLoop {
+  int64_t lower, step, count;
+};
+
+std::optional<TaskLoop> taskLoop(scf::ForallOp forall) {
   if (forall.getRank() != 1 || !forall.getOutputs().empty())
     return std::nullopt;
   std::optional<int64_t> lower = getConstantIntValue(forall.getMixedLowerBound()[0]);
   std::optional<int64_t> upper = getConstantIntValue(forall.getMixedUpperBound()[0]);
   std::optional<int64_t> step = getConstantIntValue(forall.getMixedStep()[0]);
-  if (lower != 0 || step != 1 || !upper)
+  if (!lower || !upper || !step || *step <= 0 || *upper <= *lower)
     return std::nullopt;
-  return upper;
+  return TaskLoop{*lower, *step, (*upper - *lower + *step - 1) / *step};
 }
 
-/// Clones the constants the loop body uses into it, so that the task
-/// function sees them as constants rather than arguments.
-void sinkConstants(scf::ForallOp forall) {
+/// Clones into the loop body the constants it uses, so that the task
+/// function sees them as constants rather than arguments, and the views
+/// (slices, reshapes, arena views) it uses, so that it is passed the
+/// buffers they view rather than strided views it cannot take.
+void sinkConstantsAndViews(scf::ForallOp forall) {
   Region &body = forall.getRegion();
-  SetVector<Value> captured;
-  getUsedValuesDefinedAbove(body, captured);
   OpBuilder b = OpBuilder::atBlockBegin(forall.getBody());
-  for (Value value : captured) {
-    Operation *definition = value.getDefiningOp();
-    if (!definition || !definition->hasTrait<OpTrait::ConstantLike>())
-      continue;
-    Operation *copy = b.clone(*definition);
-    replaceAllUsesInRegionWith(value, copy->getResult(0), body);
+  for (bool changed = true; changed;) {
+    changed = false;
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(body, captured);
+    for (Value value : captured) {
+      Operation *definition = value.getDefiningOp();
+      if (!definition || definition->getNumResults() != 1 ||
+          !(definition->hasTrait<OpTrait::ConstantLike>() ||
+            isa<memref::SubViewOp, memref::ViewOp, memref::ExpandShapeOp,
+                memref::CollapseShapeOp>(definition)))
+        continue;
+      b.setInsertionPointToStart(forall.getBody());
+      Operation *copy = b.clone(*definition);
+      replaceAllUsesInRegionWith(value, copy->getResult(0), body);
+      changed = true;
+    }
   }
 }
 
@@ -85,10 +99,10 @@ struct OutlineParallel : impl::OutlineParallelBase<OutlineParallel> {
     OpBuilder b(context);
     SymbolTable symbols(module);
     for (scf::ForallOp forall : loops) {
-      std::optional<int64_t> tasks = taskCount(forall);
-      if (!tasks)
+      std::optional<TaskLoop> loop = taskLoop(forall);
+      if (!loop)
         continue;
-      sinkConstants(forall);
+      sinkConstantsAndViews(forall);
       SetVector<Value> captured;
       getUsedValuesDefinedAbove(forall.getRegion(), captured);
       if (!llvm::all_of(captured, isPassableBuffer))
@@ -105,7 +119,16 @@ struct OutlineParallel : impl::OutlineParallelBase<OutlineParallel> {
       symbols.insert(task);
       Block *entry = task.addEntryBlock();
       Block *body = forall.getBody();
-      forall.getInductionVar(0).replaceAllUsesWith(entry->getArguments().back());
+      // The loop's index for task i: lower + i * step.
+      b.setInsertionPointToStart(entry);
+      Value index = entry->getArguments().back();
+      if (loop->step != 1)
+        index = arith::MulIOp::create(b, loc, index,
+                                      arith::ConstantIndexOp::create(b, loc, loop->step));
+      if (loop->lower != 0)
+        index = arith::AddIOp::create(b, loc, index,
+                                      arith::ConstantIndexOp::create(b, loc, loop->lower));
+      forall.getInductionVar(0).replaceAllUsesWith(index);
       entry->getOperations().splice(entry->end(), body->getOperations(), body->begin(),
                                     std::prev(body->end()));
       for (auto [value, argument] : llvm::zip(captured, entry->getArguments()))
@@ -121,7 +144,7 @@ struct OutlineParallel : impl::OutlineParallelBase<OutlineParallel> {
                                            b.getFunctionType(dispatchTypes, {}));
       dispatch.setPrivate();
       dispatch->setAttr(kTaskAttr, FlatSymbolRefAttr::get(task));
-      dispatch->setAttr(kTaskCountAttr, b.getI64IntegerAttr(*tasks));
+      dispatch->setAttr(kTaskCountAttr, b.getI64IntegerAttr(loop->count));
       symbols.insert(dispatch);
 
       b.setInsertionPoint(forall);

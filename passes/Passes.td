@@ -116,20 +116,37 @@ def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::Fun
   ];
 }
 
+def ParallelizeKernels : Pass<"kiln-parallelize-kernels", "mlir::func::FuncOp"> {
+  let summary = "Splits each big kernel on buffers into scf.forall tasks";
+  let description = [{
+    Tiles every linalg op at the top of the function that runs at least
+    65536 iterations along its first dimension larger than 1, when that
+    dimension is parallel, into an `scf.forall` of tasks of at least 4096
+    iterations each (unit dimensions before it get tiles of 1).
+    `kiln-outline-parallel` then hands the tasks to the runtime's threads.
+    Products are split by `kiln-vectorize-contractions`, which runs first.
+  }];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect", "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect"
+  ];
+}
+
 def OutlineParallel : Pass<"kiln-outline-parallel", "mlir::ModuleOp"> {
   let summary = "Turns @main's scf.forall loops into tasks for the host runtime's threads";
   let description = [{
     Gives `@main` a last argument, the runtime's context (`!llvm.ptr`), and
-    outlines the body of each top-level one-dimensional `scf.forall` into a
-    task function `@main_tasks_<i>(buffers..., index)`. The loop becomes a
+    outlines the body of each top-level one-dimensional `scf.forall` with
+    constant bounds into a task function `@main_tasks_<i>(buffers...,
+    index)` (task `i` runs the loop's index `lower + i * step`). The loop becomes a
     call to a declaration `@main_tasks_<i>.dispatch(context, buffers...)`
     that carries `kiln.task` (the task function) and `kiln.task_count`; the
     host code generator defines it after lowering to LLVM, as a call to the
     runtime's `parallel_for`.
 
-    Constants the body uses are cloned into it. A loop whose body captures
-    anything else than identity-layout buffers of static shape is left for
-    `scf-forall-to-for`.
+    Constants and views (`memref.view`, `subview`, `expand_shape`,
+    `collapse_shape`) the body uses are cloned into it, so tasks take the
+    buffers underneath. A loop whose body still captures anything else than
+    identity-layout buffers of static shape is left for `scf-forall-to-for`.
   }];
   let dependentDialects = [
     "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect", "mlir::scf::SCFDialect"

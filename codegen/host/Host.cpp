@@ -70,9 +70,11 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   int vectorBits = level == "x86-64-v4" ? 512 : level == "x86-64-v3" ? 256 : 128;
   return mlir::parsePassPipeline(
       "kiln-lower-to-linalg,kiln-bufferize,kiln-plan-memory,kiln-list-kernels,canonicalize,"
-      "func.func(kiln-vectorize-contractions{vector-bits=" + std::to_string(vectorBits) + "}),"
-      "kiln-outline-parallel,func.func(scf-forall-to-for,convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
-      "convert-vector-to-llvm,expand-strided-metadata,finalize-memref-to-llvm,"
+      "func.func(kiln-vectorize-contractions{vector-bits=" + std::to_string(vectorBits) + "},"
+      "kiln-parallelize-kernels),"
+      "kiln-outline-parallel,func.func(scf-forall-to-for,convert-linalg-to-loops),"
+      "expand-strided-metadata,lower-affine,convert-scf-to-cf,convert-vector-to-llvm,"
+      "finalize-memref-to-llvm,"
       "convert-math-to-llvm,convert-math-to-libm,arith-expand{include-bf16=true},"
       "convert-arith-to-llvm,convert-index-to-llvm,"
       "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},convert-cf-to-llvm,"

@@ -1,8 +1,25 @@
 #include "ThreadPool.h"
 
+#include <algorithm>
+#include <chrono>
 #include <sched.h>
 
 namespace kiln {
+
+namespace {
+
+/// How long an idle worker watches for the next job before it sleeps: a
+/// model's kernels follow one another within microseconds, and waking a
+/// sleeping thread costs tens of them.
+constexpr std::chrono::microseconds kSpinTime(200);
+
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+} // namespace
 
 ThreadPool::ThreadPool(unsigned threads) {
   try {
@@ -19,7 +36,7 @@ ThreadPool::~ThreadPool() { shutdown(); }
 void ThreadPool::shutdown() {
   {
     std::lock_guard<std::mutex> lock(mutex);
-    stopping = true;
+    stopping.store(true, std::memory_order_release);
   }
   started.notify_all();
   for (std::thread &worker : workers)
@@ -28,24 +45,35 @@ void ThreadPool::shutdown() {
 }
 
 void ThreadPool::drain() {
-  for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < count;)
-    body(captures, i);
+  // Indices are claimed a chunk at a time: about 8 chunks per thread keep
+  // the threads balanced without contending for `next` on every task.
+  int64_t chunk = std::max<int64_t>(1, count / (int64_t(threads()) * 8));
+  for (int64_t first; (first = next.fetch_add(chunk, std::memory_order_relaxed)) < count;)
+    for (int64_t i = first, end = std::min(count, first + chunk); i < end; ++i)
+      body(captures, i);
 }
 
 void ThreadPool::work() {
   uint64_t seen = 0;
+  auto waiting = [&] {
+    return generation.load(std::memory_order_acquire) == seen &&
+           !stopping.load(std::memory_order_acquire);
+  };
   for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(mutex);
-      started.wait(lock, [&] { return stopping || generation != seen; });
-      if (stopping)
-        return;
-      seen = generation;
+    auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+    for (unsigned spins = 1; waiting(); ++spins) {
+      relax();
+      if (spins % 64 == 0 && std::chrono::steady_clock::now() > deadline) {
+        std::unique_lock<std::mutex> lock(mutex);
+        started.wait(lock, [&] { return !waiting(); });
+        break;
+      }
     }
+    if (stopping.load(std::memory_order_acquire))
+      return;
+    seen = generation.load(std::memory_order_acquire);
     drain();
-    std::lock_guard<std::mutex> lock(mutex);
-    if (--busy == 0)
-      finished.notify_one();
+    busy.fetch_sub(1, std::memory_order_release);
   }
 }
 
@@ -55,19 +83,26 @@ void ThreadPool::parallelFor(Body job, void *jobCaptures, int64_t jobCount) {
       job(jobCaptures, i);
     return;
   }
+  // Every worker finished the last job before it returned, so none reads
+  // these while they change; the release below publishes them.
+  body = job;
+  captures = jobCaptures;
+  count = jobCount;
+  next.store(0, std::memory_order_relaxed);
+  busy.store(unsigned(workers.size()), std::memory_order_relaxed);
   {
+    // Under the mutex, so a worker between its check and its sleep cannot
+    // miss the job.
     std::lock_guard<std::mutex> lock(mutex);
-    body = job;
-    captures = jobCaptures;
-    count = jobCount;
-    next.store(0, std::memory_order_relaxed);
-    busy = unsigned(workers.size());
-    ++generation;
+    generation.fetch_add(1, std::memory_order_release);
   }
   started.notify_all();
   drain();
-  std::unique_lock<std::mutex> lock(mutex);
-  finished.wait(lock, [&] { return busy == 0; });
+  for (unsigned spins = 1; busy.load(std::memory_order_acquire) != 0; ++spins) {
+    relax();
+    if (spins % 1024 == 0)
+      std::this_thread::yield();
+  }
 }
 
 void ThreadPool::parallelFor(void *pool, Body body, void *captures, int64_t count) {

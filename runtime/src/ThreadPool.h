@@ -27,7 +27,8 @@ public:
 
   /// Calls body(captures, i) for every i in [0, count), each once, and
   /// returns when all calls have returned. Threads take indices in turn, so
-  /// uneven tasks balance. One caller at a time.
+  /// uneven tasks balance. One caller at a time. Idle workers watch for the
+  /// next job for a moment before they sleep.
   void parallelFor(Body body, void *captures, int64_t count);
 
   /// parallelFor with the signature of kiln_host_context_t::parallel_for.
@@ -42,13 +43,15 @@ private:
   void drain();
 
   std::vector<std::thread> workers;
+  // Sleeping workers wait on `started`; the mutex orders a new job against
+  // a worker about to sleep.
   std::mutex mutex;
-  std::condition_variable started, finished;
-  // Guarded by mutex: the job's number, the workers still on it, shutdown.
-  uint64_t generation = 0;
-  unsigned busy = 0;
-  bool stopping = false;
-  // The current job, set under mutex before its generation is announced.
+  std::condition_variable started;
+  // The current job's number, the workers still on it, shutdown.
+  std::atomic<uint64_t> generation{0};
+  std::atomic<unsigned> busy{0};
+  std::atomic<bool> stopping{false};
+  // The current job, written before its generation is published.
   Body body = nullptr;
   void *captures = nullptr;
   int64_t count = 0;

@@ -30,14 +30,20 @@ func.func @main(%x: memref<8x4xf32>, %y: memref<8x4xf32>) {
 // -----
 
 // Only the outermost loop is outlined; each loop gets a task function of
-// its own.
+// its own. Task i of a loop from 1 to 8 by 3 runs index 1 + i * 3: there
+// are 3 tasks (1, 4, 7).
 // CHECK-LABEL: func.func @main(
 // CHECK: call @main_tasks.dispatch(
 // CHECK: call @main_tasks_0.dispatch(
 // CHECK: func.func private @main_tasks(
 // CHECK: scf.forall
 // CHECK: func.func private @main_tasks.dispatch({{.+}}kiln.task_count = 2 : i64
-// CHECK: func.func private @main_tasks_0(
+// CHECK: func.func private @main_tasks_0(%{{.+}}: memref<8x4xf32>, %[[T:[a-z0-9]+]]: index)
+// CHECK: %[[STEP:.+]] = arith.constant 3 : index
+// CHECK: %[[SCALED:.+]] = arith.muli %[[T]], %[[STEP]]
+// CHECK: %[[ONE:.+]] = arith.constant 1 : index
+// CHECK: %[[I:.+]] = arith.addi %[[SCALED]], %[[ONE]]
+// CHECK: memref.store %{{.+}}, %{{.+}}[%[[I]], %[[I]]]
 // CHECK: func.func private @main_tasks_0.dispatch({{.+}}kiln.task_count = 3 : i64
 func.func @main(%x: memref<8x4xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -46,7 +52,7 @@ func.func @main(%x: memref<8x4xf32>) {
       memref.store %zero, %x[%i, %j] : memref<8x4xf32>
     }
   }
-  scf.forall (%i) in (3) {
+  scf.forall (%i) = (1) to (8) step (3) {
     memref.store %zero, %x[%i, %i] : memref<8x4xf32>
   }
   return
@@ -54,23 +60,41 @@ func.func @main(%x: memref<8x4xf32>) {
 
 // -----
 
-// A body that uses a strided view, or a scalar computed outside, is left as
-// a loop; @main still takes the context.
+// Views the body uses are cloned into the task, which takes the buffer
+// underneath rather than a strided view.
 // CHECK-LABEL: func.func @main(
-// CHECK-SAME: !llvm.ptr)
-// CHECK-COUNT-2: scf.forall
-// CHECK-NOT: func.func private
-func.func @main(%x: memref<8x4xf32>, %s: f32) {
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<8x4xf32>, %{{.+}}: !llvm.ptr)
+// CHECK: call @main_tasks.dispatch(%{{.+}}, %[[X]]) : (!llvm.ptr, memref<8x4xf32>) -> ()
+// CHECK: func.func private @main_tasks(%[[BUFFER:[a-z0-9]+]]: memref<8x4xf32>, %[[I:[a-z0-9]+]]: index)
+// CHECK: %[[VIEW:.+]] = memref.subview %[[BUFFER]][0, 1] [8, 2] [1, 1]
+// CHECK: memref.store %{{.+}}, %[[VIEW]][%[[I]], %{{.+}}]
+func.func @main(%x: memref<8x4xf32>) {
   %view = memref.subview %x[0, 1] [8, 2] [1, 1] : memref<8x4xf32> to memref<8x2xf32, strided<[4, 1], offset: 1>>
   %zero = arith.constant 0.0 : f32
   scf.forall (%i) in (8) {
     %c0 = arith.constant 0 : index
     memref.store %zero, %view[%i, %c0] : memref<8x2xf32, strided<[4, 1], offset: 1>>
   }
+  return
+}
+
+// -----
+
+// A body that uses a scalar computed outside, or a buffer of dynamic shape,
+// is left as a loop; @main still takes the context.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: !llvm.ptr)
+// CHECK-COUNT-2: scf.forall
+// CHECK-NOT: func.func private
+func.func @main(%x: memref<8x4xf32>, %s: f32, %d: memref<?xf32>) {
   %twice = arith.addf %s, %s : f32
   scf.forall (%i) in (8) {
     %c0 = arith.constant 0 : index
     memref.store %twice, %x[%i, %c0] : memref<8x4xf32>
+  }
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i) in (8) {
+    memref.store %zero, %d[%i] : memref<?xf32>
   }
   return
 }

@@ -1,0 +1,93 @@
+//===- ParallelizeKernels.cpp - split big kernels into parallel tasks -----===//
+//
+// Every linalg op left at the top of a function (elementwise ops, gathers,
+// fills, reductions, pooling: everything but the products, which
+// kiln-vectorize-contractions already split) that does enough work is tiled
+// along its outermost parallel dimension into an scf.forall, whose tasks
+// kiln-outline-parallel hands to the runtime's threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace kiln {
+
+#define GEN_PASS_DEF_PARALLELIZEKERNELS
+#include "passes/Passes.h.inc"
+
+namespace {
+
+using namespace mlir;
+
+/// Below this many iterations a kernel stays whole: a task costs a few
+/// microseconds to hand out.
+constexpr int64_t kParallelWork = 1 << 16;
+/// The iterations a task should have at least.
+constexpr int64_t kTaskWork = 1 << 12;
+
+/// Tile sizes that split `op`'s outermost dimension into tasks of at least
+/// kTaskWork iterations, or nothing when that makes one task.
+std::optional<SmallVector<int64_t>> taskTiles(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  int64_t total = 1;
+  for (int64_t range : ranges)
+    total *= range;
+  if (total < kParallelWork)
+    return std::nullopt;
+  // The first dimension larger than 1, if parallel, is split into tiles of
+  // at least kTaskWork iterations (fewer than it has, since the kernel has
+  // more than kParallelWork): a one-dimensional loop of tasks.
+  SmallVector<int64_t> tiles(ranges.size(), 0);
+  int64_t tasks = 1, inner = total;
+  for (size_t d = 0; d < ranges.size(); ++d) {
+    inner /= ranges[d];
+    if (ranges[d] == 1)
+      continue;
+    if (iterators[d] == utils::IteratorType::parallel) {
+      tiles[d] = llvm::divideCeil(kTaskWork, inner);
+      tasks = llvm::divideCeil(ranges[d], tiles[d]);
+    }
+    break;
+  }
+  if (tasks < 2)
+    return std::nullopt;
+  return tiles;
+}
+
+struct ParallelizeKernels : impl::ParallelizeKernelsBase<ParallelizeKernels> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    SmallVector<linalg::LinalgOp> kernels;
+    for (Operation &op : func.getBody().front())
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+          linalgOp && linalgOp.hasPureBufferSemantics())
+        kernels.push_back(linalgOp);
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : kernels) {
+      std::optional<SmallVector<int64_t>> tiles = taskTiles(op);
+      if (!tiles)
+        continue;
+      scf::SCFTilingOptions options;
+      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+      options.setTileSizes(getAsIndexOpFoldResult(&getContext(), *tiles));
+      rewriter.setInsertionPoint(op);
+      auto tilingOp = cast<TilingInterface>(op.getOperation());
+      if (failed(scf::tileUsingSCF(rewriter, tilingOp, options))) {
+        op->emitError("internal error: cannot split this kernel into tasks");
+        return signalPassFailure();
+      }
+      rewriter.eraseOp(op);
+    }
+  }
+};
+
+} // namespace
+} // namespace kiln
