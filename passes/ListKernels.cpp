@@ -47,11 +47,18 @@ StringRef kindOf(linalg::LinalgOp op) {
   return "elementwise";
 }
 
-/// The ONNX node an op came from (its name location), or "".
-StringRef nodeOf(Operation *op) {
-  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-    return name.getName().getValue();
-  return "";
+/// The ONNX nodes an op computes: its name location, or those fused in its
+/// location, joined by ", ".
+std::string nodesOf(Operation *op) {
+  std::string nodes;
+  op->getLoc()->walk([&](Location loc) {
+    if (auto name = dyn_cast<NameLoc>(loc)) {
+      nodes += (nodes.empty() ? "" : ", ") + name.getName().str();
+      return WalkResult::skip();
+    }
+    return WalkResult::advance();
+  });
+  return nodes;
 }
 
 struct ListKernels : impl::ListKernelsBase<ListKernels> {
@@ -95,7 +102,7 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
       }
       kernels.push_back(b.getDictionaryAttr({
           b.getNamedAttr("kind", b.getStringAttr(kindOf(linalgOp))),
-          b.getNamedAttr("node", b.getStringAttr(nodeOf(&op))),
+          b.getNamedAttr("node", b.getStringAttr(nodesOf(&op))),
           b.getNamedAttr("buffer", b.getStringAttr(buffer)),
           b.getNamedAttr("offset", b.getI64IntegerAttr(offset)),
           b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes)),

@@ -3,6 +3,8 @@
 #ifndef KILN_PASSES_PASSES_H
 #define KILN_PASSES_PASSES_H
 
+#include "dialects/kiln/KilnDialect.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

@@ -5,6 +5,27 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FoldBatchNorm : Pass<"kiln-fold-batch-norm", "mlir::func::FuncOp"> {
+  let summary = "Folds each BatchNormalization into the convolution before it";
+  let description = [{
+    A `kiln.batch_norm` whose input is a `kiln.conv` used by nothing else,
+    with f32 constant weights, bias and statistics, becomes that convolution
+    with new constant weights and bias:
+
+    ```mlir
+    %c = kiln.conv %x, %w, %b {...}
+    %y = kiln.batch_norm %c, %scale, %shift, %mean, %var {epsilon = 1.0e-05 : f32}
+    // becomes
+    %y = kiln.conv %x, %w2, %b2 {...}   // w2 = w * s, b2 = (b - mean) * s + shift
+    ```
+
+    where `s = scale / sqrt(var + epsilon)` per output channel. The new
+    convolution's location fuses both nodes'. A convolution with other
+    users, or non-constant operands, is left alone.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def LowerToLinalg : Pass<"kiln-lower-to-linalg", "mlir::ModuleOp"> {
   let summary = "Turns kiln ops into linalg on tensors with the kernel generators";
   let description = [{

@@ -3,6 +3,7 @@
 #include "compiler/onnx/Tensors.h"
 
 #include "dialects/kiln/Shapes.h"
+#include "dialects/kiln/Weights.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
@@ -19,10 +20,6 @@ using namespace mlir;
 namespace kiln {
 
 namespace {
-
-/// Tensors up to this size are stored inline (and may be folded); larger
-/// ones become resource blobs that are never copied.
-constexpr size_t kInlineBytes = 1024;
 
 /// The bytes of one tensor and whoever keeps them alive.
 struct TensorBytes {

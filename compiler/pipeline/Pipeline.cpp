@@ -70,8 +70,11 @@ llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
   pm.enableTiming(timing);
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
-  llvm::LogicalResult built = llvm::success();
-  if (stage == Stage::Linalg) {
+  // Graph optimization is the same for every target.
+  llvm::LogicalResult built =
+      mlir::parsePassPipeline("func.func(kiln-fold-batch-norm),canonicalize,cse", pm, errorStream);
+  if (failed(built) || stage == Stage::Graph) {
+  } else if (stage == Stage::Linalg) {
     pm.addPass(createLowerToLinalg());
   } else if (target.isHost()) {
     built = buildHostPipeline(pm, target.chip, errorStream);

@@ -36,6 +36,7 @@ void registerCompilerPasses();
 
 /// What a pipeline stops after.
 enum class Stage {
+  Graph,   ///< kiln ops after graph optimization
   Linalg,  ///< kiln ops lowered to linalg on tensors
   Kernels, ///< GPU: bufferized, mapped and outlined into gpu.module @kernels
   Object,  ///< GPU: lowered and serialized (gpu.binary); host: LLVM dialect

@@ -19,6 +19,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -37,11 +38,12 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::sub(compileCommand));
 
-enum class Emit { Artifact, Kiln, Linalg, Kernels, PTX, AMDGCN, HSACO, LLVM, Object, SharedObject };
+enum class Emit { Artifact, Kiln, Fused, Linalg, Kernels, PTX, AMDGCN, HSACO, LLVM, Object, SharedObject };
 cl::opt<Emit> emit(
     "emit", cl::desc("What to produce (default: the artifact with -o, else the kiln dialect)"),
     cl::values(clEnumValN(Emit::Artifact, "artifact", "the .kiln artifact the runtime loads"),
                clEnumValN(Emit::Kiln, "kiln", "the imported kiln dialect"),
+               clEnumValN(Emit::Fused, "fused", "the kiln dialect after graph optimization"),
                clEnumValN(Emit::Linalg, "linalg", "after the kernel generators (linalg on tensors)"),
                clEnumValN(Emit::Kernels, "kernels", "after GPU kernel formation (gpu.module @kernels)"),
                clEnumValN(Emit::PTX, "ptx", "PTX for an NVIDIA --target"),
@@ -83,9 +85,16 @@ LogicalResult printDiagnostic(mlir::Diagnostic &diag) {
     WithColor(os, HighlightColor::Warning) << "warning: ";
   else
     WithColor(os, HighlightColor::Note) << "note: ";
+  // An op's location names its ONNX node, or the nodes fused into it.
   mlir::Location loc = diag.getLocation();
-  if (auto name = dyn_cast<mlir::NameLoc>(loc))
-    os << "node '" << name.getName().getValue() << "': ";
+  SmallVector<StringRef> nodes;
+  loc->walk([&](mlir::Location inner) {
+    if (auto name = dyn_cast<mlir::NameLoc>(inner))
+      nodes.push_back(name.getName().getValue());
+    return mlir::WalkResult::advance();
+  });
+  if (!nodes.empty())
+    os << (nodes.size() == 1 ? "node '" : "nodes '") << llvm::join(nodes, "', '") << "': ";
   else if (auto file = dyn_cast<mlir::FileLineColLoc>(loc))
     os << file.getFilename().getValue() << ": ";
   os << diag.str() << "\n";
@@ -153,6 +162,7 @@ LogicalResult runCompile() {
   FailureOr<Target> chosen = failure();
   switch (emit) {
   case Emit::Kiln:
+  case Emit::Fused:
   case Emit::Linalg:
     break;
   case Emit::Kernels:
@@ -176,7 +186,7 @@ LogicalResult runCompile() {
     chosen = requiredTarget({Kind::Host}, "artifact", "host");
     break;
   }
-  if (emit != Emit::Kiln && emit != Emit::Linalg) {
+  if (emit != Emit::Kiln && emit != Emit::Fused && emit != Emit::Linalg) {
     if (failed(chosen))
       return failure();
     target = *chosen;
@@ -207,10 +217,12 @@ LogicalResult runCompile() {
     return fail(error);
 
   if (emit != Emit::Kiln) {
-    Stage stage = emit == Emit::Linalg    ? Stage::Linalg
+    Stage stage = emit == Emit::Fused     ? Stage::Graph
+                  : emit == Emit::Linalg  ? Stage::Linalg
                   : emit == Emit::Kernels ? Stage::Kernels
                                           : Stage::Object;
-    // --emit linalg needs no target: kernel generation is target-independent.
+    // --emit fused and linalg need no target: graph optimization and kernel
+    // generation are target-independent.
     Target any = target.value_or(Target{Kind::Host, hostCPU});
     progress("generating code");
     mlir::TimingScope codegenTimer = root.nest("code generation");

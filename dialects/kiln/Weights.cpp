@@ -1,0 +1,40 @@
+#include "dialects/kiln/Weights.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+
+namespace kiln {
+
+std::optional<std::vector<float>> readF32(mlir::ElementsAttr value) {
+  auto type = mlir::cast<mlir::ShapedType>(value.getType());
+  if (!type.getElementType().isF32())
+    return std::nullopt;
+  size_t count = size_t(type.getNumElements());
+  if (auto resource = mlir::dyn_cast<mlir::DenseResourceElementsAttr>(value)) {
+    mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != count * sizeof(float))
+      return std::nullopt;
+    std::vector<float> values(count);
+    std::memcpy(values.data(), blob->getData().data(), count * sizeof(float));
+    return values;
+  }
+  if (auto dense = mlir::dyn_cast<mlir::DenseElementsAttr>(value)) {
+    auto range = dense.getValues<float>();
+    return std::vector<float>(range.begin(), range.end());
+  }
+  return std::nullopt;
+}
+
+mlir::ElementsAttr makeF32(mlir::RankedTensorType type, llvm::ArrayRef<float> values,
+                           llvm::StringRef name) {
+  if (values.size() * sizeof(float) <= kInlineBytes)
+    return mlir::DenseElementsAttr::get(type, values);
+  llvm::ArrayRef<char> bytes(reinterpret_cast<const char *>(values.data()),
+                             values.size() * sizeof(float));
+  return mlir::DenseResourceElementsAttr::get(
+      type, name, mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(float)));
+}
+
+} // namespace kiln
