@@ -26,6 +26,25 @@ def FoldBatchNorm : Pass<"kiln-fold-batch-norm", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def FuseLayerNorm : Pass<"kiln-fuse-layer-norm", "mlir::func::FuncOp"> {
+  let summary = "Turns the decomposed LayerNormalization exporters write into kiln.layer_norm";
+  let description = [{
+    Below opset 17, exporters write LayerNormalization as ReduceMean, Sub,
+    Pow (or Mul), ReduceMean, Add, Sqrt, Div, then optionally Mul by gamma
+    and Add of beta. Over f32 trailing axes, with a splat constant epsilon
+    and exponent 2, such a chain becomes
+
+    ```mlir
+    %y = kiln.layer_norm %x, %gamma, %beta {axis = 2 : i64, epsilon = 9.99999996E-13 : f32}
+    ```
+
+    with the location of every node in it. A chain any of whose values is
+    used outside it is left alone, as is an affine step whose operand would
+    broadcast over the leading dimensions. Without gamma the scale is ones.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def LowerToLinalg : Pass<"kiln-lower-to-linalg", "mlir::ModuleOp"> {
   let summary = "Turns kiln ops into linalg on tensors with the kernel generators";
   let description = [{
