@@ -13,10 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/Matching.h"
 #include "passes/Passes.h"
-
-#include "dialects/kiln/KilnDialect.h"
-#include "dialects/kiln/Weights.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -28,32 +26,6 @@ namespace kiln {
 namespace {
 
 using namespace mlir;
-
-/// The value of a splat f32 kiln.constant.
-std::optional<float> splatF32(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  std::optional<std::vector<float>> values = readF32(constant.getValue());
-  if (!values || values->empty() ||
-      llvm::any_of(*values, [&](float v) { return v != values->front(); }))
-    return std::nullopt;
-  return values->front();
-}
-
-/// `op`'s other operand when one of its two operands is `known`.
-Value otherOperand(Operation *op, Value known) {
-  if (op->getOperand(0) == known)
-    return op->getOperand(1);
-  if (op->getOperand(1) == known)
-    return op->getOperand(0);
-  return nullptr;
-}
-
-/// The sole user of `value`, if it has exactly one use.
-Operation *soleUser(Value value) {
-  return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
-}
 
 /// A scale or shift of the normalized values: broadcasting to the
 /// normalized (trailing) dimensions only.

@@ -45,6 +45,22 @@ def FuseLayerNorm : Pass<"kiln-fuse-layer-norm", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def FuseGelu : Pass<"kiln-fuse-gelu", "mlir::func::FuncOp"> {
+  let summary = "Turns the Erf form of GELU exporters write into kiln.gelu";
+  let description = [{
+    `x * (Erf(x / sqrt(2)) + 1) * 0.5` (with `x * 0.70710678` for the
+    division, and the three factors grouped any way) over f32 becomes
+
+    ```mlir
+    %y = kiln.gelu %x : tensor<1x128x3072xf32>
+    ```
+
+    with the location of every node in it. A chain any of whose
+    intermediate values is used outside it is left alone.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def LowerToLinalg : Pass<"kiln-lower-to-linalg", "mlir::ModuleOp"> {
   let summary = "Turns kiln ops into linalg on tensors with the kernel generators";
   let description = [{

@@ -12,6 +12,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace kiln {
@@ -205,6 +207,13 @@ void populateElementwiseKernels(RewritePatternSet &patterns) {
     Value gate = math::FmaOp::create(b, loc, args[0], scalar(b, loc, type, 1.0 / 6.0),
                                      scalar(b, loc, type, 0.5));
     return arith::MulFOp::create(b, loc, args[0], clamp(b, loc, gate, 0.0, 1.0));
+  });
+  add<GeluOp>(patterns, [](GeluOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+    Type type = args[0].getType();
+    Value erf = math::ErfOp::create(
+        b, loc, arith::MulFOp::create(b, loc, args[0], scalar(b, loc, type, M_SQRT1_2)));
+    Value half = arith::MulFOp::create(b, loc, args[0], scalar(b, loc, type, 0.5));
+    return math::FmaOp::create(b, loc, half, erf, half);
   });
   add<ClipOp>(patterns, [](ClipOp op, OpBuilder &b, Location loc, ValueRange args) {
     return clamp(b, loc, args[0], op.getMin().convertToDouble(), op.getMax().convertToDouble());

@@ -24,6 +24,7 @@ llvm::ArrayRef<OperatorInfo> supportedOperators() {
       {"Expand", 8, convertExpand},
       {"Flatten", 1, convertFlatten},
       {"Gather", 1, convertGather},
+      {"Gelu", 20, convertElementwise},
       {"Gemm", 1, convertGemm},
       {"GlobalAveragePool", 1, convertGlobalAveragePool},
       {"HardSigmoid", 1, convertElementwise},

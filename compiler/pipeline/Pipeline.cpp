@@ -72,7 +72,7 @@ llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
   llvm::raw_string_ostream errorStream(errors);
   // Graph optimization is the same for every target.
   llvm::LogicalResult built =
-      mlir::parsePassPipeline("func.func(kiln-fold-batch-norm,kiln-fuse-layer-norm),canonicalize,cse",
+      mlir::parsePassPipeline("func.func(kiln-fold-batch-norm,kiln-fuse-layer-norm,kiln-fuse-gelu),canonicalize,cse",
                               pm, errorStream);
   if (failed(built) || stage == Stage::Graph) {
   } else if (stage == Stage::Linalg) {

@@ -131,6 +131,7 @@ def Kiln_TanhOp : Kiln_UnaryOp<"tanh", "hyperbolic tangent">;
 def Kiln_SigmoidOp : Kiln_UnaryOp<"sigmoid", "logistic sigmoid 1 / (1 + exp(-x))">;
 def Kiln_ReluOp : Kiln_UnaryOp<"relu", "max(x, 0)">;
 def Kiln_HardSwishOp : Kiln_UnaryOp<"hard_swish", "x * max(0, min(1, x / 6 + 1 / 2))">;
+def Kiln_GeluOp : Kiln_UnaryOp<"gelu", "x * (1 + erf(x / sqrt(2))) / 2, the exact GELU">;
 
 def Kiln_LeakyReluOp : Kiln_UnaryOp<"leaky_relu", "x if x >= 0, else alpha * x"> {
   let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$alpha);

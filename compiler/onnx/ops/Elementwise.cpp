@@ -45,6 +45,13 @@ LogicalResult convertElementwise(NodeContext &ctx) {
   if (op == "Sigmoid") return ctx.emit<SigmoidOp>({x});
   if (op == "Relu") return ctx.emit<ReluOp>({x});
   if (op == "HardSwish") return ctx.emit<HardSwishOp>({x});
+  if (op == "Gelu") {
+    std::string approximate = ctx.stringAttr("approximate", "none");
+    if (approximate != "none")
+      return ctx.error() << "approximate='" << approximate
+                         << "' is not supported (only the exact form, 'none')";
+    return ctx.emit<GeluOp>({x});
+  }
   if (op == "LeakyRelu")
     return ctx.emit<LeakyReluOp>(
         {x}, {ctx.named("alpha", b.getF32FloatAttr(ctx.floatAttr("alpha", 0.01f)))});
