@@ -58,6 +58,11 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
     return getInput();
   if (DenseElementsAttr value = foldableConstant(adaptor.getInput()))
     return value.reshape(getType());
+  // A reshape of a reshape reads the first one's input (in place).
+  if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(inner.getInput());
+    return getInput().getType() == getType() ? getInput() : getResult();
+  }
   return {};
 }
 
@@ -88,12 +93,26 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  // A transpose of a transpose is one transpose, of the first one's input
+  // (in place): output dim i is inner output dim perm[i], which is input dim
+  // innerPerm[perm[i]].
+  bool composed = false;
+  if (auto inner = getInput().getDefiningOp<TransposeOp>()) {
+    SmallVector<int64_t> perm;
+    for (int64_t p : getPerm())
+      perm.push_back(inner.getPerm()[p]);
+    getInputMutable().assign(inner.getInput());
+    setPerm(perm);
+    composed = true;
+  }
   ArrayRef<int64_t> perm = getPerm();
   if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
     return getInput();
   ArrayRef<int64_t> inShape = getInput().getType().getShape();
   SmallVector<int64_t> inStrides = stridesOf(inShape);
   ArrayRef<int64_t> outShape = getType().getShape();
+  if (composed)
+    return getResult();
   return remapElements(adaptor.getInput(), getType(), [&](int64_t flat) {
     SmallVector<int64_t> out = unflatten(flat, outShape);
     int64_t source = 0;

@@ -111,3 +111,29 @@ func.func @reverse(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = kiln.slice %x {starts = array<i64: 3>, ends = array<i64: -1>, steps = array<i64: -1>} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Chains cancel: a reshape of a reshape is one reshape (none when it comes
+// back to the input's shape); a transpose of a transpose is one transpose
+// of the composed permutation (none when that is the identity). A chain
+// whose middle value is used elsewhere keeps that value.
+// CHECK-LABEL: func.func @chains
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<2x3x4xf32>)
+// CHECK-DAG: %[[FLAT:.+]] = kiln.reshape %[[X]] {shape = array<i64: 24>} : (tensor<2x3x4xf32>) -> tensor<24xf32>
+// CHECK-DAG: %[[T:.+]] = kiln.transpose %[[X]] {perm = array<i64: 2, 1, 0>} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
+// CHECK-DAG: %[[MID:.+]] = kiln.transpose %[[X]] {perm = array<i64: 1, 0, 2>}
+// CHECK-DAG: %[[KEPT:.+]] = kiln.transpose %[[X]] {perm = array<i64: 1, 2, 0>}
+// CHECK: return %[[FLAT]], %[[X]], %[[T]], %[[X]], %[[MID]], %[[KEPT]]
+func.func @chains(%x: tensor<2x3x4xf32>)
+    -> (tensor<24xf32>, tensor<2x3x4xf32>, tensor<4x3x2xf32>, tensor<2x3x4xf32>, tensor<3x2x4xf32>, tensor<3x4x2xf32>) {
+  %0 = kiln.reshape %x {shape = array<i64: 6, 4>} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  %1 = kiln.reshape %0 {shape = array<i64: 24>} : (tensor<6x4xf32>) -> tensor<24xf32>
+  %2 = kiln.reshape %1 {shape = array<i64: 2, 3, 4>} : (tensor<24xf32>) -> tensor<2x3x4xf32>
+  %3 = kiln.transpose %x {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %4 = kiln.transpose %3 {perm = array<i64: 1, 2, 0>} : (tensor<2x4x3xf32>) -> tensor<4x3x2xf32>
+  %5 = kiln.transpose %3 {perm = array<i64: 0, 2, 1>} : (tensor<2x4x3xf32>) -> tensor<2x3x4xf32>
+  %6 = kiln.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+  %7 = kiln.transpose %6 {perm = array<i64: 0, 2, 1>} : (tensor<3x2x4xf32>) -> tensor<3x4x2xf32>
+  return %1, %2, %4, %5, %6, %7 : tensor<24xf32>, tensor<2x3x4xf32>, tensor<4x3x2xf32>, tensor<2x3x4xf32>, tensor<3x2x4xf32>, tensor<3x4x2xf32>
+}
