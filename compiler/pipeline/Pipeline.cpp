@@ -65,15 +65,17 @@ void registerCompilerPasses() {
 }
 
 llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
-                                Stage stage, mlir::TimingScope &timing) {
+                                Stage stage, mlir::TimingScope &timing,
+                                const GraphOptions &graph) {
   mlir::PassManager pm(module.getContext());
   pm.enableTiming(timing);
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
   // Graph optimization is the same for every target.
-  llvm::LogicalResult built =
-      mlir::parsePassPipeline("func.func(kiln-fold-batch-norm,kiln-fuse-layer-norm,kiln-fuse-gelu),canonicalize,cse",
-                              pm, errorStream);
+  llvm::LogicalResult built = mlir::parsePassPipeline(
+      graph.fuse ? "func.func(kiln-fold-batch-norm,kiln-fuse-layer-norm,kiln-fuse-gelu),canonicalize,cse"
+                 : "canonicalize,cse",
+      pm, errorStream);
   if (failed(built) || stage == Stage::Graph) {
   } else if (stage == Stage::Linalg) {
     pm.addPass(createLowerToLinalg());

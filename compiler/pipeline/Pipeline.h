@@ -43,10 +43,18 @@ enum class Stage {
            ///< with the entry point
 };
 
+/// How the graph is optimized before code generation.
+struct GraphOptions {
+  /// Run the fusion passes (batch norms into convolutions, decomposed
+  /// layer norms and GELUs made whole); off, the graph is only folded.
+  bool fuse = true;
+};
+
 /// Runs the pipeline for `target` on `module` up to `stage`. Errors go to
 /// the context's diagnostic handler.
 llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
-                                Stage stage, mlir::TimingScope &timing);
+                                Stage stage, mlir::TimingScope &timing,
+                                const GraphOptions &graph = {});
 
 } // namespace kiln
 

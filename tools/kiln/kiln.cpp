@@ -67,6 +67,9 @@ cl::opt<bool> printWeights("print-weights",
                            cl::sub(compileCommand));
 cl::opt<bool> timing("timing", cl::desc("Report the time of each compilation phase"),
                      cl::sub(compileCommand));
+cl::opt<bool> noFusion("no-fusion",
+                       cl::desc("Skip the graph's fusion passes (for comparison and debugging)"),
+                       cl::sub(compileCommand));
 
 /// Whether any error was reported: some MLIR components report an error
 /// and carry on, and kiln must still exit non-zero.
@@ -226,7 +229,9 @@ LogicalResult runCompile() {
     Target any = target.value_or(Target{Kind::Host, hostCPU});
     progress("generating code");
     mlir::TimingScope codegenTimer = root.nest("code generation");
-    if (failed(runPipeline(*module, any, stage, codegenTimer)))
+    GraphOptions graph;
+    graph.fuse = !noFusion;
+    if (failed(runPipeline(*module, any, stage, codegenTimer, graph)))
       return failure();
   }
 
