@@ -15,20 +15,13 @@ import os
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
 import numpy as np
 import onnxruntime as ort
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHAPES = {
-    "resnet50": {"input": [1, 3, 224, 224]},
-    "mobilenetv2": {"input": [1, 3, 224, 224]},
-    "bert": {"input_ids": [1, 128], "attention_mask": [1, 128]},
-}
-
+import models
 
 def onnxruntime_latency(path, shapes, threads, warmup, iterations):
     options = ort.SessionOptions()
@@ -53,28 +46,23 @@ def onnxruntime_latency(path, shapes, threads, warmup, iterations):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kiln", default=os.path.join(ROOT, "build", "bin", "kiln"))
+    parser.add_argument("--kiln", default=models.KILN)
     parser.add_argument("--models", default="resnet50,mobilenetv2,bert")
-    parser.add_argument("--model-dir", default=os.path.join(ROOT, "build", "models"))
+    parser.add_argument("--model-dir", default=models.DEFAULT_DIR)
     parser.add_argument("--threads", default="1",
                         help="comma-separated thread counts, one row per count")
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
     args = parser.parse_args()
-    names = args.models.split(",")
-    missing = [n for n in names if not os.path.exists(os.path.join(args.model_dir, n + ".onnx"))]
-    if missing:
-        subprocess.run([sys.executable, os.path.join(ROOT, "test", "models", "generate.py"),
-                        "--out", args.model_dir, "--models", ",".join(missing)], check=True)
+    paths = models.ensure(args.model_dir, args.models.split(","))
 
     thread_counts = [int(t) for t in args.threads.split(",")]
     print(f"{'model':<12} {'compile':>8} {'threads':>8} {'kiln p50':>10} {'ort p50':>10} "
           f"{'kiln/ort':>9}")
     with tempfile.TemporaryDirectory() as work:
-        for name in names:
-            path = os.path.join(args.model_dir, name + ".onnx")
+        for name, path in paths.items():
             artifact = os.path.join(work, name + ".kiln")
-            flags = [f"--input-shape={k}={'x'.join(map(str, v))}" for k, v in SHAPES[name].items()]
+            flags = models.shape_flags(name)
             start = time.perf_counter()
             subprocess.run([args.kiln, "compile", path, "-o", artifact] + flags, check=True)
             compile_seconds = time.perf_counter() - start
@@ -84,10 +72,11 @@ def main():
                                         "--threads", str(threads)],
                                        check=True, capture_output=True, text=True).stdout
                 kiln_ms = float(re.search(r"p50 ([0-9.]+) ms", bench).group(1))
-                ort_ms = onnxruntime_latency(path, SHAPES[name], threads, args.warmup,
+                ort_ms = onnxruntime_latency(path, models.INPUT_SHAPES[name], threads, args.warmup,
                                              args.iterations)
                 print(f"{name:<12} {compile_seconds:>7.1f}s {threads:>8} {kiln_ms:>8.1f}ms "
                       f"{ort_ms:>8.1f}ms {kiln_ms / ort_ms:>8.1f}x", flush=True)
+
 
 if __name__ == "__main__":
     main()

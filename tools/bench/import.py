@@ -20,13 +20,8 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHAPES = {
-    "conv_relu": [],
-    "resnet50": ["--input-shape", "input=1x3x224x224"],
-    "mobilenetv2": ["--input-shape", "input=1x3x224x224"],
-    "bert": ["--input-shape", "input_ids=1x128", "--input-shape", "attention_mask=1x128"],
-}
+import models
+
 IMPORT_LINE = re.compile(r"^\s*([0-9.]+) \(\s*[0-9.]+%\)\s+import ONNX$", re.M)
 
 
@@ -58,23 +53,20 @@ def run_once(kiln, path, extra):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kiln", default=os.path.join(ROOT, "build", "bin", "kiln"))
-    parser.add_argument("--models", default=os.path.join(ROOT, "build", "models"))
+    parser.add_argument("--kiln", default=models.KILN)
+    parser.add_argument("--models", default=models.DEFAULT_DIR)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
-    names = list(SHAPES)
-    missing = [n for n in names if not os.path.exists(os.path.join(args.models, n + ".onnx"))]
-    if missing:
-        subprocess.run([sys.executable, os.path.join(ROOT, "test", "models", "generate.py"),
-                        "--out", args.models, "--models", ",".join(missing)], check=True)
+    names = list(models.INPUT_SHAPES)
+    models.ensure(args.models, names)
 
     baseline = None
     print(f"{'model':<12} {'weights':>9} {'import':>8} {'process':>8} {'peak RSS':>9} "
           f"{'net RSS':>8} {'net/weights':>11}")
     for name in names:
         path = os.path.join(args.models, name + ".onnx")
-        runs = [run_once(args.kiln, path, SHAPES[name]) for _ in range(args.repeat)]
+        runs = [run_once(args.kiln, path, models.shape_flags(name)) for _ in range(args.repeat)]
         imported = statistics.median(r[0] for r in runs)
         wall = statistics.median(r[1] for r in runs)
         rss = statistics.median(r[2] for r in runs)

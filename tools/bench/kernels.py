@@ -12,17 +12,11 @@ import argparse
 import os
 import re
 import subprocess
-import sys
 import tempfile
 
 import onnx
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHAPES = {
-    "resnet50": ["--input-shape=input=1x3x224x224"],
-    "mobilenetv2": ["--input-shape=input=1x3x224x224"],
-    "bert": ["--input-shape=input_ids=1x128", "--input-shape=attention_mask=1x128"],
-}
+import models
 
 
 def kernels(kiln, model, flags, artifact):
@@ -34,24 +28,20 @@ def kernels(kiln, model, flags, artifact):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kiln", default=os.path.join(ROOT, "build", "bin", "kiln"))
+    parser.add_argument("--kiln", default=models.KILN)
     parser.add_argument("--models", default="resnet50,mobilenetv2,bert")
-    parser.add_argument("--model-dir", default=os.path.join(ROOT, "build", "models"))
+    parser.add_argument("--model-dir", default=models.DEFAULT_DIR)
     args = parser.parse_args()
-    names = args.models.split(",")
-    missing = [n for n in names if not os.path.exists(os.path.join(args.model_dir, n + ".onnx"))]
-    if missing:
-        subprocess.run([sys.executable, os.path.join(ROOT, "test", "models", "generate.py"),
-                        "--out", args.model_dir, "--models", ",".join(missing)], check=True)
+    paths = models.ensure(args.model_dir, args.models.split(","))
 
     print(f"{'model':<12} {'ONNX nodes':>10} {'kernels, no fusion':>19} {'kernels':>8}")
     with tempfile.TemporaryDirectory() as work:
-        for name in names:
-            path = os.path.join(args.model_dir, name + ".onnx")
+        for name, path in paths.items():
             nodes = len(onnx.load(path, load_external_data=False).graph.node)
             artifact = os.path.join(work, name + ".kiln")
-            unfused = kernels(args.kiln, path, SHAPES[name] + ["--no-fusion"], artifact)
-            fused = kernels(args.kiln, path, SHAPES[name], artifact)
+            flags = models.shape_flags(name)
+            unfused = kernels(args.kiln, path, flags + ["--no-fusion"], artifact)
+            fused = kernels(args.kiln, path, flags, artifact)
             print(f"{name:<12} {nodes:>10} {unfused:>19} {fused:>8}", flush=True)
 
 
