@@ -45,6 +45,19 @@ def FuseLayerNorm : Pass<"kiln-fuse-layer-norm", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Merges chains of elementwise linalg.generic ops on tensors into one";
+  let description = [{
+    Runs after `kiln-lower-to-linalg`. An all-parallel `linalg.generic`
+    whose result is used only by another all-parallel `linalg.generic` is
+    fused into it (MLIR's elementwise fusion): a bias add, a residual add
+    and the activation after them become one kernel and one pass over
+    memory. Products and reductions are never fused into, and a value with
+    another user is never swallowed, so no work is duplicated.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def FuseGelu : Pass<"kiln-fuse-gelu", "mlir::func::FuncOp"> {
   let summary = "Turns the Erf form of GELU exporters write into kiln.gelu";
   let description = [{

@@ -14,7 +14,7 @@ llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm,
   // dimensions are tiled onto blocks and threads. The tensor-core kernel
   // generators replace this for matmul-like ops.
   return mlir::parsePassPipeline(
-      "kiln-lower-to-linalg,kiln-bufferize,"
+      "kiln-bufferize,"
       "func.func(convert-linalg-to-parallel-loops,"
       "scf-parallel-loop-tiling{parallel-loop-tile-sizes=1,1,8,8 no-min-max-bounds=true},"
       "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"

@@ -17,7 +17,8 @@
 
 namespace kiln {
 
-/// Appends kernel formation: kiln ops become kernels in `gpu.module @kernels`
+/// Appends kernel formation for a module of linalg on tensors (the kernel
+/// generators' output): its ops become kernels in `gpu.module @kernels`
 /// launched from the host function.
 llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm,
                                            llvm::raw_ostream &errors);

@@ -69,7 +69,7 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   std::string level = hostLevel(cpu);
   int vectorBits = level == "x86-64-v4" ? 512 : level == "x86-64-v3" ? 256 : 128;
   return mlir::parsePassPipeline(
-      "kiln-lower-to-linalg,kiln-bufferize,kiln-plan-memory,kiln-list-kernels,canonicalize,"
+      "kiln-bufferize,kiln-plan-memory,kiln-list-kernels,canonicalize,"
       "func.func(kiln-vectorize-contractions{vector-bits=" + std::to_string(vectorBits) + "},"
       "kiln-parallelize-kernels),"
       "kiln-outline-parallel,func.func(scf-forall-to-for,convert-linalg-to-loops),"

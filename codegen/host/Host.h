@@ -32,8 +32,9 @@ bool isKnownHostCPU(llvm::StringRef cpu);
 /// code for `cpu` needs: what the runtime checks before loading it.
 std::string hostLevel(llvm::StringRef cpu);
 
-/// Appends kernel generation, bufferization, memory planning, vectorization
-/// for `cpu`'s vector registers and lowering to the LLVM dialect.
+/// Appends, for a module of linalg on tensors (the kernel generators'
+/// output), bufferization, memory planning, vectorization for `cpu`'s vector
+/// registers and lowering to the LLVM dialect.
 llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef cpu,
                                       llvm::raw_ostream &errors);
 

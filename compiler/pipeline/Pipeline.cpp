@@ -76,9 +76,13 @@ llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
       graph.fuse ? "func.func(kiln-fold-batch-norm,kiln-fuse-layer-norm,kiln-fuse-gelu),canonicalize,cse"
                  : "canonicalize,cse",
       pm, errorStream);
-  if (failed(built) || stage == Stage::Graph) {
-  } else if (stage == Stage::Linalg) {
+  // Kernel generation too; then each target's lowering.
+  if (succeeded(built) && stage != Stage::Graph) {
     pm.addPass(createLowerToLinalg());
+    if (graph.fuse)
+      pm.addNestedPass<mlir::func::FuncOp>(createFuseElementwise());
+  }
+  if (failed(built) || stage == Stage::Graph || stage == Stage::Linalg) {
   } else if (target.isHost()) {
     built = buildHostPipeline(pm, target.chip, errorStream);
   } else {

@@ -1,0 +1,46 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-lower-to-linalg,func.func(kiln-fuse-elementwise))' | FileCheck %s
+
+// A residual add and the ReLU after it become one kernel.
+// CHECK-LABEL: func.func @residual
+// CHECK-COUNT-1: linalg.generic
+// CHECK: arith.addf
+// CHECK-NEXT: arith.maximumf
+// CHECK-NOT: linalg.generic
+func.func @residual(%x: tensor<1x4x8x8xf32>, %y: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %0 = kiln.add %x, %y : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %1 = kiln.relu %0 : tensor<1x4x8x8xf32>
+  return %1 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// A value with another user is not swallowed: the sum is computed once, and
+// the ReLU reads it.
+// CHECK-LABEL: func.func @shared
+// CHECK: %[[SUM:.+]] = linalg.generic
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.+}} ins(%[[SUM]] :
+// CHECK: arith.maximumf
+// CHECK: return %{{.+}}, %[[SUM]]
+func.func @shared(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = kiln.add %x, %y : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %1 = kiln.relu %0 : tensor<8xf32>
+  return %1, %0 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Products and reductions are not fused into: the product keeps reading
+// the gathered im2col columns, and the ReLU after it stays a kernel of its
+// own.
+// CHECK-LABEL: func.func @conv_relu
+// CHECK: %[[COLUMNS:.+]] = linalg.generic
+// CHECK: %[[PRODUCT:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} :
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+func.func @conv_relu(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %1 = kiln.relu %0 : tensor<1x4x6x6xf32>
+  return %1 : tensor<1x4x6x6xf32>
+}
