@@ -6,7 +6,7 @@
 include "mlir/Pass/PassBase.td"
 
 def FoldBatchNorm : Pass<"kiln-fold-batch-norm", "mlir::func::FuncOp"> {
-  let summary = "Folds each BatchNormalization into the convolution before it";
+  let summary = "Folds each BatchNormalization into the Conv or Gemm before it";
   let description = [{
     A `kiln.batch_norm` whose input is a `kiln.conv` used by nothing else,
     with f32 constant weights, bias and statistics, becomes that convolution
@@ -19,9 +19,12 @@ def FoldBatchNorm : Pass<"kiln-fold-batch-norm", "mlir::func::FuncOp"> {
     %y = kiln.conv %x, %w2, %b2 {...}   // w2 = w * s, b2 = (b - mean) * s + shift
     ```
 
-    where `s = scale / sqrt(var + epsilon)` per output channel. The new
-    convolution's location fuses both nodes'. A convolution with other
-    users, or non-constant operands, is left alone.
+    where `s = scale / sqrt(var + epsilon)` per output channel. After a
+    `kiln.gemm` the channels are its output columns: B's columns (rows, when
+    transposed) are scaled and C becomes `(beta * C - mean) * s + shift`
+    with beta 1; C must be absent or a constant that does not vary by row.
+    The new op's location fuses both nodes'. An op with other users, or
+    non-constant operands, is left alone.
   }];
   let dependentDialects = ["kiln::KilnDialect"];
 }
