@@ -11,10 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/Matching.h"
 #include "passes/Passes.h"
-
-#include "dialects/kiln/KilnDialect.h"
-#include "dialects/kiln/Weights.h"
 
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -30,14 +28,6 @@ namespace kiln {
 namespace {
 
 using namespace mlir;
-
-/// The f32 values of `value` when a kiln.constant defines it.
-std::optional<std::vector<float>> constantF32(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  return readF32(constant.getValue());
-}
 
 /// A normalization's affine map per channel, y = x * s + t, from constant
 /// f32 statistics of `channels` entries each.

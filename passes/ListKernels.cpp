@@ -3,6 +3,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace kiln {
 
@@ -47,20 +48,6 @@ StringRef kindOf(linalg::LinalgOp op) {
   return "elementwise";
 }
 
-/// The ONNX nodes an op computes: its name location, or those fused in its
-/// location, joined by ", ".
-std::string nodesOf(Operation *op) {
-  std::string nodes;
-  op->getLoc()->walk([&](Location loc) {
-    if (auto name = dyn_cast<NameLoc>(loc)) {
-      nodes += (nodes.empty() ? "" : ", ") + name.getName().str();
-      return WalkResult::skip();
-    }
-    return WalkResult::advance();
-  });
-  return nodes;
-}
-
 struct ListKernels : impl::ListKernelsBase<ListKernels> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -102,7 +89,7 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
       }
       kernels.push_back(b.getDictionaryAttr({
           b.getNamedAttr("kind", b.getStringAttr(kindOf(linalgOp))),
-          b.getNamedAttr("node", b.getStringAttr(nodesOf(&op))),
+          b.getNamedAttr("node", b.getStringAttr(llvm::join(onnxNodes(op.getLoc()), ", "))),
           b.getNamedAttr("buffer", b.getStringAttr(buffer)),
           b.getNamedAttr("offset", b.getI64IntegerAttr(offset)),
           b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes)),

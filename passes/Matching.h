@@ -10,12 +10,17 @@
 
 namespace kiln {
 
-/// The value of a splat f32 kiln.constant, or nothing.
-inline std::optional<float> splatF32(mlir::Value value) {
+/// The f32 values of `value` when a kiln.constant defines it, or nothing.
+inline std::optional<std::vector<float>> constantF32(mlir::Value value) {
   auto constant = value ? value.getDefiningOp<ConstantOp>() : ConstantOp();
   if (!constant)
     return std::nullopt;
-  std::optional<std::vector<float>> values = readF32(constant.getValue());
+  return readF32(constant.getValue());
+}
+
+/// The value of a splat f32 kiln.constant, or nothing.
+inline std::optional<float> splatF32(mlir::Value value) {
+  std::optional<std::vector<float>> values = constantF32(value);
   if (!values || values->empty() ||
       llvm::any_of(*values, [&](float v) { return v != values->front(); }))
     return std::nullopt;

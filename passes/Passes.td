@@ -193,8 +193,8 @@ def ParallelizeKernels : Pass<"kiln-parallelize-kernels", "mlir::func::FuncOp"> 
   let description = [{
     Tiles every linalg op at the top of the function that runs at least
     65536 iterations along its first dimension larger than 1, when that
-    dimension is parallel, into an `scf.forall` of tasks of at least 4096
-    iterations each (unit dimensions before it get tiles of 1).
+    dimension is parallel, into a one-dimensional `scf.forall` of tasks of
+    at least 4096 iterations each.
     `kiln-outline-parallel` then hands the tasks to the runtime's threads.
     Products are split by `kiln-vectorize-contractions`, which runs first.
   }];

@@ -37,3 +37,15 @@ Operation *KilnDialect::materializeConstant(OpBuilder &builder,
     return nullptr;
   return ConstantOp::create(builder, loc, type, elements);
 }
+
+SmallVector<StringRef> kiln::onnxNodes(Location loc) {
+  SmallVector<StringRef> nodes;
+  loc->walk([&](Location inner) {
+    if (auto name = dyn_cast<NameLoc>(inner)) {
+      nodes.push_back(name.getName().getValue());
+      return WalkResult::skip();
+    }
+    return WalkResult::advance();
+  });
+  return nodes;
+}

@@ -45,6 +45,10 @@ llvm::LogicalResult inferReduceResult(std::optional<mlir::Location> location,
                                       bool keepdims,
                                       llvm::SmallVectorImpl<mlir::Type> &types);
 
+/// The ONNX nodes a location names: a kiln op carries its node's NameLoc,
+/// or, once graph rewrites fuse nodes, a FusedLoc of theirs.
+llvm::SmallVector<llvm::StringRef> onnxNodes(mlir::Location loc);
+
 } // namespace kiln
 
 #define GET_OP_CLASSES

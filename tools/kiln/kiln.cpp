@@ -14,6 +14,7 @@
 #include "codegen/gpu/GpuCodegen.h"
 #include "codegen/host/Host.h"
 #include "codegen/nvptx/NVPTX.h"
+#include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -90,12 +91,7 @@ LogicalResult printDiagnostic(mlir::Diagnostic &diag) {
     WithColor(os, HighlightColor::Note) << "note: ";
   // An op's location names its ONNX node, or the nodes fused into it.
   mlir::Location loc = diag.getLocation();
-  SmallVector<StringRef> nodes;
-  loc->walk([&](mlir::Location inner) {
-    if (auto name = dyn_cast<mlir::NameLoc>(inner))
-      nodes.push_back(name.getName().getValue());
-    return mlir::WalkResult::advance();
-  });
+  SmallVector<StringRef> nodes = onnxNodes(loc);
   if (!nodes.empty())
     os << (nodes.size() == 1 ? "node '" : "nodes '") << llvm::join(nodes, "', '") << "': ";
   else if (auto file = dyn_cast<mlir::FileLineColLoc>(loc))
