@@ -38,6 +38,12 @@ StringRef kindOf(linalg::LinalgOp op) {
     return "matmul";
   if (reduces)
     return "reduce";
+  // A loop in the body runs over a window for each output: pooling.
+  if (!body.getOps<scf::ForOp>().empty())
+    return "pool";
+  // A body that reads at indices it computes gathers (im2col columns).
+  if (generic.getNumDpsInputs() == 0 && !body.getOps<memref::LoadOp>().empty())
+    return "gather";
   // A body that only forwards its input moves data: a plain copy when the
   // maps are the same, else a gather (im2col windows, slices, transposes).
   if (generic.getNumDpsInputs() == 1 && yield.getValues().size() == 1 &&
@@ -46,6 +52,25 @@ StringRef kindOf(linalg::LinalgOp op) {
     return maps[0] == maps[1] ? "copy" : "gather";
   }
   return "elementwise";
+}
+
+/// The buffer a fused kernel's loop nest stores its result in: the one
+/// its vector stores write that it does not allocate itself.
+Value storedBuffer(Operation *kernel) {
+  Value result;
+  kernel->walk([&](Operation *op) {
+    Value base;
+    if (auto store = dyn_cast<vector::StoreOp>(op))
+      base = store.getBase();
+    else if (auto masked = dyn_cast<vector::MaskedStoreOp>(op))
+      base = masked.getBase();
+    while (base && base.getDefiningOp<ViewLikeOpInterface>() &&
+           kernel->isProperAncestor(base.getDefiningOp()))
+      base = base.getDefiningOp<ViewLikeOpInterface>().getViewSource();
+    if (base && !kernel->isAncestor(base.getParentRegion()->getParentOp()))
+      result = base;
+  });
+  return result;
 }
 
 struct ListKernels : impl::ListKernelsBase<ListKernels> {
@@ -57,10 +82,18 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
     OpBuilder b(&getContext());
     SmallVector<Attribute> kernels;
     for (Operation &op : main.getBody().front()) {
-      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-      if (!linalgOp || linalgOp.getNumDpsInits() != 1)
+      Value result;
+      StringRef kind;
+      if (auto fused = op.getAttrOfType<StringAttr>(kKernelAttr)) {
+        kind = fused.getValue();
+        result = storedBuffer(&op);
+      } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+                 linalgOp && linalgOp.getNumDpsInits() == 1) {
+        kind = kindOf(linalgOp);
+        result = linalgOp.getDpsInits()[0];
+      }
+      if (!result)
         continue;
-      Value result = linalgOp.getDpsInits()[0];
       auto type = cast<MemRefType>(result.getType());
       int64_t bytes = type.getNumElements() * int64_t(type.getElementTypeBitWidth() / 8);
 
@@ -88,7 +121,7 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
           buffer = name.str();
       }
       kernels.push_back(b.getDictionaryAttr({
-          b.getNamedAttr("kind", b.getStringAttr(kindOf(linalgOp))),
+          b.getNamedAttr("kind", b.getStringAttr(kind)),
           b.getNamedAttr("node", b.getStringAttr(llvm::join(onnxNodes(op.getLoc()), ", "))),
           b.getNamedAttr("buffer", b.getStringAttr(buffer)),
           b.getNamedAttr("offset", b.getI64IntegerAttr(offset)),

@@ -150,11 +150,13 @@ def ListKernels : Pass<"kiln-list-kernels", "mlir::ModuleOp"> {
   let summary = "Records @main's kernels, in order, for the artifact's manifest";
   let description = [{
     Runs on planned buffers (after `kiln-plan-memory`). Every linalg op at
-    the top of `@main` is a kernel; the module's `kiln.kernels` attribute
-    lists them in execution order, each with its kind (matmul, elementwise,
-    reduce, gather, copy, fill, broadcast, transpose), the ONNX node it came
-    from (its name location), and where its result goes: the model output it
-    writes, or its byte offset and size in the activation arena.
+    the top of `@main` is a kernel, and so is every loop nest marked
+    `kiln.kernel` (a register-tiled product with what it fused); the
+    module's `kiln.kernels` attribute lists them in execution order, each
+    with its kind (matmul, elementwise, reduce, pool, gather, copy, fill,
+    broadcast, transpose), the ONNX nodes it came from (its name
+    locations), and where its result goes: the model output it writes, or
+    its byte offset and size in the activation arena.
   }];
 }
 
@@ -173,7 +175,22 @@ def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::Fun
     Each column tile, at each index of the other dimensions (batch, groups),
     is one task. The tasks of a product of at least 65536 multiply-adds form
     an `scf.forall` (they write disjoint parts of `C`); smaller products loop
-    over them.
+    over them. The loop nest carries `kiln.kernel = "matmul"`.
+
+    Runs on buffers before memory is planned, and joins to each product the
+    kernels around it when no value is lost:
+
+    - a zero `linalg.fill` of `C`: the accumulators start at zero;
+    - the next kernel, when it is an elementwise generic of arith and math
+      ops that reads `C` where the product wrote it, and nothing else reads
+      `C`: it runs on the accumulators in registers (its operands read per
+      row as broadcast scalars, or along the columns as vectors) and stores
+      its own result; `C` is never stored;
+    - the all-parallel generic that writes `B` (the im2col gather of a
+      convolution), when only the product reads `B` and nothing in between
+      writes what the gather reads: each task computes the panel of `B` its
+      columns read (`k` x 2 vectors, on its stack) with the gather's body;
+      `B` is never stored.
 
     Anything else (other element types, a transposed `B`, several
     reductions) is left alone for the generic loop lowering.
@@ -183,8 +200,8 @@ def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::Fun
            "The width of the target's vector registers: 128, 256 or 512">
   ];
   let dependentDialects = [
-    "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
-    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"
+    "mlir::affine::AffineDialect", "mlir::arith::ArithDialect",
+    "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"
   ];
 }
 

@@ -13,6 +13,18 @@
 // of A and issuing 2 x rows FMAs. Tiles at the edges are the same code with
 // fewer rows and masked columns.
 //
+// The kernels around a product join it, so that it is one kernel, one pass
+// over memory (see `Fusion`):
+//   - a zero fill of C before it: the accumulators start at zero;
+//   - the elementwise kernel right after it that reads C (bias, activation,
+//     residual): applied to the accumulators in registers, and C is never
+//     stored;
+//   - the kernel that computes B (the im2col gather of a convolution, with
+//     its padding): each task computes the panel of B its columns read into
+//     a buffer on its stack, and B is never stored.
+// This runs on buffers before memory is planned, so that the buffers the
+// fusions make dead take no memory.
+//
 // The work is split into tasks, one per column tile and index of the other
 // dimensions (batch, groups); each task runs every row tile of its columns,
 // so the panel of B it reads stays in cache. Tasks write disjoint parts of C:
@@ -23,9 +35,14 @@
 
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace kiln {
 
@@ -36,10 +53,29 @@ namespace {
 
 using namespace mlir;
 
+/// A per-task panel of B bigger than this is not worth a stack.
+constexpr int64_t kMaxPanelBytes = 512 * 1024;
+
 /// Which loop of a contraction plays which part.
 struct Roles {
   unsigned m, n, k;
   SmallVector<unsigned> outer;
+};
+
+/// The kernels that join a product.
+struct Fusion {
+  /// A fill of C with zeros, erased: the accumulators start at zero.
+  linalg::FillOp zeroFill;
+  /// An elementwise generic reading C (input `epilogueInput`), computed on
+  /// the accumulators. Its dimensions [0, split) are fixed along a row of C,
+  /// [split, rank) run along the columns, in order.
+  linalg::GenericOp epilogue;
+  unsigned epilogueInput = 0;
+  int64_t split = 0;
+  /// The generic that writes B, computed per task into a panel: for each
+  /// dimension of B, the producer's dimensions it flattens.
+  linalg::GenericOp producer;
+  SmallVector<SmallVector<int64_t>> groups;
 };
 
 bool isF32Buffer(Value value) {
@@ -54,6 +90,48 @@ bool lastStrideIsOne(Value value) {
   return type.getRank() > 0 && succeeded(type.getStridesAndOffset(strides, offset)) &&
          strides.back() == 1;
 }
+
+bool isReshape(Operation *op) { return isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op); }
+
+/// The allocation `value` is, through reshapes only (so it sees every
+/// element, in row-major order), or null.
+memref::AllocOp reshapedAlloc(Value value) {
+  while (Operation *definition = value.getDefiningOp()) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(definition))
+      return alloc.getType().getLayout().isIdentity() ? alloc : memref::AllocOp();
+    if (!isReshape(definition))
+      return {};
+    value = definition->getOperand(0);
+  }
+  return {};
+}
+
+/// The buffer `value` views.
+Value rootOf(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// The ops that use `root` or a view of it, views aside.
+SmallVector<Operation *> accessesOf(Value root) {
+  SmallVector<Operation *> result;
+  SmallVector<Value> worklist = {root};
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    for (Operation *user : current.getUsers()) {
+      auto view = dyn_cast<ViewLikeOpInterface>(user);
+      if (view && view.getViewSource() == current)
+        llvm::append_range(worklist, user->getResults());
+      else if (!llvm::is_contained(result, user))
+        result.push_back(user);
+    }
+  }
+  return result;
+}
+
+/// Ops that neither read nor write buffers: views, constants, allocations.
+bool isInert(Operation *op) { return isMemoryEffectFree(op) || isa<memref::AllocOp>(op); }
 
 /// The body `out + in0 * in1` (either order of the addition).
 bool isMultiplyAdd(linalg::GenericOp op) {
@@ -81,6 +159,11 @@ std::optional<unsigned> dimAt(AffineMap map, int64_t result) {
   return std::nullopt;
 }
 
+bool onlyDimsAndConstants(AffineMap map) {
+  return llvm::all_of(map.getResults(),
+                      [](AffineExpr e) { return isa<AffineDimExpr, AffineConstantExpr>(e); });
+}
+
 /// The roles of `op`'s loops, when it is a contraction this pass tiles.
 std::optional<Roles> analyze(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
@@ -91,10 +174,8 @@ std::optional<Roles> analyze(linalg::GenericOp op) {
       !lastStrideIsOne(c))
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  for (AffineMap map : maps)
-    for (AffineExpr expr : map.getResults())
-      if (!isa<AffineDimExpr, AffineConstantExpr>(expr))
-        return std::nullopt;
+  if (!llvm::all_of(maps, onlyDimsAndConstants))
+    return std::nullopt;
   AffineMap aMap = maps[0], bMap = maps[1], cMap = maps[2];
 
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
@@ -122,30 +203,242 @@ std::optional<Roles> analyze(linalg::GenericOp op) {
   return roles;
 }
 
-/// Emits the tiled loops of one contraction at `op`, which it replaces.
+bool isAllParallel(linalg::GenericOp op) {
+  return op.hasPureBufferSemantics() && op.getNumDpsInits() == 1 &&
+         op.getNumLoops() == op.getNumParallelLoops();
+}
+
+/// The zero fill of C that only the product reads, if there is one.
+linalg::FillOp zeroFillOf(linalg::GenericOp op) {
+  memref::AllocOp alloc = reshapedAlloc(op.getDpsInits()[0]);
+  if (!alloc)
+    return {};
+  linalg::FillOp fill;
+  for (Operation *access : accessesOf(alloc))
+    if (auto candidate = dyn_cast<linalg::FillOp>(access);
+        candidate && candidate->getBlock() == op->getBlock() && candidate->isBeforeInBlock(op))
+      fill = candidate;
+  if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+      reshapedAlloc(fill.getOutputs()[0]) != alloc)
+    return {};
+  // Nothing may see C between the fill and the product.
+  for (Operation *between = fill->getNextNode(); between != op; between = between->getNextNode())
+    if (llvm::is_contained(accessesOf(alloc), between))
+      return {};
+  return fill;
+}
+
+/// Whether `op`'s body can run on vectors: elementwise arith and math on
+/// f32 (and i1) only, reading neither indices nor its output.
+bool isVectorizableBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (!body.getArguments().back().use_empty())
+    return false;
+  for (Operation &inner : body.without_terminator()) {
+    bool constant = isa<arith::ConstantOp>(inner);
+    if (!constant && (!inner.hasTrait<OpTrait::Elementwise>() || !isMemoryEffectFree(&inner) ||
+                      inner.getNumRegions() != 0))
+      return false;
+    for (Type type : inner.getResultTypes())
+      if (!type.isF32() && !type.isInteger(1))
+        return false;
+    for (Value operand : inner.getOperands())
+      if (!operand.getType().isF32() && !operand.getType().isInteger(1))
+        return false;
+  }
+  return true;
+}
+
+/// Fills in the epilogue of `op`: the next kernel, when it is elementwise,
+/// reads C where it was written and nothing else sees C.
+void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
+  Operation *next = op->getNextNode();
+  while (next && isInert(next))
+    next = next->getNextNode();
+  auto epilogue = dyn_cast_or_null<linalg::GenericOp>(next);
+  memref::AllocOp alloc = reshapedAlloc(op.getDpsInits()[0]);
+  if (!epilogue || !alloc || !isAllParallel(epilogue) || !isVectorizableBody(epilogue))
+    return;
+  Value output = epilogue.getDpsInits()[0];
+  auto outputType = cast<MemRefType>(output.getType());
+  SmallVector<AffineMap> maps = epilogue.getIndexingMapsArray();
+  if (!isF32Buffer(output) || !outputType.getLayout().isIdentity() || !maps.back().isIdentity() ||
+      !llvm::all_of(maps, onlyDimsAndConstants))
+    return;
+  for (Operation *access : accessesOf(alloc))
+    if (access != op && access != epilogue && access != fusion.zeroFill.getOperation())
+      return;
+  // Tasks of the product still read A and B while others store results.
+  Value root = rootOf(output);
+  if (root == rootOf(op.getDpsInputs()[0]) || root == rootOf(op.getDpsInputs()[1]))
+    return;
+
+  // C's columns are the trailing dimensions [split, rank) of the epilogue.
+  ArrayRef<int64_t> shape = outputType.getShape();
+  int64_t columns = op.getStaticLoopRanges()[roles.n];
+  int64_t split = shape.size(), product = 1;
+  while (split > 0 && product < columns)
+    product *= shape[--split];
+  if (product != columns || split == int64_t(shape.size()))
+    return;
+  auto isColumnDim = [&](AffineExpr e) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    return dim && dim.getPosition() >= split;
+  };
+  std::optional<unsigned> input;
+  for (OpOperand *operand : epilogue.getDpsInputOperands()) {
+    Value value = operand->get();
+    AffineMap map = maps[operand->getOperandNumber()];
+    if (rootOf(value) == alloc.getResult()) {
+      if (input || !map.isIdentity() || !reshapedAlloc(value))
+        return;
+      input = operand->getOperandNumber();
+      continue;
+    }
+    // Read per row (no column dimension), or along the columns: the
+    // column dimensions last, in order, over the same extents.
+    auto results = map.getResults();
+    auto firstColumn = llvm::find_if(results, isColumnDim);
+    if (firstColumn == results.end())
+      continue;
+    int64_t rowResults = firstColumn - results.begin();
+    auto type = dyn_cast<MemRefType>(value.getType());
+    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+        int64_t(results.size()) - rowResults != int64_t(shape.size()) - split)
+      return;
+    for (int64_t i = rowResults; i < int64_t(results.size()); ++i) {
+      auto dim = dyn_cast<AffineDimExpr>(results[i]);
+      if (!dim || dim.getPosition() != split + (i - rowResults) ||
+          type.getDimSize(i) != shape[dim.getPosition()])
+        return;
+    }
+  }
+  if (!input)
+    return;
+  fusion.epilogue = epilogue;
+  fusion.epilogueInput = *input;
+  fusion.split = split;
+}
+
+/// For each dimension of `shape`, the dimensions of `source` (the same
+/// elements, row-major) it flattens, or nothing when one splits a
+/// dimension. Unit dimensions of `source` may be left out of every group.
+std::optional<SmallVector<SmallVector<int64_t>>> flatteningGroups(ArrayRef<int64_t> source,
+                                                                  ArrayRef<int64_t> shape) {
+  SmallVector<SmallVector<int64_t>> groups;
+  int64_t at = 0, size = source.size();
+  for (int64_t extent : shape) {
+    SmallVector<int64_t> group;
+    int64_t product = 1;
+    while (extent != 1 && at < size && product < extent) {
+      product *= source[at];
+      group.push_back(at++);
+    }
+    if (product != extent)
+      return std::nullopt;
+    groups.push_back(std::move(group));
+  }
+  if (!llvm::all_of(source.drop_front(at), [](int64_t e) { return e == 1; }))
+    return std::nullopt;
+  return groups;
+}
+
+/// Fills in the producer of B: a generic before the product that writes
+/// all of B, which only the product reads, and whose inputs nothing
+/// between the two writes.
+void findProducer(linalg::GenericOp op, const Roles &roles, int64_t width, Fusion &fusion) {
+  Value b = op.getDpsInputs()[1];
+  memref::AllocOp alloc = reshapedAlloc(b);
+  if (!alloc)
+    return;
+  SmallVector<Operation *> accesses = accessesOf(alloc);
+  if (accesses.size() != 2)
+    return;
+  auto producer = dyn_cast<linalg::GenericOp>(accesses[0] == op ? accesses[1] : accesses[0]);
+  if (!producer || producer->getBlock() != op->getBlock() || !producer->isBeforeInBlock(op) ||
+      !isAllParallel(producer) || producer.getDpsInits()[0] != alloc.getResult() ||
+      !producer.getIndexingMapsArray().back().isIdentity())
+    return;
+  Block &body = producer.getRegion().front();
+  if (!body.getArguments().back().use_empty())
+    return;
+  SmallVector<Value> read;
+  for (Value input : producer.getDpsInputs())
+    read.push_back(rootOf(input));
+  WalkResult walk = body.walk([&](Operation *inner) {
+    if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      read.push_back(rootOf(load.getMemRef()));
+      return WalkResult::advance();
+    }
+    return isMemoryEffectFree(inner) ? WalkResult::advance() : WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return;
+  for (Operation *between = producer->getNextNode(); between != op;
+       between = between->getNextNode()) {
+    if (isInert(between))
+      continue;
+    auto kernel = dyn_cast<linalg::LinalgOp>(between);
+    if (!kernel || !kernel.hasPureBufferSemantics())
+      return;
+    for (Value init : kernel.getDpsInits())
+      if (llvm::is_contained(read, rootOf(init)))
+        return;
+  }
+  auto bType = cast<MemRefType>(b.getType());
+  std::optional<SmallVector<SmallVector<int64_t>>> groups =
+      flatteningGroups(alloc.getType().getShape(), bType.getShape());
+  int64_t reduced = op.getStaticLoopRanges()[roles.k];
+  if (!groups || reduced * 2 * width * 4 > kMaxPanelBytes)
+    return;
+  fusion.producer = producer;
+  fusion.groups = std::move(*groups);
+}
+
+/// Emits the tiled loops of one contraction, with the kernels `fusion`
+/// joins to it, in place of them all: at the epilogue if there is one (the
+/// buffers it writes and reads exist there), else at the product.
 class TileEmitter {
 public:
-  TileEmitter(linalg::GenericOp op, const Roles &roles, int64_t width, int64_t rows)
-      : op(op), roles(roles), width(width), rows(rows), b(op), loc(op.getLoc()),
-        maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()),
+  TileEmitter(linalg::GenericOp op, const Roles &roles, Fusion fusion, int64_t width,
+              int64_t rows)
+      : op(op), roles(roles), fusion(fusion), width(width), rows(rows),
+        b(fusion.epilogue ? fusion.epilogue.getOperation() : op.getOperation()),
+        loc(fusedLocation()), maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()),
         dims(ranges.size()) {}
 
   /// One task per (outer index, column tile): tasks write disjoint parts of
   /// C, so they run as an scf.forall when `parallel`, else as a loop.
   void emit(bool parallel) {
+    if (fusion.epilogue)
+      prepareEpilogue();
     int64_t columns = ranges[roles.n], step = 2 * width;
     int64_t columnTiles = llvm::divideCeil(columns, step);
     int64_t tasks = columnTiles;
     for (unsigned dim : roles.outer)
       tasks *= ranges[dim];
+    auto panelType = MemRefType::get({ranges[roles.k], step}, b.getF32Type());
     Block *body;
+    Operation *kernel;
     if (parallel) {
       auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(tasks)},
                                           ValueRange{}, std::nullopt);
       body = forall.getBody();
+      kernel = forall;
+      if (fusion.producer) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(body);
+        panel = memref::AllocaOp::create(b, loc, panelType);
+      }
     } else {
-      body = scf::ForOp::create(b, loc, index(0), index(tasks), index(1)).getBody();
+      // A sequential kernel's panel is allocated once, before its loop.
+      if (fusion.producer)
+        panel = memref::AllocaOp::create(b, loc, panelType);
+      auto loop = scf::ForOp::create(b, loc, index(0), index(tasks), index(1));
+      body = loop.getBody();
+      kernel = loop;
     }
+    kernel->setAttr(kKernelAttr, b.getStringAttr("matmul"));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(body->getTerminator());
 
@@ -168,6 +461,8 @@ public:
       dims[dim] = digit(ranges[dim]);
     Value column = arith::MulIOp::create(b, loc, tile, index(step));
     auto rowTiles = [&](int64_t tileColumns) {
+      if (fusion.producer)
+        pack(column, tileColumns);
       forTiles(ranges[roles.m], rows, [&](Value row, int64_t tileRows) {
         emitTile(row, tileRows, column, tileColumns);
       });
@@ -187,22 +482,48 @@ public:
   }
 
 private:
+  Location fusedLocation() {
+    SmallVector<Location> locations = {op.getLoc()};
+    for (Operation *joined : {fusion.zeroFill.getOperation(), fusion.epilogue.getOperation(),
+                              fusion.producer.getOperation()})
+      if (joined)
+        locations.push_back(joined->getLoc());
+    return FusedLoc::get(op.getContext(), locations);
+  }
+
   Value index(int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); }
 
   Value plus(Value base, int64_t offset) {
     return offset == 0 ? base : arith::AddIOp::create(b, loc, base, index(offset)).getResult();
   }
 
-  /// The indices of an operand read through `map` at the current `dims`.
-  SmallVector<Value> indices(AffineMap map) {
+  /// The indices of an operand read through `map` at `at` (the loop
+  /// dimensions' values).
+  SmallVector<Value> indices(AffineMap map, ArrayRef<Value> at) {
     SmallVector<Value> result;
     for (AffineExpr expr : map.getResults()) {
       if (auto dim = dyn_cast<AffineDimExpr>(expr))
-        result.push_back(dims[dim.getPosition()]);
+        result.push_back(at[dim.getPosition()]);
       else
         result.push_back(index(cast<AffineConstantExpr>(expr).getValue()));
     }
     return result;
+  }
+
+  /// `value`'s digits in the row-major numbering of `extents`.
+  SmallVector<Value> delinearize(Value value, ArrayRef<int64_t> extents) {
+    SmallVector<Value> digits(extents.size());
+    int64_t below = 1;
+    for (int64_t i = int64_t(extents.size()) - 1; i >= 0; --i) {
+      if (extents[i] == 1) {
+        digits[i] = index(0);
+        continue;
+      }
+      Value quotient = below == 1 ? value : arith::DivUIOp::create(b, loc, value, index(below));
+      digits[i] = i == 0 ? quotient : arith::RemUIOp::create(b, loc, quotient, index(extents[i]));
+      below *= extents[i];
+    }
+    return digits;
   }
 
   /// Calls `body(start, size)` for each tile of `step` along `extent`: a
@@ -221,20 +542,204 @@ private:
       body(index(whole), extent - whole);
   }
 
-  Value load(Value memref, AffineMap map, Value mask) {
-    auto type = VectorType::get({width}, b.getF32Type());
-    if (!mask)
-      return vector::LoadOp::create(b, loc, type, memref, indices(map));
-    Value zeros = arith::ConstantOp::create(b, loc, type,
-                                            DenseElementsAttr::get(type, b.getF32FloatAttr(0)));
-    return vector::MaskedLoadOp::create(b, loc, type, memref, indices(map), mask, zeros);
+  /// Emits `body(value)` inside a loop over [0, extent).
+  void loop(int64_t extent, llvm::function_ref<void(Value)> body) {
+    auto forOp = scf::ForOp::create(b, loc, index(0), index(extent), index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forOp.getBody()->getTerminator());
+    body(forOp.getInductionVar());
   }
 
-  void store(Value value, Value memref, AffineMap map, Value mask) {
+  VectorType vectorType(Type element) { return VectorType::get({width}, element); }
+
+  Value load(Value memref, ValueRange at, Value mask) {
+    VectorType type = vectorType(b.getF32Type());
+    if (!mask)
+      return vector::LoadOp::create(b, loc, type, memref, at);
+    Value zeros = arith::ConstantOp::create(b, loc, type,
+                                            DenseElementsAttr::get(type, b.getF32FloatAttr(0)));
+    return vector::MaskedLoadOp::create(b, loc, type, memref, at, mask, zeros);
+  }
+
+  void store(Value value, Value memref, ValueRange at, Value mask) {
     if (mask)
-      vector::MaskedStoreOp::create(b, loc, memref, indices(map), mask, value);
+      vector::MaskedStoreOp::create(b, loc, memref, at, mask, value);
     else
-      vector::StoreOp::create(b, loc, value, memref, indices(map));
+      vector::StoreOp::create(b, loc, value, memref, at);
+  }
+
+  /// Computes the task's panel of B, columns [column, column + tileColumns)
+  /// of every row k, with the producer's body at each element.
+  void pack(Value column, int64_t tileColumns) {
+    linalg::GenericOp producer = fusion.producer;
+    ArrayRef<int64_t> shape = cast<MemRefType>(producer.getDpsInits()[0].getType()).getShape();
+    AffineMap bMap = maps[1];
+    int64_t kResult = *bMap.getResultPosition(b.getAffineDimExpr(roles.k));
+    int64_t nResult = bMap.getNumResults() - 1;
+    SmallVector<Value> at(shape.size());
+    auto assign = [&](int64_t result, Value value) {
+      SmallVector<int64_t> extents;
+      for (int64_t dim : fusion.groups[result])
+        extents.push_back(shape[dim]);
+      for (auto [dim, digit] : llvm::zip(fusion.groups[result], delinearize(value, extents)))
+        at[dim] = digit;
+    };
+    for (Value &value : at)
+      value = index(0);
+    for (int64_t result = 0; result < nResult; ++result) {
+      if (result == kResult)
+        continue;
+      AffineExpr expr = bMap.getResult(result);
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        assign(result, dims[dim.getPosition()]);
+      else
+        assign(result, index(cast<AffineConstantExpr>(expr).getValue()));
+    }
+    ArrayRef<int64_t> kGroup = fusion.groups[kResult];
+    loop(tileColumns, [&](Value j) {
+      assign(nResult, arith::AddIOp::create(b, loc, column, j));
+      // The reduction's producer dimensions, as nested loops.
+      std::function<void(size_t, Value)> nest = [&](size_t level, Value k) {
+        if (level == kGroup.size()) {
+          memref::StoreOp::create(b, loc, producerValue(at), panel, ValueRange{k, j});
+          return;
+        }
+        int64_t dim = kGroup[level];
+        loop(shape[dim], [&](Value value) {
+          at[dim] = value;
+          Value scaled = arith::MulIOp::create(b, loc, k, index(shape[dim]));
+          nest(level + 1, arith::AddIOp::create(b, loc, scaled, value));
+        });
+      };
+      nest(0, index(0));
+    });
+  }
+
+  /// The producer's body at its loop indices `at`.
+  Value producerValue(ArrayRef<Value> at) {
+    linalg::GenericOp producer = fusion.producer;
+    Block &body = producer.getRegion().front();
+    SmallVector<AffineMap> producerMaps = producer.getIndexingMapsArray();
+    IRMapping mapping;
+    for (OpOperand *input : producer.getDpsInputOperands()) {
+      AffineMap map = producerMaps[input->getOperandNumber()];
+      SmallVector<Value> operandIndices;
+      for (unsigned r = 0; r < map.getNumResults(); ++r)
+        operandIndices.push_back(
+            affine::AffineApplyOp::create(b, loc, map.getSubMap({r}), at).getResult());
+      mapping.map(body.getArgument(input->getOperandNumber()),
+                  memref::LoadOp::create(b, loc, input->get(), operandIndices).getResult());
+    }
+    for (Operation &inner : body.without_terminator()) {
+      if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
+        mapping.map(indexOp.getResult(), at[indexOp.getDim()]);
+        continue;
+      }
+      b.clone(inner, mapping);
+    }
+    return mapping.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+  }
+
+  /// The operands the epilogue reads along the columns, and its output,
+  /// each seen with its column dimensions as one.
+  void prepareEpilogue() {
+    linalg::GenericOp epilogue = fusion.epilogue;
+    SmallVector<AffineMap> epilogueMaps = epilogue.getIndexingMapsArray();
+    for (OpOperand &operand : epilogue->getOpOperands()) {
+      AffineMap map = epilogueMaps[operand.getOperandNumber()];
+      auto isColumnDim = [&](AffineExpr e) {
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        return dim && int64_t(dim.getPosition()) >= fusion.split;
+      };
+      auto results = map.getResults();
+      int64_t rowResults = llvm::find_if(results, isColumnDim) - results.begin();
+      if (epilogue.isDpsInit(&operand) || operand.getOperandNumber() == fusion.epilogueInput ||
+          rowResults == int64_t(results.size()))
+        continue;
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t i = 0; i < rowResults; ++i)
+        groups.push_back({i});
+      groups.emplace_back(llvm::to_vector(llvm::seq<int64_t>(rowResults, results.size())));
+      Value view = operand.get();
+      if (groups.back().size() > 1)
+        view = memref::CollapseShapeOp::create(b, loc, view, groups);
+      columnViews[operand.getOperandNumber()] = {view, rowResults};
+    }
+    collapsedOutput = epilogue.getDpsInits()[0];
+    int64_t rank = cast<MemRefType>(collapsedOutput.getType()).getRank();
+    if (rank - fusion.split > 1) {
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t i = 0; i < fusion.split; ++i)
+        groups.push_back({i});
+      groups.emplace_back(llvm::to_vector(llvm::seq<int64_t>(fusion.split, rank)));
+      collapsedOutput = memref::CollapseShapeOp::create(b, loc, collapsedOutput, groups);
+    }
+  }
+
+  /// The epilogue at one row (`row`, the index of C's row dimension) and
+  /// vector of columns from `start`, on the accumulator `value`; stores it.
+  void emitEpilogue(Value value, ArrayRef<Value> rowDims, Value start, Value mask) {
+    linalg::GenericOp epilogue = fusion.epilogue;
+    Block &body = epilogue.getRegion().front();
+    SmallVector<AffineMap> epilogueMaps = epilogue.getIndexingMapsArray();
+    IRMapping mapping;
+    for (OpOperand *input : epilogue.getDpsInputOperands()) {
+      unsigned number = input->getOperandNumber();
+      Value element;
+      if (number == fusion.epilogueInput) {
+        element = value;
+      } else if (auto found = columnViews.find(number); found != columnViews.end()) {
+        auto [view, rowResults] = found->second;
+        SmallVector<Value> at = indices(epilogueMaps[number].getSliceMap(0, rowResults), rowDims);
+        at.push_back(start);
+        element = load(view, at, mask);
+      } else {
+        Value scalar = memref::LoadOp::create(b, loc, input->get(),
+                                              indices(epilogueMaps[number], rowDims));
+        element = vector::BroadcastOp::create(b, loc, vectorType(b.getF32Type()), scalar);
+      }
+      mapping.map(body.getArgument(number), element);
+    }
+    for (Operation &inner : body.without_terminator()) {
+      if (auto constant = dyn_cast<arith::ConstantOp>(inner)) {
+        auto type = vectorType(constant.getType());
+        mapping.map(constant.getResult(),
+                    arith::ConstantOp::create(b, loc, type,
+                                              DenseElementsAttr::get(type, constant.getValue())));
+        continue;
+      }
+      // Values from outside the body are the same in every lane.
+      for (Value operand : inner.getOperands())
+        if (!mapping.contains(operand))
+          mapping.map(operand,
+                      vector::BroadcastOp::create(b, loc, vectorType(operand.getType()), operand));
+      Operation *vectorized = b.clone(inner, mapping);
+      for (OpResult result : vectorized->getResults())
+        result.setType(vectorType(result.getType()));
+    }
+    Value result = mapping.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+    SmallVector<Value> at(rowDims.take_front(fusion.split));
+    at.push_back(start);
+    store(result, collapsedOutput, at, mask);
+  }
+
+  /// The epilogue's row dimensions at row `row` of C (the others as `dims`).
+  SmallVector<Value> epilogueRow() {
+    // C's elements before this row, in columns: C is row-major, its last
+    // dimension the columns.
+    auto cType = cast<MemRefType>(op.getDpsInits()[0].getType());
+    ArrayRef<int64_t> shape = cType.getShape();
+    SmallVector<Value> at = indices(maps[2], dims);
+    Value rowLinear = index(0);
+    int64_t stride = 1;
+    for (int64_t i = int64_t(shape.size()) - 2; i >= 0; --i) {
+      Value term = stride == 1 ? at[i] : arith::MulIOp::create(b, loc, at[i], index(stride));
+      rowLinear = arith::AddIOp::create(b, loc, rowLinear, term);
+      stride *= shape[i];
+    }
+    ArrayRef<int64_t> epilogueShape =
+        cast<MemRefType>(fusion.epilogue.getDpsInits()[0].getType()).getShape();
+    return delinearize(rowLinear, epilogueShape.take_front(fusion.split));
   }
 
   /// One tile: `tileRows` rows from `row`, `columns` columns from `column`.
@@ -248,9 +753,8 @@ private:
       int64_t lanes = std::min(width, columns - v * width);
       masks.push_back(lanes == width
                           ? Value()
-                          : vector::ConstantMaskOp::create(
-                                b, loc, VectorType::get({width}, b.getI1Type()),
-                                ArrayRef<int64_t>{lanes}));
+                          : vector::ConstantMaskOp::create(b, loc, vectorType(b.getI1Type()),
+                                                           ArrayRef<int64_t>{lanes}));
     }
     SmallVector<Value> rowIndices;
     for (int64_t r = 0; r < tileRows; ++r)
@@ -258,46 +762,57 @@ private:
 
     // Accumulators, ordered row-major: (r, v) at r * vectors + v.
     SmallVector<Value> accumulators;
+    VectorType type = vectorType(b.getF32Type());
+    Value zeros = fusion.zeroFill ? arith::ConstantOp::create(
+                                        b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0)))
+                                  : Value();
     for (int64_t r = 0; r < tileRows; ++r) {
       dims[roles.m] = rowIndices[r];
       for (int64_t v = 0; v < vectors; ++v) {
         dims[roles.n] = starts[v];
-        accumulators.push_back(load(c, cMap, masks[v]));
+        accumulators.push_back(zeros ? zeros : load(c, indices(cMap, dims), masks[v]));
       }
     }
-    auto loop = scf::ForOp::create(
+    auto reduction = scf::ForOp::create(
         b, loc, index(0), index(ranges[roles.k]), index(1), accumulators,
         [&](OpBuilder &nested, Location, Value k, ValueRange current) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
           dims[roles.k] = k;
-          SmallVector<Value> panel;
+          SmallVector<Value> vectorsOfB;
           for (int64_t v = 0; v < vectors; ++v) {
             dims[roles.n] = starts[v];
-            panel.push_back(load(bMatrix, bMap, masks[v]));
+            vectorsOfB.push_back(panel ? load(panel, {k, index(v * width)}, masks[v])
+                                       : load(bMatrix, indices(bMap, dims), masks[v]));
           }
           SmallVector<Value> next;
           for (int64_t r = 0; r < tileRows; ++r) {
             dims[roles.m] = rowIndices[r];
-            Value scalar = memref::LoadOp::create(b, loc, a, indices(aMap));
-            Value splat = vector::BroadcastOp::create(b, loc, panel.front().getType(), scalar);
+            Value scalar = memref::LoadOp::create(b, loc, a, indices(aMap, dims));
+            Value splat = vector::BroadcastOp::create(b, loc, type, scalar);
             for (int64_t v = 0; v < vectors; ++v)
-              next.push_back(vector::FMAOp::create(b, loc, splat, panel[v],
+              next.push_back(vector::FMAOp::create(b, loc, splat, vectorsOfB[v],
                                                    current[r * vectors + v]));
           }
           scf::YieldOp::create(b, loc, next);
         });
     for (int64_t r = 0; r < tileRows; ++r) {
       dims[roles.m] = rowIndices[r];
+      SmallVector<Value> rowDims = fusion.epilogue ? epilogueRow() : SmallVector<Value>();
       for (int64_t v = 0; v < vectors; ++v) {
         dims[roles.n] = starts[v];
-        store(loop.getResult(r * vectors + v), c, cMap, masks[v]);
+        Value result = reduction.getResult(r * vectors + v);
+        if (fusion.epilogue)
+          emitEpilogue(result, rowDims, starts[v], masks[v]);
+        else
+          store(result, c, indices(cMap, dims), masks[v]);
       }
     }
   }
 
   linalg::GenericOp op;
   const Roles &roles;
+  Fusion fusion;
   int64_t width, rows;
   OpBuilder b;
   Location loc;
@@ -305,7 +820,30 @@ private:
   SmallVector<int64_t> ranges;
   /// The value of each loop dimension where code is being emitted.
   SmallVector<Value> dims;
+  /// The task's panel of B, when the producer of B is fused.
+  Value panel;
+  /// Per epilogue operand read along the columns: its view with the column
+  /// dimensions as one, and how many row dimensions precede them.
+  llvm::DenseMap<unsigned, std::pair<Value, int64_t>> columnViews;
+  /// The epilogue's output, its column dimensions as one.
+  Value collapsedOutput;
 };
+
+/// Erases the buffer `root` and its views once nothing else uses them.
+void eraseIfDead(Value root) {
+  SmallVector<Operation *> views;
+  SmallVector<Value> worklist = {root};
+  while (!worklist.empty())
+    for (Operation *user : worklist.pop_back_val().getUsers()) {
+      if (!isa<ViewLikeOpInterface>(user) || !isMemoryEffectFree(user))
+        return;
+      views.push_back(user);
+      llvm::append_range(worklist, user->getResults());
+    }
+  for (Operation *view : llvm::reverse(views))
+    view->erase();
+  root.getDefiningOp()->erase();
+}
 
 struct VectorizeContractions : impl::VectorizeContractionsBase<VectorizeContractions> {
   using VectorizeContractionsBase::VectorizeContractionsBase;
@@ -332,8 +870,22 @@ struct VectorizeContractions : impl::VectorizeContractionsBase<VectorizeContract
       int64_t multiplyAdds = 1;
       for (int64_t extent : op.getStaticLoopRanges())
         multiplyAdds *= extent;
-      TileEmitter(op, roles, width, rows).emit(multiplyAdds >= kParallelWork);
+      Fusion fusion;
+      fusion.zeroFill = zeroFillOf(op);
+      findEpilogue(op, roles, fusion);
+      findProducer(op, roles, width, fusion);
+      TileEmitter(op, roles, fusion, width, rows).emit(multiplyAdds >= kParallelWork);
+
+      Value c = rootOf(op.getDpsInits()[0]), b = rootOf(op.getDpsInputs()[1]);
       op.erase();
+      for (Operation *joined : {fusion.zeroFill.getOperation(), fusion.epilogue.getOperation(),
+                                fusion.producer.getOperation()})
+        if (joined)
+          joined->erase();
+      if (fusion.epilogue)
+        eraseIfDead(c);
+      if (fusion.producer)
+        eraseIfDead(b);
     }
   }
 };

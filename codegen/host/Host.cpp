@@ -60,22 +60,24 @@ std::string hostLevel(llvm::StringRef cpu) {
 
 llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef cpu,
                                       llvm::raw_ostream &errors) {
-  // Memory is planned on buffers, before loops exist; contractions become
-  // register tiles as wide as the level's vector registers, in tasks for
-  // the runtime's threads; math functions
+  // Contractions become register tiles as wide as the level's vector
+  // registers, in tasks for the runtime's threads, joined by the kernels
+  // around them; memory is planned after, so buffers those fusions make
+  // dead take none; math functions
   // without an LLVM intrinsic (erf, tanh) become libm calls; bf16
   // conversions are expanded into integer arithmetic (no compiler-rt at load
   // time).
   std::string level = hostLevel(cpu);
   int vectorBits = level == "x86-64-v4" ? 512 : level == "x86-64-v3" ? 256 : 128;
   return mlir::parsePassPipeline(
-      "kiln-bufferize,kiln-plan-memory,kiln-list-kernels,canonicalize,"
-      "func.func(kiln-vectorize-contractions{vector-bits=" + std::to_string(vectorBits) + "},"
-      "kiln-parallelize-kernels),"
+      "kiln-bufferize,"
+      "func.func(kiln-vectorize-contractions{vector-bits=" + std::to_string(vectorBits) + "}),"
+      "kiln-plan-memory,kiln-list-kernels,canonicalize,func.func(kiln-parallelize-kernels),"
       "kiln-outline-parallel,func.func(scf-forall-to-for,convert-linalg-to-loops),"
-      "expand-strided-metadata,lower-affine,convert-scf-to-cf,convert-vector-to-llvm,"
+      "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+      "convert-math-to-llvm,convert-math-to-libm,convert-vector-to-llvm,"
       "finalize-memref-to-llvm,"
-      "convert-math-to-llvm,convert-math-to-libm,arith-expand{include-bf16=true},"
+      "arith-expand{include-bf16=true},"
       "convert-arith-to-llvm,convert-index-to-llvm,"
       "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},convert-cf-to-llvm,"
       "reconcile-unrealized-casts,canonicalize,cse",

@@ -98,24 +98,6 @@ Value reshape(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape) 
                                        ArrayRef<ReassociationIndices>{all});
 }
 
-Value padSpatial(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> low,
-                 ArrayRef<int64_t> high, TypedAttr fill) {
-  auto isZero = [](int64_t pad) { return pad == 0; };
-  if (llvm::all_of(low, isZero) && llvm::all_of(high, isZero))
-    return value;
-  auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> lowAll = {0, 0}, highAll = {0, 0};
-  llvm::append_range(lowAll, low);
-  llvm::append_range(highAll, high);
-  SmallVector<int64_t> shape(type.getShape());
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    shape[d] += lowAll[d] + highAll[d];
-  Value padding = arith::ConstantOp::create(b, loc, fill);
-  return tensor::PadOp::create(b, loc, type.clone(shape), value,
-                               getAsIndexOpFoldResult(b.getContext(), lowAll),
-                               getAsIndexOpFoldResult(b.getContext(), highAll), padding);
-}
-
 Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes,
              bool keepdims, ReduceKind kind) {
   auto type = cast<RankedTensorType>(value.getType());

@@ -47,13 +47,6 @@ mlir::TypedAttr lowestValue(mlir::Type type);
 mlir::Value reshape(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                     llvm::ArrayRef<int64_t> shape);
 
-/// Pads the spatial dimensions (2 on) of an N x C x D1..Dk tensor with
-/// `fill`: `low` and `high` hold one pad per spatial dimension. Returns
-/// `value` itself when every pad is 0.
-mlir::Value padSpatial(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
-                       llvm::ArrayRef<int64_t> low, llvm::ArrayRef<int64_t> high,
-                       mlir::TypedAttr fill);
-
 enum class ReduceKind { Sum, Max, Mean };
 
 /// Reduces `value` over sorted `axes`, keeping them as size 1 when

@@ -36,17 +36,62 @@ Value contract(OpBuilder &b, Location loc, Value lhs, Value rhs, Value init,
       .getResult(0);
 }
 
-/// The accumulator of a convolution: the bias broadcast over channel
-/// dimension 1, or zeros.
-Value convAccumulator(OpBuilder &b, Location loc, ConvOp op) {
+/// The im2col columns of a convolution:
+///
+///   columns[n, g, c, k_1..k_s, o_1..o_s] = input[n, g*C + c, o*stride + k*dilation - pad]
+///
+/// zero where that falls in the padding. Bounds are checked only along
+/// spatial dimensions some window overhangs.
+Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType) {
   RankedTensorType type = op.getType();
-  if (Value bias = op.getBias()) {
-    SmallVector<int64_t> others = {0};
-    llvm::append_range(others, llvm::seq<int64_t>(2, type.getRank()));
-    Value init = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-    return linalg::BroadcastOp::create(b, loc, bias, init, others)->getResult(0);
-  }
-  return filled(b, loc, type, b.getZeroAttr(type.getElementType()));
+  auto inputType = op.getInput().getType();
+  int64_t spatial = type.getRank() - 2;
+  int64_t channelsPerGroup = op.getWeight().getType().getDimSize(1);
+  ArrayRef<int64_t> window = op.getWeight().getType().getShape().drop_front(2);
+  ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(),
+                    dilations = op.getDilations();
+  Value input = op.getInput();
+  Type element = type.getElementType();
+  Value init = tensor::EmptyOp::create(b, loc, columnsType.getShape(), element);
+  auto identity = b.getMultiDimIdentityMap(columnsType.getRank());
+  SmallVector<utils::IteratorType> iterators(columnsType.getRank(), utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{columnsType}, ValueRange{}, ValueRange{init},
+             ArrayRef<AffineMap>{identity}, iterators,
+             [&](OpBuilder &nested, Location l, ValueRange) {
+               auto index = [&](int64_t value) -> Value {
+                 return arith::ConstantIndexOp::create(nested, l, value);
+               };
+               auto dim = [&](int64_t d) -> Value { return linalg::IndexOp::create(nested, l, d); };
+               Value channel = arith::AddIOp::create(
+                   nested, l, arith::MulIOp::create(nested, l, dim(1), index(channelsPerGroup)),
+                   dim(2));
+               SmallVector<Value> at = {dim(0), channel};
+               Value inside;
+               for (int64_t i = 0; i < spatial; ++i) {
+                 int64_t size = inputType.getDimSize(i + 2);
+                 Value position = arith::AddIOp::create(
+                     nested, l, arith::MulIOp::create(nested, l, dim(3 + spatial + i), index(strides[i])),
+                     arith::MulIOp::create(nested, l, dim(3 + i), index(dilations[i])));
+                 position = arith::SubIOp::create(nested, l, position, index(pads[i]));
+                 int64_t last = (type.getDimSize(i + 2) - 1) * strides[i] +
+                                (window[i] - 1) * dilations[i] - pads[i];
+                 if (pads[i] > 0 || last >= size) {
+                   Value low = arith::CmpIOp::create(nested, l, arith::CmpIPredicate::sge, position, index(0));
+                   Value high = arith::CmpIOp::create(nested, l, arith::CmpIPredicate::slt, position, index(size));
+                   Value both = arith::AndIOp::create(nested, l, low, high);
+                   inside = inside ? arith::AndIOp::create(nested, l, inside, both).getResult() : both;
+                   position = arith::SelectOp::create(nested, l, both, position, index(0));
+                 }
+                 at.push_back(position);
+               }
+               Value value = tensor::ExtractOp::create(nested, l, input, at);
+               if (inside)
+                 value = arith::SelectOp::create(nested, l, inside, value,
+                                                 scalar(nested, l, element, 0.0));
+               linalg::YieldOp::create(nested, l, value);
+             })
+      .getResult(0);
 }
 
 /// Convolution as a grouped matrix product over im2col columns:
@@ -57,8 +102,10 @@ Value convAccumulator(OpBuilder &b, Location loc, ConvOp op) {
 /// it reads. Every convolution (groups, strides, dilations, any number of
 /// spatial dimensions) is then the same contraction, whose innermost loop
 /// walks output positions contiguously in both the output and the columns:
-/// the shape `kiln-vectorize-contractions` turns into register tiles. A 1x1
-/// convolution at stride 1 without padding reads its input as the columns.
+/// the shape `kiln-vectorize-contractions` turns into register tiles, with
+/// the gather computed per tile and the bias (and what the graph fused after
+/// it) applied in registers. A 1x1 convolution at stride 1 without padding
+/// reads its input as the columns.
 struct ConvToLinalg : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -66,7 +113,7 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     Type element = type.getElementType();
-    int64_t spatial = type.getRank() - 2, group = int64_t(op.getGroup());
+    int64_t group = int64_t(op.getGroup());
     ArrayRef<int64_t> pads = op.getPads();
     auto weightType = op.getWeight().getType();
     int64_t batch = type.getDimSize(0);
@@ -84,27 +131,14 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
     if (direct) {
       columns = reshape(rewriter, loc, op.getInput(), {batch, group, reduced, positions});
     } else {
-      Value input = padSpatial(rewriter, loc, op.getInput(), pads.take_front(spatial),
-                               pads.drop_front(spatial), rewriter.getZeroAttr(element));
-      // columns[n, g, c, k_1..k_s, o_1..o_s] = input[n, g*C + c, o*stride + k*dilation].
-      MLIRContext *context = op.getContext();
-      int64_t dims = 3 + 2 * spatial;
-      auto d = [&](int64_t i) { return getAffineDimExpr(i, context); };
-      SmallVector<AffineExpr> inputExprs = {d(0), d(1) * channelsPerGroup + d(2)};
-      for (int64_t i = 0; i < spatial; ++i)
-        inputExprs.push_back(d(3 + spatial + i) * op.getStrides()[i] +
-                             d(3 + i) * op.getDilations()[i]);
       SmallVector<int64_t> shape = {batch, group, channelsPerGroup};
       llvm::append_range(shape, window);
       llvm::append_range(shape, outputs);
-      auto columnsType = RankedTensorType::get(shape, element);
-      columns = elementwise(rewriter, loc, columnsType, {input},
-                            {AffineMap::get(dims, 0, inputExprs, context)},
-                            [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+      columns = im2col(rewriter, loc, op, RankedTensorType::get(shape, element));
       columns = reshape(rewriter, loc, columns, {batch, group, reduced, positions});
     }
     Value weight = reshape(rewriter, loc, op.getWeight(), {group, filtersPerGroup, reduced});
-    Value init = reshape(rewriter, loc, convAccumulator(rewriter, loc, op),
+    Value init = reshape(rewriter, loc, filled(rewriter, loc, type, rewriter.getZeroAttr(element)),
                          {batch, group, filtersPerGroup, positions});
 
     // Iteration space: n, g, f, o | (c, k).
@@ -118,7 +152,18 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
     SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
     Value result = contract(rewriter, loc, weight, columns, init, maps, iterators);
-    rewriter.replaceOp(op, reshape(rewriter, loc, result, type.getShape()));
+    result = reshape(rewriter, loc, result, type.getShape());
+    // The bias, added after the product, is the start of its epilogue.
+    if (Value bias = op.getBias()) {
+      int64_t rank = type.getRank();
+      result = elementwise(rewriter, loc, type, {result, bias},
+                           {rewriter.getMultiDimIdentityMap(rank),
+                            AffineMap::get(rank, 0, rewriter.getAffineDimExpr(1))},
+                           [](OpBuilder &b, Location l, ValueRange args) -> Value {
+                             return arith::AddFOp::create(b, l, args[0], args[1]);
+                           });
+    }
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

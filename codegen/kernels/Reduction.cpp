@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -27,15 +28,6 @@ struct ReduceToLinalg : OpRewritePattern<OpT> {
   }
 };
 
-struct GlobalAveragePoolToLinalg : OpRewritePattern<GlobalAveragePoolOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(GlobalAveragePoolOp op, PatternRewriter &rewriter) const override {
-    auto axes = llvm::to_vector(llvm::seq<int64_t>(2, op.getType().getRank()));
-    rewriter.replaceOp(op, reduce(rewriter, op.getLoc(), op.getInput(), axes,
-                                  /*keepdims=*/true, ReduceKind::Mean));
-    return success();
-  }
-};
 
 /// Softmax: exp(x - max) / sum(exp(x - max)) along the axis.
 struct SoftmaxToLinalg : OpRewritePattern<SoftmaxOp> {
@@ -97,109 +89,131 @@ struct LayerNormToLinalg : OpRewritePattern<LayerNormOp> {
   }
 };
 
-/// Max and average pooling as a linalg.generic whose window dimensions are
-/// reductions. The input is padded (with -inf for max, 0 for average),
-/// including the overhang ceil_mode adds; an average divides by a constant
-/// per-position count of the window cells that are counted.
+/// The window of a pooling kernel, per spatial dimension.
+struct Window {
+  ArrayRef<int64_t> kernel, strides, pads, dilations;
+  bool countIncludePad = false;
+};
+
+/// Max or average pooling as one kernel: an all-parallel generic over the
+/// output whose body loops over its window, reading only cells inside the
+/// input (bounds are checked along dimensions some window overhangs,
+/// padding or the ceil_mode overhang). An average divides by the cells it
+/// counts: those inside the input, or inside input and declared padding
+/// with count_include_pad.
+Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const Window &w,
+           bool isMax) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  Type element = type.getElementType();
+  int64_t rank = type.getRank(), spatial = rank - 2;
+  TypedAttr identity = isMax ? lowestValue(element) : cast<TypedAttr>(b.getZeroAttr(element));
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), element);
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto body = [&](OpBuilder &nested, Location l, ValueRange) {
+    auto index = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(nested, l, value);
+    };
+    SmallVector<Value> outputAt;
+    for (int64_t d = 0; d < rank; ++d)
+      outputAt.push_back(linalg::IndexOp::create(nested, l, d));
+    Value one = scalar(nested, l, element, 1.0);
+    SmallVector<Value> offsets(spatial);
+    // One loop per window dimension, carrying the running result and count.
+    std::function<SmallVector<Value>(OpBuilder &, int64_t, ValueRange)> level =
+        [&](OpBuilder &lb, int64_t i, ValueRange carried) -> SmallVector<Value> {
+      if (i < spatial) {
+        auto loop = scf::ForOp::create(
+            lb, l, index(0), index(w.kernel[i]), index(1), carried,
+            [&](OpBuilder &inner, Location, Value k, ValueRange current) {
+              offsets[i] = k;
+              scf::YieldOp::create(inner, l, level(inner, i + 1, current));
+            });
+        return loop.getResults();
+      }
+      SmallVector<Value> at = {outputAt[0], outputAt[1]};
+      Value inside, counted;
+      for (int64_t d = 0; d < spatial; ++d) {
+        int64_t size = inputType.getDimSize(d + 2);
+        Value position = arith::AddIOp::create(
+            lb, l, arith::MulIOp::create(lb, l, outputAt[d + 2], index(w.strides[d])),
+            arith::MulIOp::create(lb, l, offsets[d], index(w.dilations[d])));
+        position = arith::SubIOp::create(lb, l, position, index(w.pads[d]));
+        int64_t last = (type.getDimSize(d + 2) - 1) * w.strides[d] +
+                       (w.kernel[d] - 1) * w.dilations[d] - w.pads[d];
+        auto within = [&](int64_t low, int64_t high) -> Value {
+          Value above = arith::CmpIOp::create(lb, l, arith::CmpIPredicate::sge, position, index(low));
+          Value below = arith::CmpIOp::create(lb, l, arith::CmpIPredicate::slt, position, index(high));
+          return arith::AndIOp::create(lb, l, above, below);
+        };
+        auto both = [&](Value all, Value next) -> Value {
+          return all ? arith::AndIOp::create(lb, l, all, next).getResult() : next;
+        };
+        if (w.pads[d] > 0 || last >= size) {
+          Value ok = within(0, size);
+          inside = both(inside, ok);
+          position = arith::SelectOp::create(lb, l, ok, position, index(0));
+          if (!isMax && w.countIncludePad)
+            counted = both(counted, within(-w.pads[d], size + w.pads[d + spatial]));
+        }
+        at.push_back(position);
+      }
+      if (!w.countIncludePad)
+        counted = inside;
+      Value value = tensor::ExtractOp::create(lb, l, input, at);
+      Value combined = isMax ? arith::MaximumFOp::create(lb, l, carried[0], value).getResult()
+                             : arith::AddFOp::create(lb, l, carried[0], value).getResult();
+      if (inside)
+        combined = arith::SelectOp::create(lb, l, inside, combined, carried[0]);
+      if (isMax)
+        return {combined};
+      Value count = arith::AddFOp::create(lb, l, carried[1], one);
+      if (counted)
+        count = arith::SelectOp::create(lb, l, counted, count, carried[1]);
+      return {combined, count};
+    };
+    SmallVector<Value> start = {arith::ConstantOp::create(nested, l, identity)};
+    if (!isMax)
+      start.push_back(scalar(nested, l, element, 0.0));
+    SmallVector<Value> result = level(nested, 0, start);
+    Value pooled = result[0];
+    if (!isMax)
+      pooled = arith::DivFOp::create(nested, l, pooled,
+                                     arith::MaximumFOp::create(nested, l, result[1], one));
+    linalg::YieldOp::create(nested, l, pooled);
+  };
+  return linalg::GenericOp::create(b, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
+                                   ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank)}, iterators,
+                                   body)
+      .getResult(0);
+}
+
 template <typename OpT, bool isMax>
 struct PoolToLinalg : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
-    auto inputType = op.getInput().getType();
-    Type element = type.getElementType();
-    int64_t spatial = type.getRank() - 2;
-    ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
-                      pads = op.getPads(), dilations = op.getDilations();
-
-    // Pads, widened at the end until the last window fits (ceil_mode).
-    SmallVector<int64_t> low(pads.take_front(spatial)), high(pads.drop_front(spatial));
-    for (int64_t i = 0; i < spatial; ++i) {
-      int64_t needed = (type.getDimSize(i + 2) - 1) * strides[i] +
-                       (kernel[i] - 1) * dilations[i] + 1;
-      int64_t have = inputType.getDimSize(i + 2) + low[i] + high[i];
-      high[i] += std::max<int64_t>(0, needed - have);
-    }
-    TypedAttr identity =
-        isMax ? lowestValue(element) : cast<TypedAttr>(rewriter.getZeroAttr(element));
-    Value input = padSpatial(rewriter, loc, op.getInput(), low, high, identity);
-
-    // Iteration space: n, c, o_1..o_k | k_1..k_k. The window's extents come
-    // from an (unread) operand of the kernel's shape.
-    MLIRContext *context = op.getContext();
-    int64_t dims = 2 + 2 * spatial;
-    auto d = [&](int64_t i) { return getAffineDimExpr(i, context); };
-    SmallVector<AffineExpr> inputExprs = {d(0), d(1)}, windowExprs, outputExprs = {d(0), d(1)};
-    for (int64_t i = 0; i < spatial; ++i) {
-      inputExprs.push_back(d(2 + i) * strides[i] + d(2 + spatial + i) * dilations[i]);
-      windowExprs.push_back(d(2 + spatial + i));
-      outputExprs.push_back(d(2 + i));
-    }
-    Value window = tensor::EmptyOp::create(rewriter, loc, kernel, element);
-    SmallVector<AffineMap> maps = {AffineMap::get(dims, 0, inputExprs, context),
-                                   AffineMap::get(dims, 0, windowExprs, context),
-                                   AffineMap::get(dims, 0, outputExprs, context)};
-    SmallVector<utils::IteratorType> iterators(2 + spatial, utils::IteratorType::parallel);
-    iterators.append(spatial, utils::IteratorType::reduction);
-    Value init = filled(rewriter, loc, type, identity);
-    Value pooled =
-        linalg::GenericOp::create(
-            rewriter, loc, TypeRange{type}, ValueRange{input, window}, ValueRange{init},
-            maps, iterators,
-            [](OpBuilder &b, Location l, ValueRange args) {
-              Value combined = isMax ? arith::MaximumFOp::create(b, l, args[2], args[0]).getResult()
-                                     : arith::AddFOp::create(b, l, args[2], args[0]).getResult();
-              linalg::YieldOp::create(b, l, combined);
-            })
-            .getResult(0);
+    if (!isa<FloatType>(op.getType().getElementType()))
+      return rewriter.notifyMatchFailure(op, "pooling is generated for floats only");
+    Window window{op.getKernelShape(), op.getStrides(), op.getPads(), op.getDilations()};
     if constexpr (!isMax)
-      pooled = divideByCount(rewriter, loc, op, pooled);
-    rewriter.replaceOp(op, pooled);
+      window.countIncludePad = op.getCountIncludePad();
+    rewriter.replaceOp(op, pool(rewriter, op.getLoc(), op.getInput(), op.getType(), window, isMax));
     return success();
   }
+};
 
-  /// Divides window sums by how many cells each window counts: the cells
-  /// inside the input, or inside input and declared padding with
-  /// count_include_pad (never the ceil_mode overhang).
-  static Value divideByCount(PatternRewriter &rewriter, Location loc, OpT op, Value sums) {
-    RankedTensorType type = op.getType();
-    int64_t spatial = type.getRank() - 2;
-    ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
-                      pads = op.getPads(), dilations = op.getDilations();
-    ArrayRef<int64_t> outShape = type.getShape().drop_front(2);
-    // Per spatial dimension, the count at each output position; the count of
-    // a window is their product.
-    SmallVector<SmallVector<int64_t>> counts(spatial);
-    for (int64_t i = 0; i < spatial; ++i) {
-      int64_t size = op.getInput().getType().getDimSize(i + 2);
-      int64_t begin = op.getCountIncludePad() ? -pads[i] : 0;
-      int64_t end = op.getCountIncludePad() ? size + pads[i + spatial] : size;
-      for (int64_t o = 0; o < outShape[i]; ++o) {
-        int64_t n = 0;
-        for (int64_t k = 0; k < kernel[i]; ++k) {
-          int64_t at = o * strides[i] + k * dilations[i] - pads[i];
-          n += at >= begin && at < end;
-        }
-        counts[i].push_back(std::max<int64_t>(n, 1));
-      }
-    }
-    Type element = type.getElementType();
-    auto countType = RankedTensorType::get(outShape, element);
-    SmallVector<Attribute> values;
-    SmallVector<int64_t> strides2 = stridesOf(outShape);
-    for (int64_t flat = 0, e = countType.getNumElements(); flat < e; ++flat) {
-      int64_t product = 1;
-      for (int64_t i = 0; i < spatial; ++i)
-        product *= counts[i][(flat / strides2[i]) % outShape[i]];
-      values.push_back(rewriter.getFloatAttr(element, double(product)));
-    }
-    Value divisor = arith::ConstantOp::create(rewriter, loc, DenseElementsAttr::get(countType, values));
-    return elementwise(rewriter, loc, type, ValueRange{sums, divisor},
-                       [](OpBuilder &b, Location l, ValueRange args) -> Value {
-                         return arith::DivFOp::create(b, l, args[0], args[1]);
-                       });
+/// GlobalAveragePool: average pooling with the whole image as the window.
+struct GlobalAveragePoolToLinalg : OpRewritePattern<GlobalAveragePoolOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GlobalAveragePoolOp op, PatternRewriter &rewriter) const override {
+    if (!isa<FloatType>(op.getType().getElementType()))
+      return rewriter.notifyMatchFailure(op, "pooling is generated for floats only");
+    ArrayRef<int64_t> image = op.getInput().getType().getShape().drop_front(2);
+    SmallVector<int64_t> ones(image.size(), 1), zeros(2 * image.size(), 0);
+    Window window{image, ones, zeros, ones};
+    rewriter.replaceOp(op, pool(rewriter, op.getLoc(), op.getInput(), op.getType(), window,
+                                /*isMax=*/false));
+    return success();
   }
 };
 

@@ -206,6 +206,7 @@ def Kiln_GemmOp : Kiln_InferredOp<"gemm"> {
                        F32Attr:$beta, BoolAttr:$transA, BoolAttr:$transB);
   let results = (outs Kiln_FloatTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasCanonicalizer = 1;
 }
 
 def Kiln_MatMulOp : Kiln_InferredOp<"matmul"> {

@@ -2,8 +2,11 @@
 
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Shapes.h"
+#include "dialects/kiln/Weights.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -89,6 +92,47 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
   }
   types.push_back(RankedTensorType::get(shape, a.getElementType()));
   return success();
+}
+
+namespace {
+
+/// A Gemm whose B is a transposed constant reads the constant transposed
+/// at compile time instead: the product then reads B along its rows, with
+/// no transpose kernel run on every inference.
+struct TransposeConstantB : OpRewritePattern<GemmOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GemmOp op, PatternRewriter &rewriter) const override {
+    auto constant = op.getB().getDefiningOp<ConstantOp>();
+    if (!op.getTransB() || !constant)
+      return rewriter.notifyMatchFailure(op, "B is not a transposed constant");
+    std::optional<std::vector<float>> values = readF32(constant.getValue());
+    if (!values)
+      return rewriter.notifyMatchFailure(op, "B is not f32");
+    auto type = op.getB().getType();
+    int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
+    std::vector<float> transposed(values->size());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < columns; ++c)
+        transposed[c * rows + r] = (*values)[r * columns + c];
+    std::string name = "transposed";
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue()))
+      name = (resource.getRawHandle().getKey() + ".transposed").str();
+    auto transposedType = RankedTensorType::get({columns, rows}, type.getElementType());
+    Value b = ConstantOp::create(rewriter, constant.getLoc(),
+                                 makeF32(transposedType, transposed, name));
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getBMutable().assign(b);
+      op.setTransB(false);
+    });
+    return success();
+  }
+};
+
+} // namespace
+
+void GemmOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<TransposeConstantB>(context);
 }
 
 LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,

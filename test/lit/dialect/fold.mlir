@@ -137,3 +137,21 @@ func.func @chains(%x: tensor<2x3x4xf32>)
   %7 = kiln.transpose %6 {perm = array<i64: 0, 2, 1>} : (tensor<3x2x4xf32>) -> tensor<3x4x2xf32>
   return %1, %2, %4, %5, %6, %7 : tensor<24xf32>, tensor<2x3x4xf32>, tensor<4x3x2xf32>, tensor<2x3x4xf32>, tensor<3x2x4xf32>, tensor<3x4x2xf32>
 }
+
+// -----
+
+// A Gemm of a transposed constant B reads the constant transposed at
+// compile time; a B that is not constant stays transposed by the Gemm.
+// CHECK-LABEL: func.func @gemm_constant_b
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<1x3xf32>, %[[B:[a-z0-9]+]]: tensor<2x3xf32>)
+// CHECK: %[[BT:.+]] = kiln.constant dense<{{\[\[}}1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>
+// CHECK: kiln.gemm %[[A]], %[[BT]] {alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, transA = false, transB = false}
+// CHECK: kiln.gemm %[[A]], %[[B]] {{.+}} transB = true}
+func.func @gemm_constant_b(%a: tensor<1x3xf32>, %b: tensor<2x3xf32>) -> (tensor<1x2xf32>, tensor<1x2xf32>) {
+  %w = kiln.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %0 = kiln.gemm %a, %w {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = true}
+      : (tensor<1x3xf32>, tensor<2x3xf32>) -> tensor<1x2xf32>
+  %1 = kiln.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = true}
+      : (tensor<1x3xf32>, tensor<2x3xf32>) -> tensor<1x2xf32>
+  return %0, %1 : tensor<1x2xf32>, tensor<1x2xf32>
+}

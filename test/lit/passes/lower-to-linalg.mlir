@@ -1,30 +1,40 @@
 // RUN: kiln-opt %s --kiln-lower-to-linalg --split-input-file --verify-diagnostics | FileCheck %s
 
-// A padded convolution with bias: zero padding, then im2col columns (each
-// output position's input window: channel, kh, kw by oh, ow), the bias
-// broadcast into the accumulator, and one contraction n, g, f, o | (c, k)
-// whose innermost parallel loop walks both the output and the columns.
-// CHECK-DAG: #[[WINDOW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 * 3 + d2, d3 + d5, d6 * 2 + d4)>
+// A padded convolution with bias: im2col columns (each output position's
+// input window: channel, kh, kw by oh, ow), computed from the input's
+// indices and zero in the padding (checked along both spatial dimensions);
+// one contraction n, g, f, o | (c, k) into zeros, whose innermost parallel
+// loop walks both the output and the columns; the bias added after.
 // CHECK-DAG: #[[ID7:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
 // CHECK-DAG: #[[WMAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d4)>
 // CHECK-DAG: #[[COLS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
 // CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[ID4:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[CHANNEL:.+]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // CHECK-LABEL: func.func @conv_bias
 // CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32>, %[[W:.+]]: tensor<4x3x3x3xf32>, %[[B:.+]]: tensor<4xf32>)
 // CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
-// CHECK: %[[PADDED:.+]] = tensor.pad %[[X]] low[0, 0, 1, 2] high[0, 0, 1, 2]
-// CHECK:   tensor.yield %[[ZERO]]
-// CHECK: } : tensor<1x3x8x8xf32> to tensor<1x3x10x12xf32>
-// CHECK: %[[WINDOWS:.+]] = linalg.generic {indexing_maps = [#[[WINDOW]], #[[ID7]]], {{.+}} ins(%[[PADDED]] : tensor<1x3x10x12xf32>) outs(%{{.+}} : tensor<1x1x3x3x3x8x5xf32>)
+// CHECK: %[[WINDOWS:.+]] = linalg.generic {indexing_maps = [#[[ID7]]], {{.+}} outs(%{{.+}} : tensor<1x1x3x3x3x8x5xf32>)
+// CHECK: %[[ROW:.+]] = arith.subi %{{.+}}, %[[C1:.+]] : index
+// CHECK: %[[ROW_IN:.+]] = arith.andi
+// CHECK: %[[ROW_AT:.+]] = arith.select %[[ROW_IN]], %[[ROW]], %[[C0:.+]] : index
+// CHECK: %[[COL:.+]] = arith.subi %{{.+}}, %[[C2:.+]] : index
+// CHECK: %[[COL_IN:.+]] = arith.andi
+// CHECK: %[[IN:.+]] = arith.andi %[[ROW_IN]], %[[COL_IN]] : i1
+// CHECK: %[[COL_AT:.+]] = arith.select %[[COL_IN]], %[[COL]], %[[C0]] : index
+// CHECK: %[[READ:.+]] = tensor.extract %[[X]][%[[C0]], %{{.+}}, %[[ROW_AT]], %[[COL_AT]]]
+// CHECK: %[[CELL:.+]] = arith.select %[[IN]], %[[READ]], %[[ZERO]] : f32
+// CHECK: linalg.yield %[[CELL]]
 // CHECK: %[[COLUMNS:.+]] = tensor.collapse_shape %[[WINDOWS]] {{\[\[}}0], [1], [2, 3, 4], [5, 6]] : tensor<1x1x3x3x3x8x5xf32> into tensor<1x1x27x40xf32>
 // CHECK: %[[WEIGHTS:.+]] = tensor.expand_shape {{.+}} into tensor<1x4x27xf32>
-// CHECK: %[[EMPTY:.+]] = tensor.empty() : tensor<1x4x8x5xf32>
-// CHECK: %[[INIT:.+]] = linalg.broadcast ins(%[[B]] : tensor<4xf32>) outs(%[[EMPTY]] : tensor<1x4x8x5xf32>) dimensions = [0, 2, 3]
+// CHECK: %[[ZEROS:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<1x4x8x5xf32>)
 // CHECK: %[[GROUPED:.+]] = tensor.expand_shape {{.+}} into tensor<1x1x4x40xf32>
 // CHECK: %[[CONV:.+]] = linalg.generic {indexing_maps = [#[[WMAP]], #[[COLS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[WEIGHTS]], %[[COLUMNS]] : tensor<1x4x27xf32>, tensor<1x1x27x40xf32>) outs(%[[GROUPED]] : tensor<1x1x4x40xf32>)
 // CHECK:   arith.mulf
 // CHECK:   arith.addf
-// CHECK: %[[RESULT:.+]] = tensor.expand_shape {{.+}} into tensor<1x4x8x5xf32>
+// CHECK: %[[PRODUCT:.+]] = tensor.expand_shape {{.+}} into tensor<1x4x8x5xf32>
+// CHECK: %[[RESULT:.+]] = linalg.generic {indexing_maps = [#[[ID4]], #[[CHANNEL]], #[[ID4]]], {{.+}} ins(%[[PRODUCT]], %[[B]] : tensor<1x4x8x5xf32>, tensor<4xf32>)
+// CHECK:   arith.addf
 // CHECK: return %[[RESULT]]
 func.func @conv_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x8x5xf32> {
   %0 = kiln.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 2, 1, 2>, strides = array<i64: 1, 2>}
@@ -109,10 +119,16 @@ func.func @no_generator(%a: tensor<4xui8>) -> tensor<4xui8> {
 // -----
 
 // A grouped (depthwise) convolution is a batch of products, one per group:
-// the windows read input channel g * 1 + c at stride 2 and dilation 2.
-// CHECK-DAG: #[[WINDOW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 + d2, d5 * 2 + d3 * 2, d6 * 2 + d4 * 2)>
+// the windows read input channel g (one channel per group) at stride 2
+// and dilation 2.
 // CHECK-LABEL: func.func @depthwise
-// CHECK: linalg.generic {indexing_maps = [#[[WINDOW]], {{.+}} outs(%{{.+}} : tensor<1x4x1x3x3x3x3xf32>)
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<1x4x1x3x3x3x3xf32>)
+// CHECK: %[[G:.+]] = linalg.index 1 : index
+// CHECK: %[[KH:.+]] = linalg.index 3 : index
+// CHECK: arith.muli %[[KH]], %[[TWO:.+]] : index
+// CHECK: %[[OH:.+]] = linalg.index 5 : index
+// CHECK: arith.muli %[[OH]], %[[TWO]] : index
+// CHECK: tensor.extract %{{.+}}[%{{.+}}, %[[G]], %{{.+}}, %{{.+}}]
 // CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<4x1x9xf32>, tensor<1x4x9x9xf32>) outs(%{{.+}} : tensor<1x4x1x9xf32>)
 func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x3x3xf32> {
   %0 = kiln.conv %x, %w {dilations = array<i64: 2, 2>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
@@ -193,14 +209,17 @@ func.func @layer_norm(%x: tensor<2x3x8xf32>, %g: tensor<3x8xf32>, %b: tensor<8xf
 
 // -----
 
-// Max pooling pads with -inf, including ceil_mode's overhang (9 wide, 3x3
-// windows every 2: 4 windows need 9 columns plus 0 more here, and the
-// declared pad of 1 on each side).
+// Max pooling is one kernel: each output loops over its window, reading
+// only cells inside the input (here both the declared pad of 1 and
+// ceil_mode's overhang reach outside the 9 columns).
 // CHECK-LABEL: func.func @max_pool
-// CHECK: tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK:   tensor.yield %{{.+}} : f32
-// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
-// CHECK:   arith.maximumf
+// CHECK: %[[LOWEST:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK: scf.for {{.+}} iter_args(%[[OUTER:.+]] = %[[LOWEST]]) -> (f32)
+// CHECK: scf.for {{.+}} iter_args(%[[RUNNING:.+]] = %[[OUTER]]) -> (f32)
+// CHECK: %[[READ:.+]] = tensor.extract
+// CHECK: %[[MAX:.+]] = arith.maximumf %[[RUNNING]], %[[READ]] : f32
+// CHECK: arith.select %{{.+}}, %[[MAX]], %[[RUNNING]] : f32
 func.func @max_pool(%x: tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32> {
   %0 = kiln.max_pool %x {ceil_mode = true, count_include_pad = false, dilations = array<i64: 1, 1>,
                          kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
@@ -210,11 +229,17 @@ func.func @max_pool(%x: tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32> {
 
 // -----
 
-// Average pooling divides by a constant count per output position: with a
-// pad of 1 not counted, the corners see 4 cells, the edges 6, the inside 9.
+// Average pooling counts the cells it adds, here those inside the input
+// (the pad of 1 is not counted), and divides by the count at the end.
 // CHECK-LABEL: func.func @average_pool
-// CHECK: arith.constant dense<{{\[\[}}4.000000e+00, 6.000000e+00, 6.000000e+00, 4.000000e+00], [6.000000e+00, 9.000000e+00, 9.000000e+00, 6.000000e+00], [6.000000e+00, 9.000000e+00, 9.000000e+00, 6.000000e+00], [4.000000e+00, 6.000000e+00, 6.000000e+00, 4.000000e+00]]> : tensor<4x4xf32>
-// CHECK: arith.divf
+// CHECK: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[SUMS:.+]]:2 = scf.for {{.+}} -> (f32, f32)
+// CHECK: %[[SUM:.+]] = arith.addf
+// CHECK: arith.select %[[IN:.+]], %[[SUM]]
+// CHECK: %[[COUNT:.+]] = arith.addf %{{.+}}, %[[ONE]] : f32
+// CHECK: arith.select %[[IN]], %[[COUNT]]
+// CHECK: %[[DIVISOR:.+]] = arith.maximumf %[[SUMS]]#1, %[[ONE]] : f32
+// CHECK: arith.divf %[[SUMS]]#0, %[[DIVISOR]] : f32
 func.func @average_pool(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %0 = kiln.average_pool %x {ceil_mode = false, count_include_pad = false, dilations = array<i64: 1, 1>,
                              kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}

@@ -182,3 +182,153 @@ func.func @left_alone(%a16: memref<4x4xf16>, %b16: memref<4x16xf16>, %c16: memre
   }
   return
 }
+
+// -----
+
+// The kernels around a product join it. A convolution's product (3x3
+// windows of 2 channels over a 6x6 input padded by 1, 4 filters) reads
+// im2col columns that a gather computes; its accumulator is zero-filled;
+// an elementwise kernel then adds the bias (per filter: one broadcast
+// scalar per row) and a residual (along the columns: a vector), and
+// applies Relu. All of it is one loop nest: each task computes its panel
+// of the columns (18 rows by 16) on its stack with the gather's body, the
+// accumulators start at zero, and the epilogue runs on them before the
+// store. Neither the columns nor the accumulator is stored.
+// CHECK-LABEL: func.func @fused
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<1x2x6x6xf32>, %[[W:[a-z0-9]+]]: memref<1x4x18xf32>, %[[BIAS:[a-z0-9]+]]: memref<4xf32>, %[[RES:[a-z0-9]+]]: memref<1x4x6x6xf32>
+// CHECK-NOT: memref.alloc() : memref<1x1x2x3x3x6x6xf32>
+// CHECK-NOT: linalg.fill
+// CHECK-DAG: %[[ZEROS:.+]] = arith.constant dense<0.000000e+00> : vector<8xf32>
+// CHECK-DAG: %[[OUT:.+]] = memref.alloc() : memref<1x4x6x6xf32>
+// CHECK-DAG: %[[RES36:.+]] = memref.collapse_shape %[[RES]] {{\[\[}}0], [1], [2, 3]] : memref<1x4x6x6xf32> into memref<1x4x36xf32>
+// CHECK-DAG: %[[OUT36:.+]] = memref.collapse_shape %[[OUT]] {{\[\[}}0], [1], [2, 3]] : memref<1x4x6x6xf32> into memref<1x4x36xf32>
+// CHECK: %[[PANEL:.+]] = memref.alloca() : memref<18x16xf32>
+// CHECK: scf.for %[[TASK:[a-z0-9]+]] =
+// CHECK: scf.for %[[J:[a-z0-9]+]] =
+// CHECK: scf.for %[[C:[a-z0-9]+]] =
+// CHECK: scf.for %[[KH:[a-z0-9]+]] =
+// CHECK: scf.for %[[KW:[a-z0-9]+]] =
+// CHECK: %[[CELL:.+]] = memref.load %[[X]]
+// CHECK: %[[VALUE:.+]] = arith.select %{{.+}}, %[[CELL]], %{{.+}} : f32
+// CHECK: memref.store %[[VALUE]], %[[PANEL]][%{{.+}}, %[[J]]]
+// CHECK: scf.for {{.+}} iter_args(%{{.+}} = %[[ZEROS]],
+// CHECK: vector.load %[[PANEL]]
+// CHECK: vector.fma
+// CHECK: %[[B:.+]] = memref.load %[[BIAS]]
+// CHECK: %[[BS:.+]] = vector.broadcast %[[B]] : f32 to vector<8xf32>
+// CHECK: %[[R:.+]] = vector.load %[[RES36]]
+// CHECK: %[[S1:.+]] = arith.addf %{{.+}}, %[[BS]] : vector<8xf32>
+// CHECK: %[[S2:.+]] = arith.addf %[[S1]], %[[R]] : vector<8xf32>
+// CHECK: %[[RELU:.+]] = arith.maximumf %[[S2]], %{{.+}} : vector<8xf32>
+// CHECK: vector.store %[[RELU]], %[[OUT36]]
+// CHECK: } {kiln.kernel = "matmul"}
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[OUT]]
+#id7 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
+#fw = affine_map<(n, g, f, o, ck) -> (g, f, ck)>
+#fx = affine_map<(n, g, f, o, ck) -> (n, g, ck, o)>
+#fy = affine_map<(n, g, f, o, ck) -> (n, g, f, o)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#filter = affine_map<(d0, d1, d2, d3) -> (d1)>
+func.func @fused(%x: memref<1x2x6x6xf32>, %w: memref<1x4x18xf32>, %bias: memref<4xf32>,
+                 %res: memref<1x4x6x6xf32>) -> memref<1x4x6x6xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %zero = arith.constant 0.0 : f32
+  %cols = memref.alloc() : memref<1x1x2x3x3x6x6xf32>
+  linalg.generic {indexing_maps = [#id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      outs(%cols : memref<1x1x2x3x3x6x6xf32>) {
+  ^bb0(%out: f32):
+    %c = linalg.index 2 : index
+    %kh = linalg.index 3 : index
+    %kw = linalg.index 4 : index
+    %oh = linalg.index 5 : index
+    %ow = linalg.index 6 : index
+    %h0 = arith.addi %oh, %kh : index
+    %h = arith.subi %h0, %c1 : index
+    %w0 = arith.addi %ow, %kw : index
+    %wi = arith.subi %w0, %c1 : index
+    %hl = arith.cmpi sge, %h, %c0 : index
+    %hh = arith.cmpi slt, %h, %c6 : index
+    %wl = arith.cmpi sge, %wi, %c0 : index
+    %wh = arith.cmpi slt, %wi, %c6 : index
+    %in0 = arith.andi %hl, %hh : i1
+    %in1 = arith.andi %wl, %wh : i1
+    %in = arith.andi %in0, %in1 : i1
+    %hs = arith.select %in0, %h, %c0 : index
+    %ws = arith.select %in1, %wi, %c0 : index
+    %v = memref.load %x[%c0, %c, %hs, %ws] : memref<1x2x6x6xf32>
+    %cell = arith.select %in, %v, %zero : f32
+    linalg.yield %cell : f32
+  }
+  %columns = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<1x1x2x3x3x6x6xf32> into memref<1x1x18x36xf32>
+  %acc = memref.alloc() : memref<1x4x6x6xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<1x4x6x6xf32>)
+  %flat = memref.collapse_shape %acc [[0, 1, 2, 3]] : memref<1x4x6x6xf32> into memref<144xf32>
+  %grouped = memref.expand_shape %flat [[0, 1, 2, 3]] output_shape [1, 1, 4, 36] : memref<144xf32> into memref<1x1x4x36xf32>
+  linalg.generic {indexing_maps = [#fw, #fx, #fy], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %columns : memref<1x4x18xf32>, memref<1x1x18x36xf32>) outs(%grouped : memref<1x1x4x36xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %m = arith.mulf %p, %q : f32
+    %a = arith.addf %s, %m : f32
+    linalg.yield %a : f32
+  }
+  %out = memref.alloc() : memref<1x4x6x6xf32>
+  linalg.generic {indexing_maps = [#id4, #filter, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%acc, %bias, %res : memref<1x4x6x6xf32>, memref<4xf32>, memref<1x4x6x6xf32>) outs(%out : memref<1x4x6x6xf32>) {
+  ^bb0(%y: f32, %b: f32, %r: f32, %o: f32):
+    %s1 = arith.addf %y, %b : f32
+    %s2 = arith.addf %s1, %r : f32
+    %relu = arith.maximumf %s2, %zero : f32
+    linalg.yield %relu : f32
+  }
+  return %out : memref<1x4x6x6xf32>
+}
+
+// -----
+
+// Nothing joins a product when that would lose a value: the columns and
+// the accumulator are also returned, so the gather and the elementwise
+// kernel stay as they are. The zero fill still goes: the product writes
+// every element it filled.
+// CHECK-LABEL: func.func @not_fused
+// CHECK: linalg.generic {{.+}} outs(%[[COLS:.+]] : memref<4x16xf32>)
+// CHECK: arith.negf
+// CHECK-NOT: linalg.fill
+// CHECK: vector.load %[[COLS]]
+// CHECK: vector.store
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+#na = affine_map<(m, k, n) -> (m, k)>
+#nb = affine_map<(m, k, n) -> (k, n)>
+#nc = affine_map<(m, k, n) -> (m, n)>
+#n2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @not_fused(%a: memref<2x4xf32>, %x: memref<4x16xf32>)
+    -> (memref<4x16xf32>, memref<2x16xf32>, memref<2x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %cols = memref.alloc() : memref<4x16xf32>
+  linalg.generic {indexing_maps = [#n2, #n2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<4x16xf32>) outs(%cols : memref<4x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  }
+  %acc = memref.alloc() : memref<2x16xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<2x16xf32>)
+  linalg.generic {indexing_maps = [#na, #nb, #nc], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %cols : memref<2x4xf32>, memref<4x16xf32>) outs(%acc : memref<2x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %s, %m : f32
+    linalg.yield %r : f32
+  }
+  %out = memref.alloc() : memref<2x16xf32>
+  linalg.generic {indexing_maps = [#n2, #n2], iterator_types = ["parallel", "parallel"]}
+      ins(%acc : memref<2x16xf32>) outs(%out : memref<2x16xf32>) {
+  ^bb0(%y: f32, %o: f32):
+    %relu = arith.maximumf %y, %zero : f32
+    linalg.yield %relu : f32
+  }
+  return %cols, %acc, %out : memref<4x16xf32>, memref<2x16xf32>, memref<2x16xf32>
+}
