@@ -197,7 +197,9 @@ def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::Fun
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "256",
-           "The width of the target's vector registers: 128, 256 or 512">
+           "The width of the target's vector registers: 128, 256 or 512">,
+    Option<"fuse", "fuse", "bool", "true",
+           "Join the zero fill, the epilogue and the producer of B to each product">
   ];
   let dependentDialects = [
     "mlir::affine::AffineDialect", "mlir::arith::ArithDialect",

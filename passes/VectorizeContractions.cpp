@@ -871,9 +871,11 @@ struct VectorizeContractions : impl::VectorizeContractionsBase<VectorizeContract
       for (int64_t extent : op.getStaticLoopRanges())
         multiplyAdds *= extent;
       Fusion fusion;
-      fusion.zeroFill = zeroFillOf(op);
-      findEpilogue(op, roles, fusion);
-      findProducer(op, roles, width, fusion);
+      if (fuse) {
+        fusion.zeroFill = zeroFillOf(op);
+        findEpilogue(op, roles, fusion);
+        findProducer(op, roles, width, fusion);
+      }
       TileEmitter(op, roles, fusion, width, rows).emit(multiplyAdds >= kParallelWork);
 
       Value c = rootOf(op.getDpsInits()[0]), b = rootOf(op.getDpsInputs()[1]);

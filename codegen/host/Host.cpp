@@ -58,7 +58,7 @@ std::string hostLevel(llvm::StringRef cpu) {
   return "x86-64";
 }
 
-llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef cpu,
+llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef cpu, bool fuse,
                                       llvm::raw_ostream &errors) {
   // Contractions become register tiles as wide as the level's vector
   // registers, in tasks for the runtime's threads, joined by the kernels
@@ -71,7 +71,8 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   int vectorBits = level == "x86-64-v4" ? 512 : level == "x86-64-v3" ? 256 : 128;
   return mlir::parsePassPipeline(
       "kiln-bufferize,"
-      "func.func(kiln-vectorize-contractions{vector-bits=" + std::to_string(vectorBits) + "}),"
+      "func.func(kiln-vectorize-contractions{vector-bits=" + std::to_string(vectorBits) +
+      " fuse=" + (fuse ? "true" : "false") + "}),"
       "kiln-plan-memory,kiln-list-kernels,canonicalize,func.func(kiln-parallelize-kernels),"
       "kiln-outline-parallel,func.func(scf-forall-to-for,convert-linalg-to-loops),"
       "expand-strided-metadata,lower-affine,convert-scf-to-cf,"

@@ -33,9 +33,10 @@ bool isKnownHostCPU(llvm::StringRef cpu);
 std::string hostLevel(llvm::StringRef cpu);
 
 /// Appends, for a module of linalg on tensors (the kernel generators'
-/// output), bufferization, memory planning, vectorization for `cpu`'s vector
-/// registers and lowering to the LLVM dialect.
-llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef cpu,
+/// output), bufferization, vectorization for `cpu`'s vector registers (with
+/// the kernels around each product joined to it when `fuse`), memory
+/// planning and lowering to the LLVM dialect.
+llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef cpu, bool fuse,
                                       llvm::raw_ostream &errors);
 
 /// Adds kiln_entry to a module lowered by the host pipeline, and defines the

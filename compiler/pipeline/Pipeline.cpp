@@ -84,7 +84,7 @@ llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
   }
   if (failed(built) || stage == Stage::Graph || stage == Stage::Linalg) {
   } else if (target.isHost()) {
-    built = buildHostPipeline(pm, target.chip, errorStream);
+    built = buildHostPipeline(pm, target.chip, graph.fuse, errorStream);
   } else {
     built = buildGpuKernelPipeline(pm, errorStream);
     if (succeeded(built) && stage == Stage::Object)

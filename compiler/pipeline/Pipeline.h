@@ -46,7 +46,8 @@ enum class Stage {
 /// How the graph is optimized before code generation.
 struct GraphOptions {
   /// Run the fusion passes (batch norms into convolutions, decomposed
-  /// layer norms and GELUs made whole); off, the graph is only folded.
+  /// layer norms and GELUs made whole, elementwise chains, and on the host
+  /// the kernels around each product); off, the graph is only folded.
   bool fuse = true;
 };
 

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-vectorize-contractions),canonicalize)' | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-vectorize-contractions{vector-bits=512}),canonicalize)' | FileCheck %s --check-prefix=WIDE
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-vectorize-contractions{fuse=false}))' | FileCheck %s --check-prefix=UNFUSED
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-vectorize-contractions{vector-bits=96}))' 2>&1 | FileCheck %s --check-prefix=BITS
 
 // BITS: vector-bits must be 128, 256 or 512, not 96
@@ -194,6 +195,14 @@ func.func @left_alone(%a16: memref<4x4xf16>, %b16: memref<4x16xf16>, %c16: memre
 // of the columns (18 rows by 16) on its stack with the gather's body, the
 // accumulators start at zero, and the epilogue runs on them before the
 // store. Neither the columns nor the accumulator is stored.
+// With fuse=false (kiln compile --no-fusion) the product is tiled alone.
+// UNFUSED-LABEL: func.func @fused
+// UNFUSED: linalg.generic {{.+}} outs(%{{.+}} : memref<1x1x2x3x3x6x6xf32>)
+// UNFUSED: linalg.fill
+// UNFUSED: vector.fma
+// UNFUSED: linalg.generic
+// UNFUSED: arith.maximumf
+// UNFUSED-LABEL: func.func @not_fused
 // CHECK-LABEL: func.func @fused
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<1x2x6x6xf32>, %[[W:[a-z0-9]+]]: memref<1x4x18xf32>, %[[BIAS:[a-z0-9]+]]: memref<4xf32>, %[[RES:[a-z0-9]+]]: memref<1x4x6x6xf32>
 // CHECK-NOT: memref.alloc() : memref<1x1x2x3x3x6x6xf32>
