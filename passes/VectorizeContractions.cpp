@@ -229,7 +229,7 @@ linalg::FillOp zeroFillOf(linalg::GenericOp op) {
 }
 
 /// Whether `op`'s body can run on vectors: elementwise arith and math on
-/// f32 (and i1) only, reading neither indices nor its output.
+/// f32 (and i1, i32) only, reading neither indices nor its output.
 bool isVectorizableBody(linalg::GenericOp op) {
   Block &body = op.getRegion().front();
   if (!body.getArguments().back().use_empty())
@@ -239,12 +239,10 @@ bool isVectorizableBody(linalg::GenericOp op) {
     if (!constant && (!inner.hasTrait<OpTrait::Elementwise>() || !isMemoryEffectFree(&inner) ||
                       inner.getNumRegions() != 0))
       return false;
-    for (Type type : inner.getResultTypes())
-      if (!type.isF32() && !type.isInteger(1))
-        return false;
-    for (Value operand : inner.getOperands())
-      if (!operand.getType().isF32() && !operand.getType().isInteger(1))
-        return false;
+    auto scalar = [](Type type) { return type.isF32() || type.isInteger(1) || type.isInteger(32); };
+    if (!llvm::all_of(inner.getResultTypes(), scalar) ||
+        !llvm::all_of(inner.getOperandTypes(), scalar))
+      return false;
   }
   return true;
 }

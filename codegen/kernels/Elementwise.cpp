@@ -8,6 +8,7 @@
 #include "codegen/kernels/Builders.h"
 #include "codegen/kernels/Kernels.h"
 #include "dialects/kiln/KilnDialect.h"
+#include "dialects/kiln/Precision.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -31,6 +32,73 @@ bool hasKernelTypes(Operation *op) {
     return isa<FloatType>(element) || element.isSignlessInteger();
   };
   return llvm::all_of(op->getOperandTypes(), ok) && llvm::all_of(op->getResultTypes(), ok);
+}
+
+/// `value` (f32) rounded to `format` after dividing by `scale`, then
+/// multiplied back: the same arithmetic as kiln::roundTo, on integers and
+/// floats the host and GPUs have (no f16 or f8 types needed).
+Value roundTo(OpBuilder &b, Location loc, Value value, Precision format, float scale) {
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  auto constant = [&](float v) -> Value { return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)); };
+  auto word = [&](uint32_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(int32_t(v)));
+  };
+  Value x = scale == 1.0f ? value : arith::DivFOp::create(b, loc, value, constant(scale)).getResult();
+  Value bits = arith::BitcastOp::create(b, loc, i32, x);
+  Value sign = arith::AndIOp::create(b, loc, bits, word(0x80000000u));
+  Value magnitude = arith::BitcastOp::create(
+      b, loc, f32, arith::AndIOp::create(b, loc, bits, word(0x7fffffffu)));
+  // The low `n` mantissa bits rounded away, ties to even.
+  auto drop = [&](Value m, unsigned n) -> Value {
+    Value mBits = arith::BitcastOp::create(b, loc, i32, m);
+    Value lsb = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, mBits, word(n)), word(1));
+    Value sum = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, mBits, word((1u << (n - 1)) - 1)), lsb);
+    return arith::AndIOp::create(b, loc, sum, word(~((1u << n) - 1)));
+  };
+  // A multiple of `quantum` (a power of two), ties to even: adding 2^23
+  // rounds an f32 below 2^23 to an integer.
+  auto quantize = [&](Value m, float quantum) -> Value {
+    Value steps = arith::MulFOp::create(b, loc, m, constant(1.0f / quantum));
+    Value whole = arith::SubFOp::create(
+        b, loc, arith::AddFOp::create(b, loc, steps, constant(0x1p23f)), constant(0x1p23f));
+    return arith::BitcastOp::create(b, loc, i32,
+                                    arith::MulFOp::create(b, loc, whole, constant(quantum)));
+  };
+  auto below = [&](Value m, float limit) -> Value {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, m, constant(limit));
+  };
+  Value rounded;
+  switch (format) {
+  case Precision::FP32:
+    return value;
+  case Precision::TF32:
+    rounded = drop(magnitude, 13);
+    break;
+  case Precision::BF16:
+    rounded = drop(magnitude, 16);
+    break;
+  case Precision::FP16: {
+    Value normal = arith::SelectOp::create(b, loc, below(magnitude, 0x1p-14f),
+                                           quantize(magnitude, 0x1p-24f), drop(magnitude, 13));
+    Value overflow = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, magnitude,
+                                           constant(65520.0f));
+    rounded = arith::SelectOp::create(b, loc, overflow, word(0x7f800000u), normal);
+    break;
+  }
+  case Precision::FP8: {
+    Value saturated = arith::MinimumFOp::create(b, loc, magnitude, constant(kFP8Max));
+    rounded = arith::SelectOp::create(b, loc, below(saturated, 0x1p-6f),
+                                      quantize(saturated, 0x1p-9f), drop(saturated, 20));
+    break;
+  }
+  }
+  Value result = arith::BitcastOp::create(b, loc, f32, arith::OrIOp::create(b, loc, rounded, sign));
+  if (scale != 1.0f)
+    result = arith::MulFOp::create(b, loc, result, constant(scale));
+  Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, value, value);
+  return arith::SelectOp::create(b, loc, isNaN, value, result);
 }
 
 /// Converts a scalar between element types with ONNX Cast semantics.
@@ -214,6 +282,10 @@ void populateElementwiseKernels(RewritePatternSet &patterns) {
         b, loc, arith::MulFOp::create(b, loc, args[0], scalar(b, loc, type, M_SQRT1_2)));
     Value half = arith::MulFOp::create(b, loc, args[0], scalar(b, loc, type, 0.5));
     return math::FmaOp::create(b, loc, half, erf, half);
+  });
+  add<RoundToOp>(patterns, [](RoundToOp op, OpBuilder &b, Location loc, ValueRange args) {
+    return roundTo(b, loc, args[0], *parsePrecision(op.getFormat()),
+                   op.getScale().convertToFloat());
   });
   add<ClipOp>(patterns, [](ClipOp op, OpBuilder &b, Location loc, ValueRange args) {
     return clamp(b, loc, args[0], op.getMin().convertToDouble(), op.getMax().convertToDouble());

@@ -369,6 +369,16 @@ OwningOpRef<ModuleOp> Importer::run() {
                     values_, consumed_);
     if (failed(findOperator(node.op_type())->convert(ctx)))
       return nullptr;
+    // A product records the tensors it reads, by the names calibration
+    // files use.
+    if (node.output_size() > 0)
+      if (Value output = values_.lookup(node.output(0));
+          output && isa_and_nonnull<ConvOp, GemmOp, MatMulOp>(output.getDefiningOp())) {
+        SmallVector<Attribute> inputs;
+        for (const std::string &input : node.input())
+          inputs.push_back(builder_.getStringAttr(input));
+        output.getDefiningOp()->setAttr("kiln.inputs", builder_.getArrayAttr(inputs));
+      }
     for (int i = 0; i < node.output_size(); ++i)
       if (ctx.isOutputUsed(i) && !values_.count(node.output(i)))
         return (ctx.error() << "output " << i << " ('" << node.output(i)

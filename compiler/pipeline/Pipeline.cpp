@@ -13,6 +13,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
 namespace kiln {
@@ -76,6 +77,14 @@ llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
       graph.fuse ? "func.func(kiln-fold-batch-norm,kiln-fuse-layer-norm,kiln-fuse-gelu),canonicalize,cse"
                  : "canonicalize,cse",
       pm, errorStream);
+  AssignPrecisionOptions precision;
+  precision.precision = !graph.precision.empty() ? graph.precision
+                        : target.isHost()        ? "fp32"
+                                                 : "tf32";
+  precision.keepFp32.assign(graph.keepFp32.begin(), graph.keepFp32.end());
+  precision.calibration = graph.calibration;
+  pm.addPass(createAssignPrecision(precision));
+  pm.addPass(mlir::createCSEPass());
   // Kernel generation too; then each target's lowering.
   if (succeeded(built) && stage != Stage::Graph) {
     pm.addPass(createLowerToLinalg());

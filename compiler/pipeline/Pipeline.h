@@ -8,6 +8,7 @@
 #include "mlir/Support/Timing.h"
 
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -49,6 +50,14 @@ struct GraphOptions {
   /// layer norms and GELUs made whole, elementwise chains, and on the host
   /// the kernels around each product); off, the graph is only folded.
   bool fuse = true;
+  /// The format Conv, Gemm and MatMul read their operands in (fp32, tf32,
+  /// fp16, bf16 or fp8); empty, the target's default: tf32 on GPUs, fp32 on
+  /// the host.
+  std::string precision;
+  /// Operator types or parts of node names whose products stay fp32.
+  std::vector<std::string> keepFp32;
+  /// A kiln calibrate file, for fp8's activation scales.
+  std::string calibration;
 };
 
 /// Runs the pipeline for `target` on `module` up to `stage`. Errors go to

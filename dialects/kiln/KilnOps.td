@@ -133,6 +133,22 @@ def Kiln_ReluOp : Kiln_UnaryOp<"relu", "max(x, 0)">;
 def Kiln_HardSwishOp : Kiln_UnaryOp<"hard_swish", "x * max(0, min(1, x / 6 + 1 / 2))">;
 def Kiln_GeluOp : Kiln_UnaryOp<"gelu", "x * (1 + erf(x / sqrt(2))) / 2, the exact GELU">;
 
+def Kiln_RoundToOp : Kiln_UnaryOp<"round_to", "x rounded to a narrower format, kept in f32"> {
+  let description = [{
+    Each element becomes `round(x / scale) * scale`, with `round` to the
+    nearest value of `format` (tf32, fp16, bf16 or fp8, ties to even; FP8
+    E4M3 saturates at +-448): what a matrix product reading its operand in
+    that format sees. Precision assignment inserts it before the
+    activations a low-precision Conv, Gemm or MatMul reads.
+
+    ```mlir
+    %y = kiln.round_to %x {format = "fp8", scale = 0.0125 : f32} : tensor<1x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, StrAttr:$format, F32Attr:$scale);
+  let hasVerifier = 1;
+}
+
 def Kiln_LeakyReluOp : Kiln_UnaryOp<"leaky_relu", "x if x >= 0, else alpha * x"> {
   let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$alpha);
 }

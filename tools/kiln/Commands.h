@@ -12,6 +12,7 @@
 
 namespace kiln {
 
+
 /// Reports an error the way every kiln command does; returns the exit code.
 inline int reportError(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "kiln") << message << "\n";
@@ -41,6 +42,10 @@ int runModel();
 /// kiln inspect model.kiln
 extern llvm::cl::SubCommand inspectCommand;
 int inspectModel();
+
+/// kiln calibrate model.onnx --inputs DIR -o scales.json
+extern llvm::cl::SubCommand calibrateCommand;
+int calibrateModel();
 
 /// kiln bench model.kiln --warmup N --iterations N
 extern llvm::cl::SubCommand benchCommand;

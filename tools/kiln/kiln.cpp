@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "Compiler.h"
 #include "compiler/artifact/Writer.h"
 #include "compiler/onnx/Importer.h"
 #include "compiler/pipeline/Pipeline.h"
@@ -28,6 +29,48 @@
 
 using namespace llvm;
 using namespace kiln;
+
+bool kiln::reportedError = false;
+
+/// Prints diagnostics as "kiln: error: [where: ]message". The importer's
+/// messages already name the file and node; other locations are node names.
+LogicalResult kiln::printDiagnostic(mlir::Diagnostic &diag) {
+  raw_ostream &os = errs();
+  auto severity = diag.getSeverity();
+  reportedError |= severity == mlir::DiagnosticSeverity::Error;
+  os << "kiln: ";
+  if (severity == mlir::DiagnosticSeverity::Error)
+    WithColor(os, HighlightColor::Error) << "error: ";
+  else if (severity == mlir::DiagnosticSeverity::Warning)
+    WithColor(os, HighlightColor::Warning) << "warning: ";
+  else
+    WithColor(os, HighlightColor::Note) << "note: ";
+  // An op's location names its ONNX node, or the nodes fused into it.
+  mlir::Location loc = diag.getLocation();
+  SmallVector<StringRef> nodes = onnxNodes(loc);
+  if (!nodes.empty())
+    os << (nodes.size() == 1 ? "node '" : "nodes '") << llvm::join(nodes, "', '") << "': ";
+  else if (auto file = dyn_cast<mlir::FileLineColLoc>(loc))
+    os << file.getFilename().getValue() << ": ";
+  os << diag.str() << "\n";
+  for (mlir::Diagnostic &note : diag.getNotes())
+    os << "kiln: note: " << note.str() << "\n";
+  return success();
+}
+
+static mlir::DialectRegistry compilerRegistry() {
+  mlir::DialectRegistry registry;
+  registerCompilerDialects(registry);
+  registerCompilerPasses();
+  return registry;
+}
+
+kiln::CompilerContext::CompilerContext()
+    : context(compilerRegistry()), handler(&context, printDiagnostic) {
+  // Messages name the node; a dump of the failing op helps no user.
+  context.printOpOnDiagnostic(false);
+}
+
 
 namespace {
 
@@ -71,36 +114,18 @@ cl::opt<bool> timing("timing", cl::desc("Report the time of each compilation pha
 cl::opt<bool> noFusion("no-fusion",
                        cl::desc("Skip the graph's fusion passes (for comparison and debugging)"),
                        cl::sub(compileCommand));
-
-/// Whether any error was reported: some MLIR components report an error
-/// and carry on, and kiln must still exit non-zero.
-bool reportedError = false;
-
-/// Prints diagnostics as "kiln: error: [where: ]message". The importer's
-/// messages already name the file and node; other locations are node names.
-LogicalResult printDiagnostic(mlir::Diagnostic &diag) {
-  raw_ostream &os = errs();
-  auto severity = diag.getSeverity();
-  reportedError |= severity == mlir::DiagnosticSeverity::Error;
-  os << "kiln: ";
-  if (severity == mlir::DiagnosticSeverity::Error)
-    WithColor(os, HighlightColor::Error) << "error: ";
-  else if (severity == mlir::DiagnosticSeverity::Warning)
-    WithColor(os, HighlightColor::Warning) << "warning: ";
-  else
-    WithColor(os, HighlightColor::Note) << "note: ";
-  // An op's location names its ONNX node, or the nodes fused into it.
-  mlir::Location loc = diag.getLocation();
-  SmallVector<StringRef> nodes = onnxNodes(loc);
-  if (!nodes.empty())
-    os << (nodes.size() == 1 ? "node '" : "nodes '") << llvm::join(nodes, "', '") << "': ";
-  else if (auto file = dyn_cast<mlir::FileLineColLoc>(loc))
-    os << file.getFilename().getValue() << ": ";
-  os << diag.str() << "\n";
-  for (mlir::Diagnostic &note : diag.getNotes())
-    os << "kiln: note: " << note.str() << "\n";
-  return success();
-}
+cl::opt<std::string> precision(
+    "precision",
+    cl::desc("The format Conv, Gemm and MatMul read: fp32, tf32, fp16, bf16 or fp8 "
+             "(default: tf32 on GPUs, fp32 on the host)"),
+    cl::value_desc("format"), cl::sub(compileCommand));
+cl::list<std::string> keepFp32(
+    "keep-fp32",
+    cl::desc("Operator types (Conv, Gemm, MatMul) or parts of node names that stay fp32"),
+    cl::value_desc("list"), cl::CommaSeparated, cl::sub(compileCommand));
+cl::opt<std::string> calibration(
+    "calibration", cl::desc("Activation ranges from kiln calibrate (needed for fp8)"),
+    cl::value_desc("scales.json"), cl::sub(compileCommand));
 
 /// Says what a long compile is doing, on a terminal only (and not with
 /// --timing, whose report says it better).
@@ -138,13 +163,8 @@ FailureOr<Target> requiredTarget(ArrayRef<Target::Kind> kinds, StringRef what,
 }
 
 LogicalResult runCompile() {
-  mlir::DialectRegistry registry;
-  registerCompilerDialects(registry);
-  registerCompilerPasses();
-  mlir::MLIRContext context(registry);
-  // Messages name the node; a dump of the failing op helps no user.
-  context.printOpOnDiagnostic(false);
-  mlir::ScopedDiagnosticHandler handler(&context, printDiagnostic);
+  CompilerContext compiler;
+  mlir::MLIRContext &context = compiler.get();
 
   ImportOptions options;
   for (const std::string &spec : inputShapes)
@@ -227,6 +247,9 @@ LogicalResult runCompile() {
     mlir::TimingScope codegenTimer = root.nest("code generation");
     GraphOptions graph;
     graph.fuse = !noFusion;
+    graph.precision = precision;
+    graph.keepFp32.assign(keepFp32.begin(), keepFp32.end());
+    graph.calibration = calibration;
     if (failed(runPipeline(*module, any, stage, codegenTimer, graph)))
       return failure();
   }
@@ -299,6 +322,7 @@ int main(int argc, char **argv) {
       "  kiln run model.kiln --input input=x.npy --output-dir out/\n"
       "  kiln inspect model.kiln\n"
       "  kiln bench model.kiln --iterations 100\n"
+      "  kiln calibrate model.onnx --inputs samples/ -o scales.json\n"
       "  kiln compile model.onnx --target sm_90 --emit ptx -o model.ptx\n");
   if (compileCommand)
     return failed(runCompile()) || reportedError ? 1 : 0;
@@ -308,6 +332,8 @@ int main(int argc, char **argv) {
     return kiln::inspectModel();
   if (kiln::benchCommand)
     return kiln::benchModel();
+  if (kiln::calibrateCommand)
+    return kiln::calibrateModel();
   errs() << "kiln: give a command; see 'kiln --help'\n";
   return 1;
 }

@@ -1,6 +1,7 @@
 //===- Elementwise.cpp - constants, elementwise ops and casts -------------===//
 
 #include "dialects/kiln/KilnDialect.h"
+#include "dialects/kiln/Precision.h"
 #include "dialects/kiln/Shapes.h"
 #include "dialects/kiln/ops/Fold.h"
 
@@ -176,6 +177,18 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
 //===----------------------------------------------------------------------===//
 // kiln.clip
 //===----------------------------------------------------------------------===//
+
+LogicalResult RoundToOp::verify() {
+  std::optional<Precision> format = parsePrecision(getFormat());
+  if (!format || *format == Precision::FP32)
+    return emitOpError("format must be tf32, fp16, bf16 or fp8, not '") << getFormat() << "'";
+  float scale = getScale().convertToFloat();
+  if (!(scale > 0.0f) || !std::isfinite(scale))
+    return emitOpError("scale must be positive and finite, not ") << scale;
+  if (!getType().getElementType().isF32())
+    return emitOpError("rounds f32 tensors only");
+  return success();
+}
 
 LogicalResult ClipOp::verify() {
   if (getMin() > getMax())

@@ -1,0 +1,43 @@
+//===- Precision.h - the number formats matrix products can read -*- C++ -*-===//
+//
+// Precision assignment lets Conv, Gemm and MatMul read their operands in a
+// narrower format than f32 while accumulating in f32, as tensor cores do.
+// Operands stay f32 tensors in kiln's IR: they hold values the narrow
+// format can represent (weights rounded at compile time, activations by
+// kiln.round_to), so every target computes what the GPU computes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECTS_KILN_PRECISION_H
+#define KILN_DIALECTS_KILN_PRECISION_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+
+namespace kiln {
+
+enum class Precision {
+  FP32, ///< f32 itself
+  TF32, ///< f32's range, 10 mantissa bits
+  FP16, ///< IEEE half: 5 exponent bits, 10 mantissa bits, max 65504
+  BF16, ///< f32's range, 7 mantissa bits
+  FP8,  ///< OCP E4M3 (FN): 4 exponent bits, 3 mantissa bits, max 448, no infinity
+};
+
+/// The largest finite value of FP8 E4M3, which per-tensor scales map each
+/// tensor's absolute maximum to.
+constexpr float kFP8Max = 448.0f;
+
+/// "fp32", "tf32", "fp16", "bf16" or "fp8", as --precision spells them.
+std::optional<Precision> parsePrecision(llvm::StringRef name);
+llvm::StringRef precisionName(Precision precision);
+
+/// `value` rounded to the nearest value of `precision` (ties to even):
+/// overflow gives infinity in FP16, saturates at +-448 in FP8; NaN stays
+/// NaN.
+float roundTo(float value, Precision precision);
+
+} // namespace kiln
+
+#endif // KILN_DIALECTS_KILN_PRECISION_H

@@ -1,0 +1,188 @@
+//===- AssignPrecision.cpp - the format each product reads ----------------===//
+//
+// Tensor cores multiply TF32, FP16, BF16 or FP8 operands and accumulate in
+// f32. Here each Conv, Gemm and MatMul is given the format it reads: its
+// weights are rounded to it once, at compile time, and its activations by
+// a kiln.round_to just before it. The product itself still multiplies f32
+// tensors, so the host computes exactly what a GPU would (round to nearest
+// even, the format's range, FP8's saturation) and `kiln run` on the host
+// shows the error a low precision costs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/kiln/Precision.h"
+#include "dialects/kiln/Weights.h"
+#include "passes/Matching.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+
+namespace kiln {
+
+#define GEN_PASS_DEF_ASSIGNPRECISION
+#include "passes/Passes.h.inc"
+
+namespace {
+
+using namespace mlir;
+
+/// The ONNX operator type of a product, or empty.
+StringRef productType(Operation *op) {
+  if (isa<ConvOp>(op))
+    return "Conv";
+  if (isa<GemmOp>(op))
+    return "Gemm";
+  if (isa<MatMulOp>(op))
+    return "MatMul";
+  return "";
+}
+
+/// Reads a kiln calibrate file: {"tensors": {name: absolute maximum}}.
+FailureOr<llvm::StringMap<float>> readCalibration(StringRef path, Operation *at) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return at->emitError("cannot read the calibration file '")
+           << path << "': " << buffer.getError().message();
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return at->emitError("the calibration file '")
+           << path << "' is not JSON: " << llvm::toString(json.takeError());
+  const llvm::json::Object *object = json->getAsObject();
+  const llvm::json::Object *tensors = object ? object->getObject("tensors") : nullptr;
+  if (!tensors)
+    return at->emitError("the calibration file '")
+           << path << "' has no \"tensors\" object (write it with kiln calibrate)";
+  llvm::StringMap<float> result;
+  for (const auto &[name, value] : *tensors) {
+    std::optional<double> number = value.getAsNumber();
+    if (!number || !std::isfinite(*number) || *number < 0)
+      return at->emitError("the calibration file '")
+             << path << "': tensor '" << name.str()
+             << "' needs a finite, non-negative absolute maximum";
+    result[name.str()] = float(*number);
+  }
+  return result;
+}
+
+/// The per-tensor FP8 scale of values whose absolute maximum is `absmax`.
+float fp8Scale(float absmax) { return absmax > 0.0f ? absmax / kFP8Max : 1.0f; }
+
+struct AssignPrecision : impl::AssignPrecisionBase<AssignPrecision> {
+  using AssignPrecisionBase::AssignPrecisionBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<Precision> format = parsePrecision(precision);
+    if (!format) {
+      module.emitError("unknown precision '")
+          << precision << "': expected fp32, tf32, fp16, bf16 or fp8";
+      return signalPassFailure();
+    }
+    llvm::StringMap<float> absmax;
+    if (!calibration.empty()) {
+      FailureOr<llvm::StringMap<float>> read = readCalibration(calibration, module);
+      if (failed(read))
+        return signalPassFailure();
+      absmax = std::move(*read);
+    } else if (*format == Precision::FP8) {
+      module.emitError("fp8 needs the activations' scales: run kiln calibrate on sample "
+                       "inputs and pass its file with --calibration");
+      return signalPassFailure();
+    }
+
+    SmallVector<Operation *> products;
+    llvm::StringSet<> nodeNames;
+    module.walk([&](Operation *op) {
+      if (!productType(op).empty())
+        products.push_back(op);
+      for (StringRef name : onnxNodes(op->getLoc()))
+        nodeNames.insert(name);
+    });
+    for (const std::string &item : keepFp32) {
+      bool isType = item == "Conv" || item == "Gemm" || item == "MatMul";
+      bool named = llvm::any_of(nodeNames.keys(),
+                                [&](StringRef name) { return name.contains(item); });
+      if (!isType && !named) {
+        module.emitError("--keep-fp32: '")
+            << item << "' is neither Conv, Gemm or MatMul (the operators that run below "
+            << "fp32) nor part of any node's name";
+        return signalPassFailure();
+      }
+    }
+    if (*format == Precision::FP32)
+      return;
+
+    for (Operation *op : products) {
+      if (isKept(op))
+        continue;
+      op->setAttr("kiln.precision", StringAttr::get(&getContext(), precisionName(*format)));
+      for (unsigned operand : {0u, 1u})
+        if (failed(roundOperand(op, operand, *format, absmax)))
+          return signalPassFailure();
+    }
+  }
+
+private:
+  bool isKept(Operation *op) {
+    SmallVector<StringRef> names = onnxNodes(op->getLoc());
+    return llvm::any_of(keepFp32, [&](const std::string &item) {
+      return item == productType(op) ||
+             llvm::any_of(names, [&](StringRef name) { return name.contains(item); });
+    });
+  }
+
+  /// Makes operand `index` of `op` hold values of `format`.
+  LogicalResult roundOperand(Operation *op, unsigned index, Precision format,
+                             const llvm::StringMap<float> &absmax) {
+    Value value = op->getOperand(index);
+    OpBuilder b(op);
+    // Weights: rounded now, with their own scale for fp8.
+    if (auto constant = value.getDefiningOp<ConstantOp>()) {
+      std::optional<std::vector<float>> values = readF32(constant.getValue());
+      if (!values)
+        return op->emitError("cannot read the constant operand ") << index << " to round it";
+      float scale = 1.0f;
+      if (format == Precision::FP8) {
+        float largest = 0.0f;
+        for (float v : *values)
+          largest = std::fmax(largest, std::fabs(v));
+        scale = fp8Scale(largest);
+      }
+      for (float &v : *values)
+        v = roundTo(v / scale, format) * scale;
+      std::string name = precisionName(format).str();
+      if (auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue()))
+        name = (resource.getRawHandle().getKey() + "." + name).str();
+      auto type = cast<RankedTensorType>(value.getType());
+      op->setOperand(index, ConstantOp::create(b, constant.getLoc(), makeF32(type, *values, name)));
+      return success();
+    }
+    // Activations: rounded as they are read, with a calibrated scale for fp8.
+    float scale = 1.0f;
+    if (format == Precision::FP8) {
+      auto inputs = op->getAttrOfType<ArrayAttr>("kiln.inputs");
+      auto tensor = inputs && index < inputs.size() ? dyn_cast<StringAttr>(inputs[index])
+                                                    : StringAttr();
+      auto found = tensor ? absmax.find(tensor.getValue()) : absmax.end();
+      if (found == absmax.end())
+        return op->emitError("fp8: the calibration file '")
+               << calibration << "' has no absolute maximum for input " << index
+               << (tensor ? (" '" + tensor.getValue() + "'").str() : std::string())
+               << "; calibrate with inputs that reach this node";
+      scale = fp8Scale(found->second);
+    }
+    Value rounded = RoundToOp::create(b, op->getLoc(), value.getType(), value,
+                                      b.getStringAttr(precisionName(format)),
+                                      b.getF32FloatAttr(scale));
+    op->setOperand(index, rounded);
+    return success();
+  }
+};
+
+} // namespace
+} // namespace kiln

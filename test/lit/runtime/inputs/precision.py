@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Checks kiln's rounding to TF32, FP16, BF16 and FP8 E4M3 against NumPy and
+ml_dtypes.
+
+    precision.py model DIR    writes DIR/outer.onnx, DIR/a.npy and
+                              DIR/scales.json (a's absolute maximum: 448, so
+                              that its FP8 scale is 1)
+    precision.py check DIR FORMAT OUTPUT.npy
+
+outer.onnx is y = MatMul(a, w), a an input of shape [N, 1], w a constant of
+shape [1, M] whose largest magnitude is 448 (FP8 scale 1 too): each y[i, j]
+is the one product round(a[i]) * round(w[j]), so the output must equal the
+reference bit for bit. a and w hold ties, subnormals of FP16 and FP8,
+values past FP16's and FP8's ranges, a negative zero and (in a) a NaN.
+"""
+import json
+import os
+import sys
+
+import ml_dtypes
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+A = np.array([1.0, 0.1, -3.14159, 1e-5, 6e-8, 7e4, 1.00390625, 1.01171875,
+              0.001953125, 0.0029296875, 500.0, -0.0, 65519.0, np.nan],
+             np.float32).reshape(-1, 1)
+W = np.array([1.0, 0.3, -448.0, 2.5, 1e-3, 3.0e-6, 1.0 + 2**-11, 0.0048828125],
+             np.float32).reshape(1, -1)
+
+
+def tf32(x):
+    bits = x.view(np.uint32).astype(np.uint64)
+    lsb = (bits >> 13) & 1
+    rounded = ((bits + 0xFFF + lsb) & ~np.uint64(0x1FFF)).astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(x), x, rounded)
+
+
+ROUND = {
+    "tf32": tf32,
+    "fp16": lambda x: x.astype(np.float16).astype(np.float32),
+    "bf16": lambda x: x.astype(ml_dtypes.bfloat16).astype(np.float32),
+    # E4M3 saturates at 448 in kiln (as cuBLAS's FP8 conversions do).
+    "fp8": lambda x: np.clip(x, -448, 448).astype(ml_dtypes.float8_e4m3fn).astype(np.float32),
+}
+
+
+def model(out):
+    os.makedirs(out, exist_ok=True)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "w"], ["y"], name="/outer/MatMul")], "outer",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, list(A.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [A.shape[0], W.shape[1]])],
+        [numpy_helper.from_array(W, "w")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              os.path.join(out, "outer.onnx"))
+    np.save(os.path.join(out, "a.npy"), A)
+    with open(os.path.join(out, "scales.json"), "w") as f:
+        json.dump({"tensors": {"a": 448.0}}, f)
+
+
+def check(out, fmt, output):
+    with np.errstate(invalid="ignore", over="ignore"):
+        expected = ROUND[fmt](A) * ROUND[fmt](W)
+    actual = np.load(output)
+    same = (actual == expected) | (np.isnan(actual) & np.isnan(expected))
+    if not same.all():
+        for i, j in zip(*np.nonzero(~same)):
+            print(f"{fmt}: y[{i}, {j}] = round({A[i, 0]!r}) * round({W[0, j]!r}) is "
+                  f"{actual[i, j]!r}, expected {expected[i, j]!r}")
+        sys.exit(1)
+    print(f"{fmt}: {actual.size} products exact")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "model":
+        model(sys.argv[2])
+    else:
+        check(sys.argv[2], sys.argv[3], sys.argv[4])

@@ -1,0 +1,31 @@
+//===- Compiler.h - what kiln's compiling commands share --------*- C++ -*-===//
+
+#ifndef KILN_TOOLS_KILN_COMPILER_H
+#define KILN_TOOLS_KILN_COMPILER_H
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+
+namespace kiln {
+
+/// Prints a compiler diagnostic as "kiln: error: [node 'N': ]message".
+llvm::LogicalResult printDiagnostic(mlir::Diagnostic &diag);
+/// Whether printDiagnostic has printed an error: some MLIR components
+/// report an error and carry on, and kiln must still exit non-zero.
+extern bool reportedError;
+
+/// An MLIR context with kiln's dialects and passes whose diagnostics go
+/// to printDiagnostic.
+class CompilerContext {
+public:
+  CompilerContext();
+  mlir::MLIRContext &get() { return context; }
+
+private:
+  mlir::MLIRContext context;
+  mlir::ScopedDiagnosticHandler handler;
+};
+
+} // namespace kiln
+
+#endif // KILN_TOOLS_KILN_COMPILER_H
