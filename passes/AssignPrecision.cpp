@@ -120,7 +120,7 @@ struct AssignPrecision : impl::AssignPrecisionBase<AssignPrecision> {
     for (Operation *op : products) {
       if (isKept(op))
         continue;
-      op->setAttr("kiln.precision", StringAttr::get(&getContext(), precisionName(*format)));
+      op->setAttr(kPrecisionAttr, StringAttr::get(&getContext(), precisionName(*format)));
       for (unsigned operand : {0u, 1u})
         if (failed(roundOperand(op, operand, *format, absmax)))
           return signalPassFailure();

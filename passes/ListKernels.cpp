@@ -1,5 +1,6 @@
 //===- ListKernels.cpp - the execution plan, for the artifact's manifest --===//
 
+#include "dialects/kiln/Precision.h"
 #include "passes/Passes.h"
 
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -73,6 +74,44 @@ Value storedBuffer(Operation *kernel) {
   return result;
 }
 
+/// The planned buffer `value` is part of: a memref.view of the arena or
+/// the weights, or an argument, through reshapes and slices.
+Value bufferOf(Value value) {
+  while (Operation *definition = value.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(definition);
+    if (!view || isa<memref::ViewOp>(definition))
+      break;
+    value = view.getViewSource();
+  }
+  return value;
+}
+
+/// The buffers defined outside `kernel` that it reads.
+SmallVector<Value> readBuffers(Operation *kernel) {
+  SmallVector<Value> reads;
+  auto add = [&](Value value) {
+    Value buffer = bufferOf(value);
+    Operation *owner = buffer.getParentBlock()->getParentOp();
+    if (!kernel->isAncestor(owner) && !llvm::is_contained(reads, buffer))
+      reads.push_back(buffer);
+  };
+  // A linalg op reads its inputs, and the outputs it accumulates into.
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(kernel))
+    for (OpOperand &operand : kernel->getOpOperands())
+      if (isa<MemRefType>(operand.get().getType()) &&
+          (linalgOp.isDpsInput(&operand) || linalgOp.payloadUsesValueFromOperand(&operand)))
+        add(operand.get());
+  kernel->walk([&](Operation *op) {
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      add(load.getMemRef());
+    else if (auto load = dyn_cast<vector::LoadOp>(op))
+      add(load.getBase());
+    else if (auto masked = dyn_cast<vector::MaskedLoadOp>(op))
+      add(masked.getBase());
+  });
+  return reads;
+}
+
 struct ListKernels : impl::ListKernelsBase<ListKernels> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -81,6 +120,8 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
       return;
     OpBuilder b(&getContext());
     SmallVector<Attribute> kernels;
+    // The kernel that last wrote each buffer, to find what each one reads.
+    llvm::DenseMap<Value, int64_t> writer;
     for (Operation &op : main.getBody().front()) {
       Value result;
       StringRef kind;
@@ -120,8 +161,26 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
         else if (auto name = attrs ? attrs.getAs<StringAttr>("kiln.name") : StringAttr())
           buffer = name.str();
       }
+      SmallVector<int64_t> after;
+      SmallVector<Attribute> inputs;
+      for (Value read : readBuffers(&op)) {
+        if (auto found = writer.find(read); found != writer.end()) {
+          if (!llvm::is_contained(after, found->second))
+            after.push_back(found->second);
+        } else if (auto argument = dyn_cast<BlockArgument>(read)) {
+          if (auto name = main.getArgAttrOfType<StringAttr>(argument.getArgNumber(), "kiln.name"))
+            inputs.push_back(name);
+        }
+      }
+      llvm::sort(after);
+      writer[bufferOf(result)] = int64_t(kernels.size());
+      // The format a product reads, or that a rounding kernel rounds to.
+      auto precision = op.getAttrOfType<StringAttr>(kPrecisionAttr);
       kernels.push_back(b.getDictionaryAttr({
           b.getNamedAttr("kind", b.getStringAttr(kind)),
+          b.getNamedAttr("precision", precision ? precision : b.getStringAttr("fp32")),
+          b.getNamedAttr("after", b.getDenseI64ArrayAttr(after)),
+          b.getNamedAttr("inputs", b.getArrayAttr(inputs)),
           b.getNamedAttr("node", b.getStringAttr(llvm::join(onnxNodes(op.getLoc()), ", "))),
           b.getNamedAttr("buffer", b.getStringAttr(buffer)),
           b.getNamedAttr("offset", b.getI64IntegerAttr(offset)),

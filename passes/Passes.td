@@ -184,9 +184,11 @@ def ListKernels : Pass<"kiln-list-kernels", "mlir::ModuleOp"> {
     `kiln.kernel` (a register-tiled product with what it fused); the
     module's `kiln.kernels` attribute lists them in execution order, each
     with its kind (matmul, elementwise, reduce, pool, gather, copy, fill,
-    broadcast, transpose), the ONNX nodes it came from (its name
-    locations), and where its result goes: the model output it writes, or
-    its byte offset and size in the activation arena.
+    broadcast, transpose), the format its product reads (`precision`, fp32
+    for every kernel without one), the ONNX nodes it came from (its name
+    locations), where its result goes (the model output it writes, or its
+    byte offset and size in the activation arena) and what it reads: the
+    kernels whose results it reads (`after`) and the model inputs.
   }];
 }
 

@@ -33,6 +33,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/kiln/Precision.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -437,6 +438,8 @@ public:
       kernel = loop;
     }
     kernel->setAttr(kKernelAttr, b.getStringAttr("matmul"));
+    if (Attribute precision = op->getAttr(kPrecisionAttr))
+      kernel->setAttr(kPrecisionAttr, precision);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(body->getTerminator());
 

@@ -147,6 +147,9 @@ struct ElementwiseToLinalg : OpRewritePattern<OpT> {
         rewriter, op.getLoc(), cast<RankedTensorType>(op->getResult(0).getType()),
         op->getOperands(),
         [&](OpBuilder &b, Location loc, ValueRange args) { return body(op, b, loc, args); });
+    // A rounding to a product's format says so in the kernel list.
+    if constexpr (std::is_same_v<OpT, RoundToOp>)
+      result.getDefiningOp()->setAttr(kPrecisionAttr, op.getFormatAttr());
     rewriter.replaceOp(op, result);
     return success();
   }

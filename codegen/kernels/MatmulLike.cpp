@@ -11,6 +11,7 @@
 #include "codegen/kernels/Builders.h"
 #include "codegen/kernels/Kernels.h"
 #include "dialects/kiln/KilnDialect.h"
+#include "dialects/kiln/Precision.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -22,18 +23,22 @@ namespace kiln {
 namespace {
 
 /// A contraction as linalg.generic: `init` += lhs * rhs over the given maps
-/// (lhs, rhs, result) and iterators.
-Value contract(OpBuilder &b, Location loc, Value lhs, Value rhs, Value init,
+/// (lhs, rhs, result) and iterators. It keeps the format `source` (the
+/// Conv, Gemm or MatMul) reads, for the kernel list.
+Value contract(OpBuilder &b, Operation *source, Value lhs, Value rhs, Value init,
                ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators) {
-  return linalg::GenericOp::create(
+  Location loc = source->getLoc();
+  auto generic = linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init},
              maps, iterators,
              [](OpBuilder &nested, Location l, ValueRange args) {
                Value product = arith::MulFOp::create(nested, l, args[0], args[1]);
                linalg::YieldOp::create(nested, l,
                                        arith::AddFOp::create(nested, l, args[2], product).getResult());
-             })
-      .getResult(0);
+             });
+  if (Attribute precision = source->getAttr(kPrecisionAttr))
+    generic->setAttr(kPrecisionAttr, precision);
+  return generic.getResult(0);
 }
 
 /// The im2col columns of a convolution:
@@ -151,7 +156,7 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
                                    AffineMap::get(5, 0, {n, g, f, o}, context)};
     SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
-    Value result = contract(rewriter, loc, weight, columns, init, maps, iterators);
+    Value result = contract(rewriter, op, weight, columns, init, maps, iterators);
     result = reshape(rewriter, loc, result, type.getShape());
     // The bias, added after the product, is the start of its epilogue.
     if (Value bias = op.getBias()) {
@@ -195,7 +200,7 @@ struct GemmToLinalg : OpRewritePattern<GemmOp> {
                                                   utils::IteratorType::reduction,
                                                   utils::IteratorType::parallel};
     Value zeros = filled(rewriter, loc, type, rewriter.getZeroAttr(type.getElementType()));
-    Value product = contract(rewriter, loc, op.getA(), bMatrix, zeros, maps, iterators);
+    Value product = contract(rewriter, op, op.getA(), bMatrix, zeros, maps, iterators);
 
     double alpha = op.getAlpha().convertToDouble(), beta = op.getBeta().convertToDouble();
     SmallVector<Value> operands = {product};
@@ -271,7 +276,7 @@ struct MatMulToLinalg : OpRewritePattern<MatMulOp> {
     iterators.append({utils::IteratorType::reduction, utils::IteratorType::parallel});
     auto outType = RankedTensorType::get(outShape, type.getElementType());
     Value zeros = filled(rewriter, loc, outType, rewriter.getZeroAttr(type.getElementType()));
-    Value result = contract(rewriter, loc, lhs, rhs, zeros, maps, iterators);
+    Value result = contract(rewriter, op, lhs, rhs, zeros, maps, iterators);
     rewriter.replaceOp(op, reshape(rewriter, loc, result, type.getShape()));
     return success();
   }

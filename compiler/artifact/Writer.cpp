@@ -143,7 +143,8 @@ FailureOr<std::string> writeArtifact(ModuleOp planned, ArrayRef<TensorSignature>
       auto text = [&](StringRef key) { return dict.getAs<StringAttr>(key).str(); };
       kernelList.push_back(artifact::CreateKernelDirect(
           builder, text("kind").c_str(), text("node").c_str(), text("buffer").c_str(),
-          dict.getAs<IntegerAttr>("offset").getInt(), dict.getAs<IntegerAttr>("bytes").getInt()));
+          dict.getAs<IntegerAttr>("offset").getInt(), dict.getAs<IntegerAttr>("bytes").getInt(),
+          text("precision").c_str()));
     }
     builder.Finish(artifact::CreateModelDirect(builder, "kiln 0.1", source.c_str(), &in, &out,
                                                arenaBytes.getInt(), weightsOffset,

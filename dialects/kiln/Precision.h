@@ -25,6 +25,10 @@ enum class Precision {
   FP8,  ///< OCP E4M3 (FN): 4 exponent bits, 3 mantissa bits, max 448, no infinity
 };
 
+/// On a Conv, Gemm or MatMul below fp32, and on the kernels made of it: the
+/// format it reads, by name.
+constexpr llvm::StringLiteral kPrecisionAttr = "kiln.precision";
+
 /// The largest finite value of FP8 E4M3, which per-tensor scales map each
 /// tensor's absolute maximum to.
 constexpr float kFP8Max = 448.0f;

@@ -16,6 +16,7 @@
 #include "codegen/host/Host.h"
 #include "codegen/nvptx/NVPTX.h"
 #include "dialects/kiln/KilnDialect.h"
+#include "passes/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -26,6 +27,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+
+#include <set>
 
 using namespace llvm;
 using namespace kiln;
@@ -82,12 +85,13 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::sub(compileCommand));
 
-enum class Emit { Artifact, Kiln, Fused, Linalg, Kernels, PTX, AMDGCN, HSACO, LLVM, Object, SharedObject };
+enum class Emit { Artifact, Kiln, Fused, Dot, Linalg, Kernels, PTX, AMDGCN, HSACO, LLVM, Object, SharedObject };
 cl::opt<Emit> emit(
     "emit", cl::desc("What to produce (default: the artifact with -o, else the kiln dialect)"),
     cl::values(clEnumValN(Emit::Artifact, "artifact", "the .kiln artifact the runtime loads"),
                clEnumValN(Emit::Kiln, "kiln", "the imported kiln dialect"),
                clEnumValN(Emit::Fused, "fused", "the kiln dialect after graph optimization"),
+               clEnumValN(Emit::Dot, "dot", "a Graphviz graph of the host kernels, coloured by precision"),
                clEnumValN(Emit::Linalg, "linalg", "after the kernel generators (linalg on tensors)"),
                clEnumValN(Emit::Kernels, "kernels", "after GPU kernel formation (gpu.module @kernels)"),
                clEnumValN(Emit::PTX, "ptx", "PTX for an NVIDIA --target"),
@@ -132,6 +136,61 @@ cl::opt<std::string> calibration(
 void progress(const char *phase) {
   if (!timing && errs().is_displayed())
     errs() << "kiln: " << phase << "...\n";
+}
+
+/// The plan's kernels as a Graphviz graph: one box per kernel, coloured by
+/// the format its product reads, with an edge from each kernel (or model
+/// input) to the kernels that read its result.
+void printKernelGraph(mlir::ModuleOp module, raw_ostream &os) {
+  auto kernels = module->getAttrOfType<mlir::ArrayAttr>(kKernelsAttr);
+  auto quote = [](StringRef text) {
+    std::string quoted;
+    for (char c : text)
+      quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    return quoted;
+  };
+  const std::pair<StringRef, StringRef> colours[] = {
+      {"fp32", "#e8e8e8"}, {"tf32", "#9ecae1"}, {"fp16", "#a1d99b"},
+      {"bf16", "#fdd0a2"}, {"fp8", "#fc9272"}};
+  auto colourOf = [&](StringRef precision) {
+    for (auto &[name, colour] : colours)
+      if (name == precision)
+        return colour;
+    return StringRef("#ffffff");
+  };
+  os << "digraph kernels {\n"
+     << "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n";
+  os << "  legend [shape=plaintext, style=\"\", label=<<table border=\"0\">";
+  for (auto &[name, colour] : colours)
+    os << "<tr><td bgcolor=\"" << colour << "\">" << name << "</td></tr>";
+  os << "</table>>];\n";
+  std::set<std::string> modelInputs;
+  for (auto [i, entry] : llvm::enumerate(kernels.getAsRange<mlir::DictionaryAttr>())) {
+    StringRef precision = entry.getAs<mlir::StringAttr>("precision").getValue();
+    SmallVector<StringRef> nodes;
+    entry.getAs<mlir::StringAttr>("node").getValue().split(nodes, ", ");
+    std::string label = "#" + std::to_string(i) + " " +
+                        entry.getAs<mlir::StringAttr>("kind").str() + " (" + precision.str() + ")";
+    for (size_t n = 0; n < std::min<size_t>(nodes.size(), 3); ++n)
+      label += "\\n" + quote(nodes[n]);
+    if (nodes.size() > 3)
+      label += "\\n+" + std::to_string(nodes.size() - 3) + " more";
+    os << "  k" << i << " [label=\"" << label << "\", fillcolor=\"" << colourOf(precision)
+       << "\"];\n";
+    for (int64_t from : entry.getAs<mlir::DenseI64ArrayAttr>("after").asArrayRef())
+      os << "  k" << from << " -> k" << i << ";\n";
+    for (auto input : entry.getAs<mlir::ArrayAttr>("inputs").getAsRange<mlir::StringAttr>()) {
+      if (modelInputs.insert(input.str()).second)
+        os << "  \"in:" << quote(input) << "\" [shape=ellipse, style=\"\", label=\""
+           << quote(input) << "\"];\n";
+      os << "  \"in:" << quote(input) << "\" -> k" << i << ";\n";
+    }
+    StringRef buffer = entry.getAs<mlir::StringAttr>("buffer").getValue();
+    if (buffer != "arena")
+      os << "  \"out:" << quote(buffer) << "\" [shape=ellipse, style=\"\", label=\""
+         << quote(buffer) << "\"];\n  k" << i << " -> \"out:" << quote(buffer) << "\";\n";
+  }
+  os << "}\n";
 }
 
 LogicalResult fail(const Twine &message) {
@@ -203,6 +262,9 @@ LogicalResult runCompile() {
     break;
   case Emit::Artifact:
     chosen = requiredTarget({Kind::Host}, "artifact", "host");
+    break;
+  case Emit::Dot:
+    chosen = requiredTarget({Kind::Host}, "dot", "host");
     break;
   }
   if (emit != Emit::Kiln && emit != Emit::Fused && emit != Emit::Linalg) {
@@ -299,6 +361,8 @@ LogicalResult runCompile() {
       object = std::move(*linked);
     }
     output->os() << *object;
+  } else if (emit == Emit::Dot) {
+    printKernelGraph(*module, output->os());
   } else {
     mlir::OpPrintingFlags flags;
     if (!printWeights)
