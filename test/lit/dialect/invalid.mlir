@@ -35,6 +35,30 @@ func.func @dynamic_shape(%a: tensor<?xf32>) {
 
 // -----
 
+func.func @round_to_format(%a: tensor<2xf32>) {
+  // expected-error @+1 {{format must be tf32, fp16, bf16 or fp8, not 'fp4'}}
+  %0 = kiln.round_to %a {format = "fp4", scale = 1.0 : f32} : tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @round_to_scale(%a: tensor<2xf32>) {
+  // expected-error @+1 {{scale must be positive and finite, not 0}}
+  %0 = kiln.round_to %a {format = "fp8", scale = 0.0 : f32} : tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @round_to_f16(%a: tensor<2xf16>) {
+  // expected-error @+1 {{rounds f32 tensors only}}
+  %0 = kiln.round_to %a {format = "bf16", scale = 1.0 : f32} : tensor<2xf16>
+  return
+}
+
+// -----
+
 func.func @clip_bounds(%a: tensor<2xf32>) {
   // expected-error @+1 {{min 6.000000e+00 exceeds max 0.000000e+00}}
   %0 = kiln.clip %a {min = 6.0 : f64, max = 0.0 : f64} : tensor<2xf32>

@@ -22,7 +22,9 @@ func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %i: tensor<2x3xi6
   %12 = kiln.relu %11 : tensor<2x3xf32>
   %h = kiln.hard_swish %12 : tensor<2x3xf32>
   // CHECK: kiln.gelu %{{.*}} : tensor<2x3xf32>
-  %13 = kiln.gelu %h : tensor<2x3xf32>
+  %g = kiln.gelu %h : tensor<2x3xf32>
+  // CHECK: kiln.round_to %{{.*}} {format = "fp8", scale = 1.250000e-01 : f32} : tensor<2x3xf32>
+  %13 = kiln.round_to %g {format = "fp8", scale = 0.125 : f32} : tensor<2x3xf32>
   // CHECK: kiln.leaky_relu %{{.*}} {alpha = 1.000000e-01 : f32}
   %14 = kiln.leaky_relu %13 {alpha = 0.1 : f32} : tensor<2x3xf32>
   %15 = kiln.hard_sigmoid %14 {alpha = 0.2 : f32, beta = 0.5 : f32} : tensor<2x3xf32>
