@@ -77,6 +77,25 @@ def FuseGelu : Pass<"kiln-fuse-gelu", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def AssignLayout : Pass<"kiln-assign-layout", "mlir::ModuleOp"> {
+  let summary = "Runs convolutions and pooling channels last (NHWC) when asked";
+  let description = [{
+    With `layout=nhwc`, every `kiln.conv` of one group and every pooling
+    becomes its `channels_last` form between a transpose of its input to
+    N x D1..Dk x C and one of its result back; a constant weight is
+    transposed at compile time to K1..Kk x C x M. The transposes then sink
+    through elementwise ops of one operand and through Add, Sub, Mul and Div
+    of two operands transposed alike, and cancel in pairs (the transpose
+    folder), so layout changes remain only at the graph's inputs and outputs
+    and around ops without a channels-last form. `layout=nchw` (the host's
+    default) changes nothing.
+  }];
+  let options = [
+    Option<"layout", "layout", "std::string", "\"nchw\"", "nchw or nhwc">
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def AssignPrecision : Pass<"kiln-assign-precision", "mlir::ModuleOp"> {
   let summary = "Chooses the format each Conv, Gemm and MatMul reads its operands in";
   let description = [{

@@ -45,14 +45,21 @@ Value contract(OpBuilder &b, Operation *source, Value lhs, Value rhs, Value init
 ///
 ///   columns[n, g, c, k_1..k_s, o_1..o_s] = input[n, g*C + c, o*stride + k*dilation - pad]
 ///
-/// zero where that falls in the padding. Bounds are checked only along
-/// spatial dimensions some window overhangs.
+/// or, channels last, columns[n, o_1..o_s, k_1..k_s, c] = input[n, o*stride +
+/// k*dilation - pad, c]; zero where that falls in the padding. Bounds are
+/// checked only along spatial dimensions some window overhangs.
 Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType) {
-  RankedTensorType type = op.getType();
-  auto inputType = op.getInput().getType();
+  bool last = op.getChannelsLast();
+  RankedTensorType type = last ? channelsFirst(op.getType()) : op.getType();
+  auto inputType = last ? channelsFirst(op.getInput().getType()) : op.getInput().getType();
   int64_t spatial = type.getRank() - 2;
-  int64_t channelsPerGroup = op.getWeight().getType().getDimSize(1);
-  ArrayRef<int64_t> window = op.getWeight().getType().getShape().drop_front(2);
+  auto weightShape = op.getWeight().getType().getShape();
+  int64_t channelsPerGroup = last ? weightShape[spatial] : weightShape[1];
+  ArrayRef<int64_t> window = last ? weightShape.take_front(spatial) : weightShape.drop_front(2);
+  // Where the columns keep the channel, each window offset and each output
+  // position.
+  int64_t channelDim = last ? 1 + 2 * spatial : 2, windowDim = last ? 1 + spatial : 3,
+          outputDim = last ? 1 : 3 + spatial;
   ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(),
                     dilations = op.getDilations();
   Value input = op.getInput();
@@ -68,16 +75,21 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
                  return arith::ConstantIndexOp::create(nested, l, value);
                };
                auto dim = [&](int64_t d) -> Value { return linalg::IndexOp::create(nested, l, d); };
-               Value channel = arith::AddIOp::create(
-                   nested, l, arith::MulIOp::create(nested, l, dim(1), index(channelsPerGroup)),
-                   dim(2));
-               SmallVector<Value> at = {dim(0), channel};
+               Value channel = last ? dim(channelDim)
+                                    : arith::AddIOp::create(
+                                          nested, l,
+                                          arith::MulIOp::create(nested, l, dim(1), index(channelsPerGroup)),
+                                          dim(channelDim))
+                                          .getResult();
+               SmallVector<Value> at = {dim(0)};
+               if (!last)
+                 at.push_back(channel);
                Value inside;
                for (int64_t i = 0; i < spatial; ++i) {
                  int64_t size = inputType.getDimSize(i + 2);
                  Value position = arith::AddIOp::create(
-                     nested, l, arith::MulIOp::create(nested, l, dim(3 + spatial + i), index(strides[i])),
-                     arith::MulIOp::create(nested, l, dim(3 + i), index(dilations[i])));
+                     nested, l, arith::MulIOp::create(nested, l, dim(outputDim + i), index(strides[i])),
+                     arith::MulIOp::create(nested, l, dim(windowDim + i), index(dilations[i])));
                  position = arith::SubIOp::create(nested, l, position, index(pads[i]));
                  int64_t last = (type.getDimSize(i + 2) - 1) * strides[i] +
                                 (window[i] - 1) * dilations[i] - pads[i];
@@ -90,6 +102,8 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
                  }
                  at.push_back(position);
                }
+               if (last)
+                 at.push_back(channel);
                Value value = tensor::ExtractOp::create(nested, l, input, at);
                if (inside)
                  value = arith::SelectOp::create(nested, l, inside, value,
@@ -115,6 +129,8 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ConvOp op, PatternRewriter &rewriter) const override {
+    if (op.getChannelsLast())
+      return rewriteChannelsLast(op, rewriter);
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     Type element = type.getElementType();
@@ -158,17 +174,71 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
     iterators.push_back(utils::IteratorType::reduction);
     Value result = contract(rewriter, op, weight, columns, init, maps, iterators);
     result = reshape(rewriter, loc, result, type.getShape());
-    // The bias, added after the product, is the start of its epilogue.
-    if (Value bias = op.getBias()) {
-      int64_t rank = type.getRank();
-      result = elementwise(rewriter, loc, type, {result, bias},
-                           {rewriter.getMultiDimIdentityMap(rank),
-                            AffineMap::get(rank, 0, rewriter.getAffineDimExpr(1))},
-                           [](OpBuilder &b, Location l, ValueRange args) -> Value {
-                             return arith::AddFOp::create(b, l, args[0], args[1]);
-                           });
+    rewriter.replaceOp(op, addBias(rewriter, op, result, /*channel=*/1));
+    return success();
+  }
+
+  /// The bias, added after the product (the start of its epilogue), along
+  /// dimension `channel` of the result.
+  static Value addBias(OpBuilder &b, ConvOp op, Value result, int64_t channel) {
+    Value bias = op.getBias();
+    if (!bias)
+      return result;
+    int64_t rank = op.getType().getRank();
+    return elementwise(b, op.getLoc(), op.getType(), {result, bias},
+                       {b.getMultiDimIdentityMap(rank),
+                        AffineMap::get(rank, 0, b.getAffineDimExpr(channel))},
+                       [](OpBuilder &nested, Location l, ValueRange args) -> Value {
+                         return arith::AddFOp::create(nested, l, args[0], args[1]);
+                       });
+  }
+
+  /// A channels-last convolution (one group) as one product over im2col
+  /// rows:
+  ///
+  ///   out[n, o, m] += columns[n, o, (k, c)] * weight[(k, c), m]
+  ///
+  /// the output channels innermost in both the result and the weights, as
+  /// an NHWC implicit GEMM reads them. A 1x1 convolution at stride 1 without
+  /// padding reads its input as the rows.
+  static LogicalResult rewriteChannelsLast(ConvOp op, PatternRewriter &rewriter) {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Type element = type.getElementType();
+    int64_t spatial = type.getRank() - 2;
+    auto weightShape = op.getWeight().getType().getShape();
+    int64_t batch = type.getDimSize(0), filters = type.getShape().back();
+    int64_t positions = computeProduct(type.getShape().drop_front().drop_back());
+    int64_t reduced = computeProduct(weightShape.drop_back());
+    ArrayRef<int64_t> window = weightShape.take_front(spatial);
+    bool direct = llvm::all_of(window, [](int64_t k) { return k == 1; }) &&
+                  llvm::all_of(op.getStrides(), [](int64_t s) { return s == 1; }) &&
+                  llvm::all_of(op.getPads(), [](int64_t p) { return p == 0; });
+    Value rows;
+    if (direct) {
+      rows = reshape(rewriter, loc, op.getInput(), {batch, positions, reduced});
+    } else {
+      SmallVector<int64_t> shape(type.getShape().drop_back());
+      llvm::append_range(shape, window);
+      shape.push_back(weightShape[spatial]);
+      rows = im2col(rewriter, loc, op, RankedTensorType::get(shape, element));
+      rows = reshape(rewriter, loc, rows, {batch, positions, reduced});
     }
-    rewriter.replaceOp(op, result);
+    Value weight = reshape(rewriter, loc, op.getWeight(), {reduced, filters});
+    Value init = reshape(rewriter, loc, filled(rewriter, loc, type, rewriter.getZeroAttr(element)),
+                         {batch, positions, filters});
+    // Iteration space: n, o, m | (k, c).
+    AffineExpr n = rewriter.getAffineDimExpr(0), o = rewriter.getAffineDimExpr(1),
+               m = rewriter.getAffineDimExpr(2), kc = rewriter.getAffineDimExpr(3);
+    MLIRContext *context = op.getContext();
+    SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {n, o, kc}, context),
+                                   AffineMap::get(4, 0, {kc, m}, context),
+                                   AffineMap::get(4, 0, {n, o, m}, context)};
+    SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    Value result = contract(rewriter, op, rows, weight, init, maps, iterators);
+    result = reshape(rewriter, loc, result, type.getShape());
+    rewriter.replaceOp(op, addBias(rewriter, op, result, type.getRank() - 1));
     return success();
   }
 };

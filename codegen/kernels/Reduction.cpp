@@ -93,6 +93,8 @@ struct LayerNormToLinalg : OpRewritePattern<LayerNormOp> {
 struct Window {
   ArrayRef<int64_t> kernel, strides, pads, dilations;
   bool countIncludePad = false;
+  /// Channels last (N x D1..Dk x C) rather than N x C x D1..Dk.
+  bool channelsLast = false;
 };
 
 /// Max or average pooling as one kernel: an all-parallel generic over the
@@ -106,6 +108,8 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
   auto inputType = cast<RankedTensorType>(input.getType());
   Type element = type.getElementType();
   int64_t rank = type.getRank(), spatial = rank - 2;
+  // The first spatial dimension, in the input and the output.
+  int64_t first = w.channelsLast ? 1 : 2;
   TypedAttr identity = isMax ? lowestValue(element) : cast<TypedAttr>(b.getZeroAttr(element));
   Value init = tensor::EmptyOp::create(b, loc, type.getShape(), element);
   SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
@@ -130,15 +134,17 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
             });
         return loop.getResults();
       }
-      SmallVector<Value> at = {outputAt[0], outputAt[1]};
+      SmallVector<Value> at = {outputAt[0]};
+      if (!w.channelsLast)
+        at.push_back(outputAt[1]);
       Value inside, counted;
       for (int64_t d = 0; d < spatial; ++d) {
-        int64_t size = inputType.getDimSize(d + 2);
+        int64_t size = inputType.getDimSize(d + first);
         Value position = arith::AddIOp::create(
-            lb, l, arith::MulIOp::create(lb, l, outputAt[d + 2], index(w.strides[d])),
+            lb, l, arith::MulIOp::create(lb, l, outputAt[d + first], index(w.strides[d])),
             arith::MulIOp::create(lb, l, offsets[d], index(w.dilations[d])));
         position = arith::SubIOp::create(lb, l, position, index(w.pads[d]));
-        int64_t last = (type.getDimSize(d + 2) - 1) * w.strides[d] +
+        int64_t last = (type.getDimSize(d + first) - 1) * w.strides[d] +
                        (w.kernel[d] - 1) * w.dilations[d] - w.pads[d];
         auto within = [&](int64_t low, int64_t high) -> Value {
           Value above = arith::CmpIOp::create(lb, l, arith::CmpIPredicate::sge, position, index(low));
@@ -157,6 +163,8 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
         }
         at.push_back(position);
       }
+      if (w.channelsLast)
+        at.push_back(outputAt[rank - 1]);
       if (!w.countIncludePad)
         counted = inside;
       Value value = tensor::ExtractOp::create(lb, l, input, at);
@@ -197,6 +205,7 @@ struct PoolToLinalg : OpRewritePattern<OpT> {
     Window window{op.getKernelShape(), op.getStrides(), op.getPads(), op.getDilations()};
     if constexpr (!isMax)
       window.countIncludePad = op.getCountIncludePad();
+    window.channelsLast = op.getChannelsLast();
     rewriter.replaceOp(op, pool(rewriter, op.getLoc(), op.getInput(), op.getType(), window, isMax));
     return success();
   }
@@ -208,9 +217,12 @@ struct GlobalAveragePoolToLinalg : OpRewritePattern<GlobalAveragePoolOp> {
   LogicalResult matchAndRewrite(GlobalAveragePoolOp op, PatternRewriter &rewriter) const override {
     if (!isa<FloatType>(op.getType().getElementType()))
       return rewriter.notifyMatchFailure(op, "pooling is generated for floats only");
-    ArrayRef<int64_t> image = op.getInput().getType().getShape().drop_front(2);
+    ArrayRef<int64_t> shape = op.getInput().getType().getShape();
+    ArrayRef<int64_t> image =
+        op.getChannelsLast() ? shape.drop_front().drop_back() : shape.drop_front(2);
     SmallVector<int64_t> ones(image.size(), 1), zeros(2 * image.size(), 0);
     Window window{image, ones, zeros, ones};
+    window.channelsLast = op.getChannelsLast();
     rewriter.replaceOp(op, pool(rewriter, op.getLoc(), op.getInput(), op.getType(), window,
                                 /*isMax=*/false));
     return success();

@@ -77,6 +77,10 @@ llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
       graph.fuse ? "func.func(kiln-fold-batch-norm,kiln-fuse-layer-norm,kiln-fuse-gelu),canonicalize,cse"
                  : "canonicalize,cse",
       pm, errorStream);
+  AssignLayoutOptions layout;
+  layout.layout = !graph.layout.empty() ? graph.layout : target.isHost() ? "nchw" : "nhwc";
+  pm.addPass(createAssignLayout(layout));
+  pm.addPass(mlir::createCanonicalizerPass());
   AssignPrecisionOptions precision;
   precision.precision = !graph.precision.empty() ? graph.precision
                         : target.isHost()        ? "fp32"

@@ -50,6 +50,9 @@ struct GraphOptions {
   /// layer norms and GELUs made whole, elementwise chains, and on the host
   /// the kernels around each product); off, the graph is only folded.
   bool fuse = true;
+  /// The layout convolutions and pooling run in: nchw or nhwc; empty, the
+  /// target's default: nhwc on GPUs, nchw on the host.
+  std::string layout;
   /// The format Conv, Gemm and MatMul read their operands in (fp32, tf32,
   /// fp16, bf16 or fp8); empty, the target's default: tf32 on GPUs, fp32 on
   /// the host.

@@ -38,6 +38,19 @@ Operation *KilnDialect::materializeConstant(OpBuilder &builder,
   return ConstantOp::create(builder, loc, type, elements);
 }
 
+RankedTensorType kiln::channelsLast(RankedTensorType type) {
+  SmallVector<int64_t> shape = {type.getDimSize(0)};
+  llvm::append_range(shape, type.getShape().drop_front(2));
+  shape.push_back(type.getDimSize(1));
+  return type.clone(shape);
+}
+
+RankedTensorType kiln::channelsFirst(RankedTensorType type) {
+  SmallVector<int64_t> shape = {type.getDimSize(0), type.getShape().back()};
+  llvm::append_range(shape, type.getShape().drop_front().drop_back());
+  return type.clone(shape);
+}
+
 SmallVector<StringRef> kiln::onnxNodes(Location loc) {
   SmallVector<StringRef> nodes;
   loc->walk([&](Location inner) {

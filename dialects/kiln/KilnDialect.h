@@ -37,13 +37,18 @@ llvm::LogicalResult
 inferPoolResult(std::optional<mlir::Location> location, mlir::Type input,
                 llvm::ArrayRef<int64_t> kernelShape,
                 llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> pads,
-                llvm::ArrayRef<int64_t> dilations, bool ceilMode,
+                llvm::ArrayRef<int64_t> dilations, bool ceilMode, bool channelsLast,
                 llvm::SmallVectorImpl<mlir::Type> &types);
 llvm::LogicalResult inferReduceResult(std::optional<mlir::Location> location,
                                       mlir::Type input,
                                       llvm::ArrayRef<int64_t> axes,
                                       bool keepdims,
                                       llvm::SmallVectorImpl<mlir::Type> &types);
+
+/// `type` (N x C x D1..Dk) with its channels moved last (N x D1..Dk x C),
+/// and back.
+mlir::RankedTensorType channelsLast(mlir::RankedTensorType type);
+mlir::RankedTensorType channelsFirst(mlir::RankedTensorType type);
 
 /// The ONNX nodes a location names: a kiln op carries its node's NameLoc,
 /// or, once graph rewrites fuse nodes, a FusedLoc of theirs.

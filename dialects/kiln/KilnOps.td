@@ -189,11 +189,13 @@ def Kiln_CastOp : Kiln_InferredOp<"cast"> {
 //===----------------------------------------------------------------------===//
 
 def Kiln_ConvOp : Kiln_InferredOp<"conv"> {
-  let summary = "N-dimensional grouped convolution in NCHW order";
+  let summary = "N-dimensional grouped convolution in NCHW (or NHWC) order";
   let description = [{
     `input` is N x C x D1..Dk, `weight` is M x C/group x K1..Kk and the
     optional `bias` has M elements. `pads` holds the k leading pads followed by
     the k trailing pads; ONNX's auto_pad is resolved into them on import.
+    With `channels_last` (layout assignment's NHWC, one group only) `input`
+    is N x D1..Dk x C, `weight` K1..Kk x C x M and the result N x D1..Dk x M.
 
     ```mlir
     %y = kiln.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64,
@@ -204,7 +206,8 @@ def Kiln_ConvOp : Kiln_InferredOp<"conv"> {
   let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$weight,
                        Optional<Kiln_FloatTensor>:$bias,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
-                       DenseI64ArrayAttr:$dilations, I64Attr:$group);
+                       DenseI64ArrayAttr:$dilations, I64Attr:$group,
+                       UnitAttr:$channels_last);
   let results = (outs Kiln_FloatTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
@@ -297,7 +300,7 @@ class Kiln_PoolOp<string mnemonic, string summary_> : Kiln_InferredOp<mnemonic> 
         ::llvm::SmallVectorImpl<::mlir::Type> &types) {
       return ::kiln::inferPoolResult(location, adaptor.getInput().getType(),
           adaptor.getKernelShape(), adaptor.getStrides(), adaptor.getPads(),
-          adaptor.getDilations(), adaptor.getCeilMode(), types);
+          adaptor.getDilations(), adaptor.getCeilMode(), adaptor.getChannelsLast(), types);
     }
   }];
   let description = [{
@@ -314,7 +317,7 @@ class Kiln_PoolOp<string mnemonic, string summary_> : Kiln_InferredOp<mnemonic> 
   let arguments = (ins Kiln_FloatTensor:$input, DenseI64ArrayAttr:$kernel_shape,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                        DenseI64ArrayAttr:$dilations, BoolAttr:$ceil_mode,
-                       BoolAttr:$count_include_pad);
+                       BoolAttr:$count_include_pad, UnitAttr:$channels_last);
   let results = (outs Kiln_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
@@ -328,8 +331,10 @@ def Kiln_GlobalAveragePoolOp : Kiln_InferredOp<"global_average_pool"> {
     ```mlir
     %y = kiln.global_average_pool %x : (tensor<1x2048x7x7xf32>) -> tensor<1x2048x1x1xf32>
     ```
+
+    With `channels_last` the channels are the last dimension instead.
   }];
-  let arguments = (ins Kiln_FloatTensor:$input);
+  let arguments = (ins Kiln_FloatTensor:$input, UnitAttr:$channels_last);
   let results = (outs Kiln_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }

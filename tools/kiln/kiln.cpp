@@ -118,6 +118,11 @@ cl::opt<bool> timing("timing", cl::desc("Report the time of each compilation pha
 cl::opt<bool> noFusion("no-fusion",
                        cl::desc("Skip the graph's fusion passes (for comparison and debugging)"),
                        cl::sub(compileCommand));
+cl::opt<std::string> layout(
+    "layout",
+    cl::desc("The layout convolutions and pooling run in: nchw or nhwc "
+             "(default: nhwc on GPUs, nchw on the host)"),
+    cl::value_desc("layout"), cl::sub(compileCommand));
 cl::opt<std::string> precision(
     "precision",
     cl::desc("The format Conv, Gemm and MatMul read: fp32, tf32, fp16, bf16 or fp8 "
@@ -309,6 +314,7 @@ LogicalResult runCompile() {
     mlir::TimingScope codegenTimer = root.nest("code generation");
     GraphOptions graph;
     graph.fuse = !noFusion;
+    graph.layout = layout;
     graph.precision = precision;
     graph.keepFp32.assign(keepFp32.begin(), keepFp32.end());
     graph.calibration = calibration;

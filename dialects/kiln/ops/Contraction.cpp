@@ -25,6 +25,16 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   if (weight.getRank() != rank)
     return emitOptionalError(location, "weight rank ", weight.getRank(),
                              " differs from input rank ", rank);
+  bool last = adaptor.getChannelsLast();
+  if (last) {
+    if (adaptor.getGroup() != 1)
+      return emitOptionalError(location, "channels_last convolutions have one group");
+    // K1..Kk x C x M reads as M x C x K1..Kk.
+    SmallVector<int64_t> shape = {weight.getShape().back(), weight.getDimSize(rank - 2)};
+    llvm::append_range(shape, weight.getShape().drop_back(2));
+    input = channelsFirst(input);
+    weight = weight.clone(shape);
+  }
   if (weight.getElementType() != input.getElementType() ||
       (adaptor.getBias() && getElementTypeOrSelf(adaptor.getBias().getType()) !=
                                 input.getElementType()))
@@ -61,7 +71,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                i, " (size ", input.getDimSize(i + 2), ")");
     shape.push_back(*size);
   }
-  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  auto result = RankedTensorType::get(shape, input.getElementType());
+  types.push_back(last ? channelsLast(result) : result);
   return success();
 }
 

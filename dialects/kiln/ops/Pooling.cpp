@@ -12,12 +12,14 @@ namespace kiln {
 LogicalResult inferPoolResult(std::optional<Location> location, Type inputType,
                               ArrayRef<int64_t> kernelShape,
                               ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
-                              ArrayRef<int64_t> dilations, bool ceilMode,
+                              ArrayRef<int64_t> dilations, bool ceilMode, bool channelsLast,
                               SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(inputType);
   int64_t spatial = input.getRank() - 2;
   if (spatial < 1)
     return emitOptionalError(location, "input must have rank 3 or more, got ", input);
+  if (channelsLast)
+    input = channelsFirst(input);
   if (int64_t(kernelShape.size()) != spatial || int64_t(strides.size()) != spatial ||
       int64_t(dilations.size()) != spatial || int64_t(pads.size()) != 2 * spatial)
     return emitOptionalError(location, "expected ", spatial,
@@ -36,7 +38,8 @@ LogicalResult inferPoolResult(std::optional<Location> location, Type inputType,
                                i, " (size ", input.getDimSize(i + 2), ")");
     shape.push_back(*size);
   }
-  types.push_back(input.clone(shape));
+  auto result = input.clone(shape);
+  types.push_back(channelsLast ? kiln::channelsLast(result) : result);
   return success();
 }
 
@@ -47,7 +50,10 @@ LogicalResult GlobalAveragePoolOp::inferReturnTypes(
   if (input.getRank() < 3)
     return emitOptionalError(location, "input must have rank 3 or more, got ", input);
   SmallVector<int64_t> shape(input.getShape());
-  std::fill(shape.begin() + 2, shape.end(), 1);
+  if (adaptor.getChannelsLast())
+    std::fill(shape.begin() + 1, shape.end() - 1, 1);
+  else
+    std::fill(shape.begin() + 2, shape.end(), 1);
   types.push_back(input.clone(shape));
   return success();
 }

@@ -35,6 +35,16 @@ func.func @dynamic_shape(%a: tensor<?xf32>) {
 
 // -----
 
+func.func @channels_last_groups(%x: tensor<1x4x4x4xf32>, %w: tensor<1x1x2x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{channels_last convolutions have one group}}
+  %0 = kiln.conv %x, %w {channels_last, dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x4x4x4xf32>, tensor<1x1x2x4xf32>) -> tensor<1x4x4x4xf32>
+  return
+}
+
+// -----
+
 func.func @round_to_format(%a: tensor<2xf32>) {
   // expected-error @+1 {{format must be tf32, fp16, bf16 or fp8, not 'fp4'}}
   %0 = kiln.round_to %a {format = "fp4", scale = 1.0 : f32} : tensor<2xf32>

@@ -111,3 +111,18 @@ func.func @constants() -> tensor<2xi64> {
   %0 = kiln.constant dense<[1, 2]> : tensor<2xi64>
   return %0 : tensor<2xi64>
 }
+
+// Channels last: N x H x W x C activations, K x K x C x M weights.
+// CHECK-LABEL: func.func @channels_last
+// CHECK: kiln.conv {{.*}}channels_last{{.*}} -> tensor<1x4x4x6xf32>
+// CHECK: kiln.max_pool {{.*}}channels_last{{.*}} -> tensor<1x2x2x6xf32>
+// CHECK: kiln.global_average_pool {{.*}} {channels_last} : (tensor<1x2x2x6xf32>) -> tensor<1x1x1x6xf32>
+func.func @channels_last(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x6xf32>) -> tensor<1x1x1x6xf32> {
+  %0 = kiln.conv %x, %w {channels_last, dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+      : (tensor<1x8x8x3xf32>, tensor<3x3x3x6xf32>) -> tensor<1x4x4x6xf32>
+  %1 = kiln.max_pool %0 {ceil_mode = false, channels_last, count_include_pad = false, dilations = array<i64: 1, 1>,
+                         kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+      : (tensor<1x4x4x6xf32>) -> tensor<1x2x2x6xf32>
+  %2 = kiln.global_average_pool %1 {channels_last} : (tensor<1x2x2x6xf32>) -> tensor<1x1x1x6xf32>
+  return %2 : tensor<1x1x1x6xf32>
+}

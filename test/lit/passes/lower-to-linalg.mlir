@@ -138,6 +138,30 @@ func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor
 
 // -----
 
+// A channels-last convolution is one product with the output channels
+// innermost: im2col rows (oh, ow by kh, kw, c) read from the NHWC input,
+// times the weights as (kh, kw, c) x m; the bias follows along the last
+// dimension.
+// CHECK-DAG: #[[ROWS:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[WEIGHTS:.+]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[LAST:.+]] = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-LABEL: func.func @conv_channels_last
+// CHECK-SAME: (%[[X:.+]]: tensor<1x8x8x3xf32>, %[[W:.+]]: tensor<3x3x3x6xf32>, %[[B:.+]]: tensor<6xf32>)
+// CHECK: %[[C:.+]] = linalg.index 5 : index
+// CHECK: tensor.extract %[[X]][%{{.+}}, %{{.+}}, %{{.+}}, %[[C]]] : tensor<1x8x8x3xf32>
+// CHECK: %[[R:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2], [3, 4, 5]] : tensor<1x4x4x3x3x3xf32> into tensor<1x16x27xf32>
+// CHECK: %[[WM:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0, 1, 2], [3]] : tensor<3x3x3x6xf32> into tensor<27x6xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[ROWS]], #[[WEIGHTS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[R]], %[[WM]] :
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[LAST]], #{{.+}}], {{.+}} ins(%{{.+}}, %[[B]] :
+func.func @conv_channels_last(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x6xf32>, %b: tensor<6xf32>) -> tensor<1x4x4x6xf32> {
+  %0 = kiln.conv %x, %w, %b {channels_last, dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+      : (tensor<1x8x8x3xf32>, tensor<3x3x3x6xf32>, tensor<6xf32>) -> tensor<1x4x4x6xf32>
+  return %0 : tensor<1x4x4x6xf32>
+}
+
+// -----
+
 // Gemm reads a transposed A through its map; a transposed B is transposed
 // first, so the product reads B along its rows. Alpha and beta apply in an
 // epilogue.
