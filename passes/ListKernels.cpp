@@ -176,9 +176,12 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
       writer[bufferOf(result)] = int64_t(kernels.size());
       // The format a product reads, or that a rounding kernel rounds to.
       auto precision = op.getAttrOfType<StringAttr>(kPrecisionAttr);
+      // The layout of a convolution's or pooling's activations.
+      auto layout = op.getAttrOfType<StringAttr>(kLayoutAttr);
       kernels.push_back(b.getDictionaryAttr({
           b.getNamedAttr("kind", b.getStringAttr(kind)),
           b.getNamedAttr("precision", precision ? precision : b.getStringAttr("fp32")),
+          b.getNamedAttr("layout", layout ? layout : b.getStringAttr("")),
           b.getNamedAttr("after", b.getDenseI64ArrayAttr(after)),
           b.getNamedAttr("inputs", b.getArrayAttr(inputs)),
           b.getNamedAttr("node", b.getStringAttr(llvm::join(onnxNodes(op.getLoc()), ", "))),

@@ -204,7 +204,8 @@ def ListKernels : Pass<"kiln-list-kernels", "mlir::ModuleOp"> {
     module's `kiln.kernels` attribute lists them in execution order, each
     with its kind (matmul, elementwise, reduce, pool, gather, copy, fill,
     broadcast, transpose), the format its product reads (`precision`, fp32
-    for every kernel without one), the ONNX nodes it came from (its name
+    for every kernel without one), the layout of a convolution's or
+    pooling's activations (`layout`, nchw or nhwc), the ONNX nodes it came from (its name
     locations), where its result goes (the model output it writes, or its
     byte offset and size in the activation arena) and what it reads: the
     kernels whose results it reads (`after`) and the model inputs.

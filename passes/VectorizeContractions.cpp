@@ -438,8 +438,9 @@ public:
       kernel = loop;
     }
     kernel->setAttr(kKernelAttr, b.getStringAttr("matmul"));
-    if (Attribute precision = op->getAttr(kPrecisionAttr))
-      kernel->setAttr(kPrecisionAttr, precision);
+    for (StringRef name : {kPrecisionAttr, kLayoutAttr})
+      if (Attribute value = op->getAttr(name))
+        kernel->setAttr(name, value);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(body->getTerminator());
 

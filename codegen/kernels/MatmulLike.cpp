@@ -38,6 +38,8 @@ Value contract(OpBuilder &b, Operation *source, Value lhs, Value rhs, Value init
              });
   if (Attribute precision = source->getAttr(kPrecisionAttr))
     generic->setAttr(kPrecisionAttr, precision);
+  if (auto conv = dyn_cast<ConvOp>(source))
+    generic->setAttr(kLayoutAttr, b.getStringAttr(conv.getChannelsLast() ? "nhwc" : "nchw"));
   return generic.getResult(0);
 }
 

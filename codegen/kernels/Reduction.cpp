@@ -3,6 +3,7 @@
 #include "codegen/kernels/Builders.h"
 #include "codegen/kernels/Kernels.h"
 #include "dialects/kiln/KilnDialect.h"
+#include "dialects/kiln/Precision.h"
 #include "dialects/kiln/Shapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -189,10 +190,11 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
                                      arith::MaximumFOp::create(nested, l, result[1], one));
     linalg::YieldOp::create(nested, l, pooled);
   };
-  return linalg::GenericOp::create(b, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
-                                   ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank)}, iterators,
-                                   body)
-      .getResult(0);
+  auto pooled = linalg::GenericOp::create(b, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
+                                          ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank)},
+                                          iterators, body);
+  pooled->setAttr(kLayoutAttr, b.getStringAttr(w.channelsLast ? "nhwc" : "nchw"));
+  return pooled.getResult(0);
 }
 
 template <typename OpT, bool isMax>

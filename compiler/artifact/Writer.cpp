@@ -144,7 +144,7 @@ FailureOr<std::string> writeArtifact(ModuleOp planned, ArrayRef<TensorSignature>
       kernelList.push_back(artifact::CreateKernelDirect(
           builder, text("kind").c_str(), text("node").c_str(), text("buffer").c_str(),
           dict.getAs<IntegerAttr>("offset").getInt(), dict.getAs<IntegerAttr>("bytes").getInt(),
-          text("precision").c_str()));
+          text("precision").c_str(), text("layout").c_str()));
     }
     builder.Finish(artifact::CreateModelDirect(builder, "kiln 0.1", source.c_str(), &in, &out,
                                                arenaBytes.getInt(), weightsOffset,

@@ -104,8 +104,8 @@ int inspectModel() {
   os << "memory plan:\n  activation arena: " << bytes(manifest->arena_bytes()) << "\n";
   if (const auto *kernels = manifest->kernels()) {
     os << "kernels: " << kernels->size() << ", in order\n";
-    os << format("  %5s  %-11s  %-9s  %-30s  %s\n", "#", "kind", "precision", "result",
-                 "ONNX node");
+    os << format("  %5s  %-11s  %-9s  %-6s  %-30s  %s\n", "#", "kind", "precision", "layout",
+                 "result", "ONNX node");
     for (flatbuffers::uoffset_t i = 0; i < kernels->size(); ++i) {
       const artifact::Kernel *kernel = kernels->Get(i);
       auto text = [](const flatbuffers::String *s) { return s ? s->str() : std::string(); };
@@ -114,8 +114,11 @@ int inspectModel() {
           buffer == "arena" ? "arena +" + std::to_string(kernel->offset()) + ", " + bytes(kernel->bytes())
                             : "output '" + buffer + "', " + bytes(kernel->bytes());
       std::string precision = kernel->precision() ? text(kernel->precision()) : "fp32";
-      os << format("  %5u  %-11s  %-9s  %-30s  %s\n", unsigned(i), text(kernel->kind()).c_str(),
-                   precision.c_str(), result.c_str(), text(kernel->node()).c_str());
+      std::string layout = text(kernel->layout());
+      os << format("  %5u  %-11s  %-9s  %-6s  %-30s  %s\n", unsigned(i),
+                   text(kernel->kind()).c_str(), precision.c_str(),
+                   layout.empty() ? "-" : layout.c_str(), result.c_str(),
+                   text(kernel->node()).c_str());
     }
   }
   os << "sections:\n";
