@@ -67,11 +67,12 @@ struct Roles {
 struct Fusion {
   /// A fill of C with zeros, erased: the accumulators start at zero.
   linalg::FillOp zeroFill;
-  /// An elementwise generic reading C (input `epilogueInput`), computed on
+  /// An elementwise generic reading C (inputs `epilogueInputs`: SiLU's
+  /// x * sigmoid(x) reads it twice), computed on
   /// the accumulators. Its dimensions [0, split) are fixed along a row of C,
   /// [split, rank) run along the columns, in order.
   linalg::GenericOp epilogue;
-  unsigned epilogueInput = 0;
+  SmallVector<unsigned> epilogueInputs;
   int64_t split = 0;
   /// The generic that writes B, computed per task into a panel: for each
   /// dimension of B, the producer's dimensions it flattens.
@@ -284,14 +285,14 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
     auto dim = dyn_cast<AffineDimExpr>(e);
     return dim && dim.getPosition() >= split;
   };
-  std::optional<unsigned> input;
+  SmallVector<unsigned> inputs;
   for (OpOperand *operand : epilogue.getDpsInputOperands()) {
     Value value = operand->get();
     AffineMap map = maps[operand->getOperandNumber()];
     if (rootOf(value) == alloc.getResult()) {
-      if (input || !map.isIdentity() || !reshapedAlloc(value))
+      if (!map.isIdentity() || !reshapedAlloc(value))
         return;
-      input = operand->getOperandNumber();
+      inputs.push_back(operand->getOperandNumber());
       continue;
     }
     // Read per row (no column dimension), or along the columns: the
@@ -312,10 +313,10 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
         return;
     }
   }
-  if (!input)
+  if (inputs.empty())
     return;
   fusion.epilogue = epilogue;
-  fusion.epilogueInput = *input;
+  fusion.epilogueInputs = std::move(inputs);
   fusion.split = split;
 }
 
@@ -655,7 +656,7 @@ private:
       };
       auto results = map.getResults();
       int64_t rowResults = llvm::find_if(results, isColumnDim) - results.begin();
-      if (epilogue.isDpsInit(&operand) || operand.getOperandNumber() == fusion.epilogueInput ||
+      if (epilogue.isDpsInit(&operand) || llvm::is_contained(fusion.epilogueInputs, operand.getOperandNumber()) ||
           rowResults == int64_t(results.size()))
         continue;
       SmallVector<ReassociationIndices> groups;
@@ -688,7 +689,7 @@ private:
     for (OpOperand *input : epilogue.getDpsInputOperands()) {
       unsigned number = input->getOperandNumber();
       Value element;
-      if (number == fusion.epilogueInput) {
+      if (llvm::is_contained(fusion.epilogueInputs, number)) {
         element = value;
       } else if (auto found = columnViews.find(number); found != columnViews.end()) {
         auto [view, rowResults] = found->second;

@@ -341,3 +341,44 @@ func.func @not_fused(%a: memref<2x4xf32>, %x: memref<4x16xf32>)
   }
   return %cols, %acc, %out : memref<4x16xf32>, memref<2x16xf32>, memref<2x16xf32>
 }
+
+// -----
+
+// An epilogue may read the product more than once: SiLU, x * sigmoid(x),
+// runs on the accumulators for both.
+// CHECK-LABEL: func.func @silu
+// CHECK: %[[TILE:.+]]:2 = scf.for
+// CHECK: %[[NEG:.+]] = arith.negf %[[TILE]]#0 : vector<8xf32>
+// CHECK: %[[EXP:.+]] = math.exp %[[NEG]] : vector<8xf32>
+// CHECK: %[[SIG:.+]] = arith.divf %{{.+}}, %{{.+}} : vector<8xf32>
+// CHECK: arith.mulf %[[TILE]]#0, %[[SIG]] : vector<8xf32>
+// CHECK-NOT: linalg.generic
+#sa = affine_map<(m, k, n) -> (m, k)>
+#sb = affine_map<(m, k, n) -> (k, n)>
+#sc = affine_map<(m, k, n) -> (m, n)>
+#s2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @silu(%a: memref<1x4xf32>, %b: memref<4x16xf32>) -> memref<1x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %acc = memref.alloc() : memref<1x16xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<1x16xf32>)
+  linalg.generic {indexing_maps = [#sa, #sb, #sc], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<1x4xf32>, memref<4x16xf32>) outs(%acc : memref<1x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %s, %m : f32
+    linalg.yield %r : f32
+  }
+  %out = memref.alloc() : memref<1x16xf32>
+  linalg.generic {indexing_maps = [#s2, #s2, #s2], iterator_types = ["parallel", "parallel"]}
+      ins(%acc, %acc : memref<1x16xf32>, memref<1x16xf32>) outs(%out : memref<1x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %n = arith.negf %y : f32
+    %e = math.exp %n : f32
+    %d = arith.addf %one, %e : f32
+    %g = arith.divf %one, %d : f32
+    %s = arith.mulf %x, %g : f32
+    linalg.yield %s : f32
+  }
+  return %out : memref<1x16xf32>
+}
