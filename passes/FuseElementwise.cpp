@@ -6,7 +6,8 @@
 // elementwise fusion, with kiln's rule for when): both must be all-parallel,
 // so a product or a reduction is never fused into (that would bury the
 // im2col gather inside the product the host tiles), and the producer must
-// have no other user, so nothing is computed twice.
+// have no other user and no loops in its body (pooling, a row's statistics),
+// so nothing is computed twice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,13 +30,24 @@ bool isElementwise(Operation *op) {
   return generic && generic.getNumLoops() == generic.getNumParallelLoops();
 }
 
+/// A producer whose body loops (pooling, a row's statistics) reduces in
+/// disguise: fused into a consumer that broadcasts its result, the loops
+/// would run once per element of the consumer.
+bool hasLoops(Operation *op) {
+  return op->walk([&](Operation *inner) {
+             return inner != op && inner->getNumRegions() > 0 ? WalkResult::interrupt()
+                                                             : WalkResult::advance();
+           })
+      .wasInterrupted();
+}
+
 struct FuseElementwise : impl::FuseElementwiseBase<FuseElementwise> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *operand) {
       Operation *producer = operand->get().getDefiningOp();
-      return isElementwise(producer) && isElementwise(operand->getOwner()) &&
-             operand->get().hasOneUse();
+      return isElementwise(producer) && !hasLoops(producer) &&
+             isElementwise(operand->getOwner()) && operand->get().hasOneUse();
     });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -39,9 +39,10 @@ StringRef kindOf(linalg::LinalgOp op) {
     return "matmul";
   if (reduces)
     return "reduce";
-  // A loop in the body runs over a window for each output: pooling.
+  // A loop in the body runs, for each output, over a window (pooling) or
+  // over a row for its statistics (several results: Softmax, LayerNorm).
   if (!body.getOps<scf::ForOp>().empty())
-    return "pool";
+    return generic.getNumDpsInits() > 1 ? "reduce" : "pool";
   // A body that reads at indices it computes gathers (im2col columns).
   if (generic.getNumDpsInputs() == 0 && !body.getOps<memref::LoadOp>().empty())
     return "gather";
@@ -125,13 +126,16 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
     for (Operation &op : main.getBody().front()) {
       Value result;
       StringRef kind;
+      SmallVector<Value> written;
       if (auto fused = op.getAttrOfType<StringAttr>(kKernelAttr)) {
         kind = fused.getValue();
         result = storedBuffer(&op);
+        written.push_back(result);
       } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-                 linalgOp && linalgOp.getNumDpsInits() == 1) {
+                 linalgOp && linalgOp.getNumDpsInits() >= 1) {
         kind = kindOf(linalgOp);
         result = linalgOp.getDpsInits()[0];
+        written.append(linalgOp.getDpsInits().begin(), linalgOp.getDpsInits().end());
       }
       if (!result)
         continue;
@@ -173,7 +177,8 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
         }
       }
       llvm::sort(after);
-      writer[bufferOf(result)] = int64_t(kernels.size());
+      for (Value buffer : written)
+        writer[bufferOf(buffer)] = int64_t(kernels.size());
       // The format a product reads, or that a rounding kernel rounds to.
       auto precision = op.getAttrOfType<StringAttr>(kPrecisionAttr);
       // The layout of a convolution's or pooling's activations.

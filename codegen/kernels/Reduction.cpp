@@ -30,60 +30,138 @@ struct ReduceToLinalg : OpRewritePattern<OpT> {
 };
 
 
-/// Softmax: exp(x - max) / sum(exp(x - max)) along the axis.
+/// Loops over dimensions `axes` of `input` from position `at` (whose
+/// entries for `axes` the loops replace), carrying `init`: `step` gets each
+/// element and the carried values and returns the new ones.
+SmallVector<Value> overRow(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
+                           SmallVector<Value> at, ValueRange init,
+                           function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> step) {
+  if (axes.empty())
+    return step(b, tensor::ExtractOp::create(b, loc, input, at), init);
+  auto type = cast<RankedTensorType>(input.getType());
+  auto zero = arith::ConstantIndexOp::create(b, loc, 0);
+  auto one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto extent = arith::ConstantIndexOp::create(b, loc, type.getDimSize(axes.front()));
+  auto loop = scf::ForOp::create(
+      b, loc, zero, extent, one, init, [&](OpBuilder &inner, Location, Value i, ValueRange carried) {
+        at[axes.front()] = i;
+        scf::YieldOp::create(inner, loc,
+                             overRow(inner, loc, input, axes.drop_front(), at, carried, step));
+      });
+  return loop.getResults();
+}
+
+/// Statistics of each row of `input` (its dimensions `axes`) as one kernel:
+/// an all-parallel generic over the input's shape with `axes` of size 1,
+/// each element looping over its row. `compute` gets the builder, the
+/// row's position and returns one value per result.
+SmallVector<Value> rowStatistics(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
+                                 unsigned results,
+                                 function_ref<SmallVector<Value>(OpBuilder &, SmallVector<Value>)> compute) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t axis : axes)
+    shape[axis] = 1;
+  auto rowType = type.clone(shape);
+  SmallVector<Value> inits;
+  for (unsigned i = 0; i < results; ++i)
+    inits.push_back(tensor::EmptyOp::create(b, loc, shape, type.getElementType()));
+  SmallVector<AffineMap> maps(results, b.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(), utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, SmallVector<Type>(results, rowType), ValueRange{}, inits, maps, iterators,
+      [&](OpBuilder &nested, Location l, ValueRange) {
+        SmallVector<Value> at;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          at.push_back(linalg::IndexOp::create(nested, l, d));
+        linalg::YieldOp::create(nested, l, compute(nested, at));
+      });
+  return generic.getResults();
+}
+
+/// Softmax in two kernels: each row's maximum and sum of exp(x - max) in
+/// one pass over the row each, then exp(x - max) / sum.
 struct SoftmaxToLinalg : OpRewritePattern<SoftmaxOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SoftmaxOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
-    int64_t axis = int64_t(op.getAxis());
-    Value max = reduce(rewriter, loc, op.getInput(), {axis}, true, ReduceKind::Max);
-    Value exp = elementwise(rewriter, loc, type, ValueRange{op.getInput(), max},
-                            [](OpBuilder &b, Location l, ValueRange args) -> Value {
-                              return math::ExpOp::create(
-                                  b, l, arith::SubFOp::create(b, l, args[0], args[1]));
-                            });
-    Value sum = reduce(rewriter, loc, exp, {axis}, true, ReduceKind::Sum);
-    rewriter.replaceOp(op, elementwise(rewriter, loc, type, ValueRange{exp, sum},
+    Type element = type.getElementType();
+    int64_t axis = op.getAxis();
+    Value input = op.getInput();
+    SmallVector<Value> stats = rowStatistics(
+        rewriter, loc, input, {axis}, 2, [&](OpBuilder &b, SmallVector<Value> at) {
+          Value lowest = arith::ConstantOp::create(b, loc, lowestValue(element));
+          Value max = overRow(b, loc, input, {axis}, at, {lowest},
+                              [&](OpBuilder &inner, Value x, ValueRange carried) {
+                                return SmallVector<Value>{
+                                    arith::MaximumFOp::create(inner, loc, carried[0], x)};
+                              })[0];
+          Value sum = overRow(b, loc, input, {axis}, at, {scalar(b, loc, element, 0.0)},
+                              [&](OpBuilder &inner, Value x, ValueRange carried) {
+                                Value e = math::ExpOp::create(
+                                    inner, loc, arith::SubFOp::create(inner, loc, x, max));
+                                return SmallVector<Value>{
+                                    arith::AddFOp::create(inner, loc, carried[0], e)};
+                              })[0];
+          return SmallVector<Value>{max, sum};
+        });
+    rewriter.replaceOp(op, elementwise(rewriter, loc, type, ValueRange{input, stats[0], stats[1]},
                                        [](OpBuilder &b, Location l, ValueRange args) -> Value {
-                                         return arith::DivFOp::create(b, l, args[0], args[1]);
+                                         Value e = math::ExpOp::create(
+                                             b, l, arith::SubFOp::create(b, l, args[0], args[1]));
+                                         return arith::DivFOp::create(b, l, e, args[2]);
                                        }));
     return success();
   }
 };
 
-/// LayerNormalization: (x - mean) / sqrt(var + eps) * scale + bias over the
-/// dimensions from `axis` on, with the variance of the centered values.
+/// LayerNormalization in two kernels: each row's mean and sqrt(var + eps)
+/// (the variance of the centered values), one pass over the row each,
+/// then (x - mean) / std * scale + bias.
 struct LayerNormToLinalg : OpRewritePattern<LayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LayerNormOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
+    Type element = type.getElementType();
     auto axes = llvm::to_vector(llvm::seq<int64_t>(int64_t(op.getAxis()), type.getRank()));
-    Value mean = reduce(rewriter, loc, op.getInput(), axes, true, ReduceKind::Mean);
-    Value centered = elementwise(rewriter, loc, type, ValueRange{op.getInput(), mean},
-                                 [](OpBuilder &b, Location l, ValueRange args) -> Value {
-                                   return arith::SubFOp::create(b, l, args[0], args[1]);
-                                 });
-    Value squares = elementwise(rewriter, loc, type, ValueRange{centered},
-                                [](OpBuilder &b, Location l, ValueRange args) -> Value {
-                                  return arith::MulFOp::create(b, l, args[0], args[0]);
-                                });
-    Value variance = reduce(rewriter, loc, squares, axes, true, ReduceKind::Mean);
+    int64_t count = 1;
+    for (int64_t axis : axes)
+      count *= type.getDimSize(axis);
+    Value input = op.getInput();
     double epsilon = op.getEpsilon().convertToDouble();
-    SmallVector<Value> operands = {centered, variance, op.getScale()};
+    SmallVector<Value> stats = rowStatistics(
+        rewriter, loc, input, axes, 2, [&](OpBuilder &b, SmallVector<Value> at) {
+          Value zero = scalar(b, loc, element, 0.0), n = scalar(b, loc, element, double(count));
+          Value sum = overRow(b, loc, input, axes, at, {zero},
+                              [&](OpBuilder &inner, Value x, ValueRange carried) {
+                                return SmallVector<Value>{
+                                    arith::AddFOp::create(inner, loc, carried[0], x)};
+                              })[0];
+          Value mean = arith::DivFOp::create(b, loc, sum, n);
+          Value squares = overRow(b, loc, input, axes, at, {zero},
+                                  [&](OpBuilder &inner, Value x, ValueRange carried) {
+                                    Value d = arith::SubFOp::create(inner, loc, x, mean);
+                                    return SmallVector<Value>{math::FmaOp::create(
+                                        inner, loc, d, d, carried[0])};
+                                  })[0];
+          Value variance = arith::DivFOp::create(b, loc, squares, n);
+          Value std = math::SqrtOp::create(
+              b, loc, arith::AddFOp::create(b, loc, variance, scalar(b, loc, element, epsilon)));
+          return SmallVector<Value>{mean, std};
+        });
+    SmallVector<Value> operands = {input, stats[0], stats[1], op.getScale()};
     if (op.getBias())
       operands.push_back(op.getBias());
     rewriter.replaceOp(
         op, elementwise(rewriter, loc, type, operands,
                         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                          Type t = args[0].getType();
-                          Value std = math::SqrtOp::create(
-                              b, l, arith::AddFOp::create(b, l, args[1], scalar(b, l, t, epsilon)));
-                          Value normalized = arith::DivFOp::create(b, l, args[0], std);
-                          Value scaled = arith::MulFOp::create(b, l, normalized, args[2]);
-                          if (args.size() > 3)
-                            return arith::AddFOp::create(b, l, scaled, args[3]);
+                          Value centered = arith::SubFOp::create(b, l, args[0], args[1]);
+                          Value normalized = arith::DivFOp::create(b, l, centered, args[2]);
+                          Value scaled = arith::MulFOp::create(b, l, normalized, args[3]);
+                          if (args.size() > 4)
+                            return arith::AddFOp::create(b, l, scaled, args[4]);
                           return scaled;
                         }));
     return success();

@@ -44,3 +44,19 @@ func.func @conv_relu(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor
   %1 = kiln.relu %0 : tensor<1x4x6x6xf32>
   return %1 : tensor<1x4x6x6xf32>
 }
+
+// -----
+
+// A producer that loops in its body is not fused either: the softmax's row
+// statistics stay a kernel of their own, instead of running again for every
+// element of the normalization that broadcasts them.
+// CHECK-LABEL: func.func @softmax
+// CHECK: %[[STATS:.+]]:2 = linalg.generic
+// CHECK: scf.for
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[STATS]]#0, %[[STATS]]#1 :
+// CHECK-NOT: scf.for
+// CHECK: return
+func.func @softmax(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %0 = kiln.softmax %x {axis = 1 : i64} : tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}

@@ -203,15 +203,18 @@ func.func @matmul(%p: tensor<3x1x4x5xf32>, %q: tensor<2x5x6xf32>, %u: tensor<4x5
 
 // -----
 
-// Softmax: a max, exp of the difference, a sum and a division.
+// Softmax is two kernels: each row's maximum and sum of exp(x - max), one
+// loop over the row each, then exp(x - max) / sum.
 // CHECK-LABEL: func.func @softmax
-// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x3xf32>)
-// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
-// CHECK:   arith.maximumf
-// CHECK: tensor.expand_shape {{.+}} into tensor<2x3x1xf32>
+// CHECK: %[[STATS:.+]]:2 = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel"]} outs(%{{.+}}, %{{.+}} : tensor<2x3x1xf32>, tensor<2x3x1xf32>)
+// CHECK: %[[MAX:.+]] = scf.for
+// CHECK: arith.maximumf
+// CHECK: %[[SUM:.+]] = scf.for
+// CHECK: arith.subf %{{.+}}, %[[MAX]] : f32
 // CHECK: math.exp
-// CHECK: iterator_types = ["parallel", "parallel", "reduction"]
-// CHECK:   arith.addf
+// CHECK: linalg.yield %[[MAX]], %[[SUM]] : f32, f32
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[STATS]]#0, %[[STATS]]#1 :
+// CHECK: math.exp
 // CHECK: arith.divf
 func.func @softmax(%x: tensor<2x3x8xf32>) -> tensor<2x3x8xf32> {
   %0 = kiln.softmax %x {axis = 2 : i64} : tensor<2x3x8xf32>
@@ -220,10 +223,15 @@ func.func @softmax(%x: tensor<2x3x8xf32>) -> tensor<2x3x8xf32> {
 
 // -----
 
-// LayerNormalization: mean, centered values, their mean square, normalize.
+// LayerNormalization is two kernels: each row's mean and standard
+// deviation (of the centered values, one loop over the row each), then the
+// normalization, scale and bias.
 // CHECK-LABEL: func.func @layer_norm
-// CHECK-COUNT-2: iterator_types = ["parallel", "reduction", "reduction"]
+// CHECK: %[[STATS:.+]]:2 = linalg.generic {{.+}} outs(%{{.+}}, %{{.+}} : tensor<2x1x1xf32>, tensor<2x1x1xf32>)
+// CHECK-COUNT-2: scf.for
+// CHECK: math.fma
 // CHECK: math.sqrt
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[STATS]]#0, %[[STATS]]#1, %{{.+}}, %{{.+}} :
 // CHECK: arith.divf
 func.func @layer_norm(%x: tensor<2x3x8xf32>, %g: tensor<3x8xf32>, %b: tensor<8xf32>) -> tensor<2x3x8xf32> {
   %0 = kiln.layer_norm %x, %g, %b {axis = 1 : i64, epsilon = 1.0e-5 : f32}
