@@ -3,7 +3,6 @@
 #include "codegen/kernels/Builders.h"
 #include "codegen/kernels/Kernels.h"
 #include "dialects/kiln/KilnDialect.h"
-#include "dialects/kiln/Precision.h"
 #include "dialects/kiln/Shapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

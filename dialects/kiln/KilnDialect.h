@@ -45,6 +45,10 @@ llvm::LogicalResult inferReduceResult(std::optional<mlir::Location> location,
                                       bool keepdims,
                                       llvm::SmallVectorImpl<mlir::Type> &types);
 
+/// On the kernels of convolutions and pooling: the layout of the
+/// activations they read and write, nchw or nhwc.
+constexpr llvm::StringLiteral kLayoutAttr = "kiln.layout";
+
 /// `type` (N x C x D1..Dk) with its channels moved last (N x D1..Dk x C),
 /// and back.
 mlir::RankedTensorType channelsLast(mlir::RankedTensorType type);

@@ -29,10 +29,6 @@ enum class Precision {
 /// format it reads, by name.
 constexpr llvm::StringLiteral kPrecisionAttr = "kiln.precision";
 
-/// On the kernels of convolutions and pooling: the layout of the
-/// activations they read and write, nchw or nhwc.
-constexpr llvm::StringLiteral kLayoutAttr = "kiln.layout";
-
 /// The largest finite value of FP8 E4M3, which per-tensor scales map each
 /// tensor's absolute maximum to.
 constexpr float kFP8Max = 448.0f;
