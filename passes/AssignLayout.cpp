@@ -15,7 +15,6 @@
 #include "passes/Matching.h"
 #include "passes/Passes.h"
 
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
@@ -69,10 +68,9 @@ Value transposeWeight(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t>
     for (int64_t d = int64_t(at.size()) - 1; d >= 0 && ++at[d] == newShape[d]; --d)
       at[d] = 0;
   }
-  std::string name = "channels_last";
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue()))
-    name = (resource.getRawHandle().getKey() + ".channels_last").str();
-  return ConstantOp::create(b, constant.getLoc(), makeF32(type.clone(newShape), moved, name));
+  return ConstantOp::create(b, constant.getLoc(),
+                            makeF32(type.clone(newShape), moved,
+                                    derivedName(constant.getValue(), "channels_last")));
 }
 
 /// Rebuilds `op` channels last: `operands` are the new ones, its result is

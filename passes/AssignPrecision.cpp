@@ -15,7 +15,6 @@
 #include "passes/Matching.h"
 #include "passes/Passes.h"
 
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -155,9 +154,7 @@ private:
       }
       for (float &v : *values)
         v = roundTo(v / scale, format) * scale;
-      std::string name = precisionName(format).str();
-      if (auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue()))
-        name = (resource.getRawHandle().getKey() + "." + name).str();
+      std::string name = derivedName(constant.getValue(), precisionName(format));
       auto type = cast<RankedTensorType>(value.getType());
       op->setOperand(index, ConstantOp::create(b, constant.getLoc(), makeF32(type, *values, name)));
       return success();

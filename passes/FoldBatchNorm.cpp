@@ -14,8 +14,6 @@
 #include "passes/Matching.h"
 #include "passes/Passes.h"
 
-#include "mlir/IR/BuiltinDialect.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
@@ -83,9 +81,7 @@ struct FoldIntoConv : OpRewritePattern<BatchNormOp> {
 
     Location loc = rewriter.getFusedLoc({conv.getLoc(), norm.getLoc()});
     auto weightValue = conv.getWeight().getDefiningOp<ConstantOp>().getValue();
-    std::string name = "folded";
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(weightValue))
-      name = (resource.getRawHandle().getKey() + ".folded").str();
+    std::string name = derivedName(weightValue, "folded");
     Value newWeight = ConstantOp::create(rewriter, loc, makeF32(weightType, *weight, name));
     auto biasType = RankedTensorType::get({channels}, rewriter.getF32Type());
     Value biasValue = ConstantOp::create(rewriter, loc, makeF32(biasType, newBias, name + ".bias"));

@@ -215,8 +215,9 @@ linalg::FillOp zeroFillOf(linalg::GenericOp op) {
   memref::AllocOp alloc = reshapedAlloc(op.getDpsInits()[0]);
   if (!alloc)
     return {};
+  SmallVector<Operation *> accesses = accessesOf(alloc);
   linalg::FillOp fill;
-  for (Operation *access : accessesOf(alloc))
+  for (Operation *access : accesses)
     if (auto candidate = dyn_cast<linalg::FillOp>(access);
         candidate && candidate->getBlock() == op->getBlock() && candidate->isBeforeInBlock(op))
       fill = candidate;
@@ -225,7 +226,7 @@ linalg::FillOp zeroFillOf(linalg::GenericOp op) {
     return {};
   // Nothing may see C between the fill and the product.
   for (Operation *between = fill->getNextNode(); between != op; between = between->getNextNode())
-    if (llvm::is_contained(accessesOf(alloc), between))
+    if (llvm::is_contained(accesses, between))
       return {};
   return fill;
 }

@@ -37,4 +37,10 @@ mlir::ElementsAttr makeF32(mlir::RankedTensorType type, llvm::ArrayRef<float> va
       type, name, mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(float)));
 }
 
+std::string derivedName(mlir::ElementsAttr value, llvm::StringRef suffix) {
+  if (auto resource = llvm::dyn_cast<mlir::DenseResourceElementsAttr>(value))
+    return (resource.getRawHandle().getKey() + "." + suffix).str();
+  return suffix.str();
+}
+
 } // namespace kiln

@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace kiln {
@@ -31,6 +32,11 @@ std::optional<std::vector<float>> readF32(mlir::ElementsAttr value);
 /// elements); a blob is named after `name`.
 mlir::ElementsAttr makeF32(mlir::RankedTensorType type, llvm::ArrayRef<float> values,
                            llvm::StringRef name);
+
+/// The blob name for a constant made from `value`: its blob's name and
+/// `.suffix` ("conv.weight.folded"), or `suffix` alone when `value` is
+/// inline.
+std::string derivedName(mlir::ElementsAttr value, llvm::StringRef suffix);
 
 } // namespace kiln
 

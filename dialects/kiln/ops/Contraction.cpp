@@ -5,7 +5,6 @@
 #include "dialects/kiln/Weights.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
@@ -126,9 +125,7 @@ struct TransposeConstantB : OpRewritePattern<GemmOp> {
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < columns; ++c)
         transposed[c * rows + r] = (*values)[r * columns + c];
-    std::string name = "transposed";
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue()))
-      name = (resource.getRawHandle().getKey() + ".transposed").str();
+    std::string name = derivedName(constant.getValue(), "transposed");
     auto transposedType = RankedTensorType::get({columns, rows}, type.getElementType());
     Value b = ConstantOp::create(rewriter, constant.getLoc(),
                                  makeF32(transposedType, transposed, name));
