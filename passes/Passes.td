@@ -212,6 +212,38 @@ def ListKernels : Pass<"kiln-list-kernels", "mlir::ModuleOp"> {
   }];
 }
 
+def PrepareGpuLoops : Pass<"kiln-prepare-gpu-loops", "mlir::func::FuncOp"> {
+  let summary = "Orders linalg loops parallel first, for GPU kernel formation";
+  let description = [{
+    GPU kernels are formed from a linalg op's outer parallel loops. This
+    pass puts each generic op's parallel loops before its reductions (a
+    reduction over the leading axis would otherwise become a loop the host
+    runs around launches), and puts an op with no parallel loop at all (a
+    reduction to one value, an op on 0-d buffers) in an `scf.parallel` of
+    one iteration, so it becomes a kernel of one thread.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
+def ListLaunches : Pass<"kiln-list-launches", "mlir::ModuleOp"> {
+  let summary = "Records how @main launches each GPU kernel, for the runtime";
+  let description = [{
+    Runs after kernel outlining on a planned GPU module (after
+    `kiln-plan-memory` and `kiln-list-kernels`), whose `@main` does nothing
+    but launch kernels on views of its arguments. Each launch becomes a
+    `launch` entry of its kernel in the module's `kiln.kernels`: the kernel's
+    name, its grid and block sizes, its dynamic shared memory, and each
+    argument as the lowered kernel receives it: a buffer as the memory it
+    lies in (an input, an output, the arena or the weights), the byte offset
+    of its first element there and its descriptor's static offset, sizes and
+    strides; a scalar as its width and bits. The runtime builds every
+    launch's parameters from these once per session.
+
+    Fails on anything else at the top of `@main` (work the host would have
+    to do between launches) and on launches whose shapes are not constant.
+  }];
+}
+
 def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::FuncOp"> {
   let summary = "Register-tiles and vectorizes f32 contractions on buffers (host)";
   let description = [{

@@ -175,7 +175,12 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
     SmallVector<DictionaryAttr> argAttrs;
     for (unsigned i = 0; i < numInputs; ++i)
       argAttrs.push_back(func.getArgAttrDict(i));
-    argAttrs.append(resultAttrs);
+      // Outputs keep their names and say which output they are.
+    for (auto [index, attrs] : llvm::enumerate(resultAttrs)) {
+      NamedAttrList list(attrs);
+      list.set("kiln.output", b.getI64IntegerAttr(int64_t(index)));
+      argAttrs.push_back(list.getDictionary(context));
+    }
     argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("kiln.arena", b.getUnitAttr())));
     argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("kiln.weights", b.getUnitAttr())));
     func.setAllArgAttrs(argAttrs);

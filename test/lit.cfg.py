@@ -13,8 +13,10 @@ config.test_exec_root = os.path.join(config.kiln_build_dir, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in",
                    "unit", "models", "inputs"]
 
+# ptxas comes with the CUDA toolkit, wherever PATH leaves it.
 config.environment["PATH"] = os.pathsep.join(
-    [config.kiln_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+    [config.kiln_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", ""),
+     "/usr/local/cuda/bin"])
 config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 
 test_dir = os.path.dirname(__file__)

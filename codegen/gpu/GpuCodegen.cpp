@@ -10,15 +10,16 @@ namespace kiln {
 
 llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm,
                                            llvm::raw_ostream &errors) {
-  // Naive mapping: every linalg op becomes a loop nest whose outer parallel
-  // dimensions are tiled onto blocks and threads. The tensor-core kernel
-  // generators replace this for matmul-like ops.
+  // Memory is planned as on the host: one arena, one weights block. Then
+  // every linalg op becomes a loop nest whose outer parallel dimensions are
+  // tiled onto blocks and threads (parallel loops first; one thread when
+  // there are none), and one launch of the plan.
   return mlir::parsePassPipeline(
-      "kiln-bufferize,"
-      "func.func(convert-linalg-to-parallel-loops,"
+      "kiln-bufferize,kiln-plan-memory,kiln-list-kernels,"
+      "func.func(kiln-prepare-gpu-loops,convert-linalg-to-parallel-loops,"
       "scf-parallel-loop-tiling{parallel-loop-tile-sizes=1,1,8,8 no-min-max-bounds=true},"
       "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
-      "gpu-kernel-outlining,kiln-merge-gpu-modules,canonicalize,cse",
+      "gpu-kernel-outlining,kiln-merge-gpu-modules,canonicalize,cse,kiln-list-launches",
       pm, errors);
 }
 

@@ -233,11 +233,12 @@ llvm::FailureOr<std::string> compileHostObject(mlir::ModuleOp module, llvm::Stri
 }
 
 llvm::FailureOr<std::string> linkHostCode(mlir::ModuleOp module, llvm::StringRef object) {
-  // The code calls libm (erff, tanhf, ...): it names libm itself, so that it
-  // loads whatever scope the runtime was loaded in.
+  // The code calls libm (erff, tanhf, ...), and converting to and from f16
+  // calls libgcc's helpers (__truncsfhf2, ...): it names both libraries
+  // itself, so that it loads in any process, whatever its binary exports.
   return linkSharedObject(llvm::ArrayRef<char>(object.data(), object.size()),
                           {"-z", "now", "-L/lib/x86_64-linux-gnu", "-L/usr/lib/x86_64-linux-gnu",
-                           "-L/lib64", "-l:libm.so.6"},
+                           "-L/lib64", "-l:libm.so.6", "--as-needed", "-l:libgcc_s.so.1"},
                           [&] { return module.emitError(); });
 }
 

@@ -5,6 +5,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 
@@ -28,6 +29,34 @@ llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm,
 llvm::LogicalResult
 checkLinked(llvm::StringRef ptx,
             llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+/// What ptxas reports a GPU kernel uses.
+struct KernelResources {
+  unsigned registers = 0;
+  unsigned sharedBytes = 0; ///< static shared memory
+  unsigned spillBytes = 0;  ///< spill stores and loads
+};
+
+/// PTX assembled by ptxas for one architecture.
+struct Cubin {
+  std::string object;
+  llvm::StringMap<KernelResources> kernels;
+};
+
+/// ptxas from $PATH, $CUDA_HOME/bin, $CUDA_PATH/bin or /usr/local/cuda/bin;
+/// empty when there is none.
+std::string findPtxas();
+
+/// Assembles `ptx` for `chip` with `ptxas` and reads what each kernel uses
+/// from its report. A chip this ptxas does not know, or PTX it rejects, is
+/// an error that quotes ptxas.
+llvm::FailureOr<Cubin>
+assemblePTX(llvm::StringRef ptxas, llvm::StringRef ptx, llvm::StringRef chip,
+            llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+/// Reads `ptxas -v`'s report: registers, static shared memory and spills
+/// per kernel.
+llvm::StringMap<KernelResources> parsePtxasReport(llvm::StringRef report);
 
 } // namespace kiln
 

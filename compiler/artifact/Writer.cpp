@@ -98,24 +98,109 @@ readSignature(ModuleOp module) {
   return std::make_pair(std::move(inputs), std::move(outputs));
 }
 
-FailureOr<std::string> writeArtifact(ModuleOp planned, ArrayRef<TensorSignature> inputs,
-                                     ArrayRef<TensorSignature> outputs, StringRef hostTarget,
-                                     StringRef hostCode) {
-  auto arenaBytes = planned->getAttrOfType<IntegerAttr>("kiln.arena_bytes");
+namespace {
+
+/// A plan's weights as one block of bytes, each weight at its offset.
+FailureOr<std::string> weightBlock(ModuleOp planned) {
   auto weightsBytes = planned->getAttrOfType<IntegerAttr>("kiln.weights_bytes");
   auto weights = planned->getAttrOfType<ArrayAttr>("kiln.weights");
-  auto kernels = planned->getAttrOfType<ArrayAttr>("kiln.kernels");
-  if (!arenaBytes || !weightsBytes || !weights || !kernels)
-    return planned.emitError("the module's memory and kernels have not been planned");
+  std::string bytes;
+  for (Attribute entry : weights) {
+    auto dict = cast<DictionaryAttr>(entry);
+    uint64_t offset = dict.getAs<IntegerAttr>("offset").getInt();
+    if (bytes.size() > offset)
+      return planned.emitError("internal error: weights overlap");
+    bytes.resize(offset, '\0');
+    auto value = dict.getAs<ElementsAttr>("value");
+    if (failed(appendWeight(value, bytes, planned)))
+      return failure();
+    auto type = cast<ShapedType>(value.getType());
+    uint64_t expected = type.getNumElements() * llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    if (bytes.size() != offset + expected)
+      return planned.emitError("a weight holds ")
+             << bytes.size() - offset << " bytes, but its type needs " << expected;
+  }
+  bytes.resize(weightsBytes.getInt(), '\0');
+  return bytes;
+}
 
+artifact::CodeKind kindOf(CompiledTarget::Format format) {
+  switch (format) {
+  case CompiledTarget::Format::HostSharedObject: return artifact::CodeKind::HostSharedObject;
+  case CompiledTarget::Format::PTX: return artifact::CodeKind::PTX;
+  case CompiledTarget::Format::Cubin: return artifact::CodeKind::Cubin;
+  }
+  llvm_unreachable("unknown code format");
+}
+
+flatbuffers::Offset<artifact::Launch>
+buildLaunch(flatbuffers::FlatBufferBuilder &builder, DictionaryAttr launch,
+            const llvm::StringMap<KernelResources> &resources) {
+  auto sizes = [](StringRef key, DictionaryAttr dict) {
+    ArrayRef<int64_t> values = dict.getAs<DenseI64ArrayAttr>(key).asArrayRef();
+    return std::vector<uint32_t>(values.begin(), values.end());
+  };
+  std::vector<flatbuffers::Offset<artifact::LaunchArg>> args;
+  for (auto arg : launch.getAs<ArrayAttr>("args").getAsRange<DictionaryAttr>()) {
+    if (auto base = arg.getAs<StringAttr>("base")) {
+      auto longs = [&](StringRef key) {
+        ArrayRef<int64_t> values = arg.getAs<DenseI64ArrayAttr>(key).asArrayRef();
+        return std::vector<int64_t>(values.begin(), values.end());
+      };
+      std::vector<int64_t> shape = longs("sizes"), strides = longs("strides");
+      args.push_back(artifact::CreateLaunchArgDirect(
+          builder, base.str().c_str(), arg.getAs<IntegerAttr>("index").getInt(),
+          arg.getAs<IntegerAttr>("byte_offset").getInt(), arg.getAs<IntegerAttr>("offset").getInt(),
+          &shape, &strides));
+    } else {
+      args.push_back(artifact::CreateLaunchArgDirect(
+          builder, nullptr, 0, 0, 0, nullptr, nullptr, arg.getAs<IntegerAttr>("width").getInt(),
+          uint64_t(arg.getAs<IntegerAttr>("bits").getInt())));
+    }
+  }
+  std::string name = launch.getAs<StringAttr>("kernel").str();
+  std::vector<uint32_t> grid = sizes("grid", launch), block = sizes("block", launch);
+  KernelResources used = resources.lookup(name);
+  return artifact::CreateLaunchDirect(builder, name.c_str(), &grid, &block,
+                                      launch.getAs<IntegerAttr>("shared").getInt(), &args,
+                                      used.registers, used.sharedBytes, used.spillBytes);
+}
+
+} // namespace
+
+FailureOr<std::string> writeArtifact(ArrayRef<TensorSignature> inputs,
+                                     ArrayRef<TensorSignature> outputs,
+                                     ArrayRef<CompiledTarget> targets) {
+  if (targets.empty())
+    return failure();
+  ModuleOp first = targets.front().planned;
   for (const TensorSignature &tensor : llvm::concat<const TensorSignature>(inputs, outputs))
     if (!dtypeOf(tensor.type.getElementType()))
-      return planned.emitError("'") << tensor.name << "' has element type "
-                                    << tensor.type.getElementType()
-                                    << ", which the runtime cannot pass";
+      return first.emitError("'") << tensor.name << "' has element type "
+                                  << tensor.type.getElementType()
+                                  << ", which the runtime cannot pass";
   std::string source;
-  if (auto name = planned->getAttrOfType<StringAttr>("kiln.source"))
+  if (auto name = first->getAttrOfType<StringAttr>("kiln.source"))
     source = name.str();
+
+  // Each target's weights; a block the same as an earlier one is shared.
+  std::vector<std::string> blocks;
+  std::vector<size_t> blockOf;
+  for (const CompiledTarget &target : targets) {
+    ModuleOp planned = target.planned;
+    if (!planned->getAttrOfType<IntegerAttr>("kiln.arena_bytes") ||
+        !planned->getAttrOfType<IntegerAttr>("kiln.weights_bytes") ||
+        !planned->getAttrOfType<ArrayAttr>("kiln.weights") ||
+        !planned->getAttrOfType<ArrayAttr>("kiln.kernels"))
+      return planned.emitError("the module's memory and kernels have not been planned");
+    FailureOr<std::string> block = weightBlock(planned);
+    if (failed(block))
+      return failure();
+    auto same = llvm::find(blocks, *block);
+    blockOf.push_back(size_t(same - blocks.begin()));
+    if (same == blocks.end())
+      blocks.push_back(std::move(*block));
+  }
 
   // Every field is written, zeros too, so the manifest's size does not
   // depend on the offsets it records: build it once to learn its size, then
@@ -131,56 +216,63 @@ FailureOr<std::string> writeArtifact(ModuleOp planned, ArrayRef<TensorSignature>
     }
     return result;
   };
-  auto buildManifest = [&](uint64_t codeOffset, uint64_t weightsOffset) {
+  auto buildManifest = [&](ArrayRef<uint64_t> codeOffsets, ArrayRef<uint64_t> blockOffsets) {
     builder.Clear();
     auto in = tensors(inputs), out = tensors(outputs);
-    std::vector<flatbuffers::Offset<artifact::Code>> code = {artifact::CreateCodeDirect(
-        builder, hostTarget.str().c_str(), artifact::CodeKind::HostSharedObject, codeOffset,
-        hostCode.size())};
-    std::vector<flatbuffers::Offset<artifact::Kernel>> kernelList;
-    for (Attribute entry : kernels) {
-      auto dict = cast<DictionaryAttr>(entry);
-      auto text = [&](StringRef key) { return dict.getAs<StringAttr>(key).str(); };
-      kernelList.push_back(artifact::CreateKernelDirect(
-          builder, text("kind").c_str(), text("node").c_str(), text("buffer").c_str(),
-          dict.getAs<IntegerAttr>("offset").getInt(), dict.getAs<IntegerAttr>("bytes").getInt(),
-          text("precision").c_str(), text("layout").c_str()));
+    std::vector<flatbuffers::Offset<artifact::Code>> code;
+    std::vector<flatbuffers::Offset<artifact::Plan>> plans;
+    size_t section = 0;
+    for (auto [index, target] : llvm::enumerate(targets)) {
+      for (const auto &[format, bytes] : target.code)
+        code.push_back(artifact::CreateCodeDirect(builder, target.name.c_str(), kindOf(format),
+                                                  codeOffsets[section++], bytes.size(), index));
+      std::vector<flatbuffers::Offset<artifact::Kernel>> kernelList;
+      for (auto dict :
+           target.planned->getAttrOfType<ArrayAttr>("kiln.kernels").getAsRange<DictionaryAttr>()) {
+        auto text = [&](StringRef key) { return dict.getAs<StringAttr>(key).str(); };
+        flatbuffers::Offset<artifact::Launch> launch;
+        if (auto entry = dict.getAs<DictionaryAttr>("launch"))
+          launch = buildLaunch(builder, entry, target.resources);
+        kernelList.push_back(artifact::CreateKernelDirect(
+            builder, text("kind").c_str(), text("node").c_str(), text("buffer").c_str(),
+            dict.getAs<IntegerAttr>("offset").getInt(), dict.getAs<IntegerAttr>("bytes").getInt(),
+            text("precision").c_str(), text("layout").c_str(), launch));
+      }
+      size_t block = blockOf[index];
+      plans.push_back(artifact::CreatePlanDirect(
+          builder, target.planned->getAttrOfType<IntegerAttr>("kiln.arena_bytes").getInt(),
+          blockOffsets[block], blocks[block].size(), &kernelList));
     }
     builder.Finish(artifact::CreateModelDirect(builder, "kiln 0.1", source.c_str(), &in, &out,
-                                               arenaBytes.getInt(), weightsOffset,
-                                               weightsBytes.getInt(), &code, &kernelList),
+                                               &code, &plans),
                    artifact::ModelIdentifier());
   };
-  buildManifest(0, 0);
+  size_t sections = 0;
+  for (const CompiledTarget &target : targets)
+    sections += target.code.size();
+  buildManifest(std::vector<uint64_t>(sections, 0), std::vector<uint64_t>(blocks.size(), 0));
   size_t manifestSize = builder.GetSize();
-  uint64_t codeOffset = llvm::alignTo(KILN_HEADER_SIZE + manifestSize, KILN_SECTION_ALIGNMENT);
-  uint64_t weightsOffset = llvm::alignTo(codeOffset + hostCode.size(), KILN_WEIGHTS_ALIGNMENT);
-  buildManifest(codeOffset, weightsOffset);
-  if (builder.GetSize() != manifestSize)
-    return planned.emitError("internal error: the manifest changed size");
 
+  // Then the code sections and the weight blocks, in order.
   std::string bytes(KILN_HEADER_SIZE, '\0');
-  bytes.append(reinterpret_cast<const char *>(builder.GetBufferPointer()), manifestSize);
-  bytes.resize(codeOffset, '\0');
-  bytes.append(hostCode.data(), hostCode.size());
-  bytes.resize(weightsOffset, '\0');
-  for (Attribute entry : weights) {
-    auto dict = cast<DictionaryAttr>(entry);
-    uint64_t offset = dict.getAs<IntegerAttr>("offset").getInt();
-    if (bytes.size() > weightsOffset + offset)
-      return planned.emitError("internal error: weights overlap");
-    bytes.resize(weightsOffset + offset, '\0');
-    auto value = dict.getAs<ElementsAttr>("value");
-    if (failed(appendWeight(value, bytes, planned)))
-      return failure();
-    auto type = cast<ShapedType>(value.getType());
-    uint64_t expected = type.getNumElements() * llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-    if (bytes.size() != weightsOffset + offset + expected)
-      return planned.emitError("a weight holds ")
-             << bytes.size() - weightsOffset - offset << " bytes, but its type needs " << expected;
+  bytes.resize(KILN_HEADER_SIZE + manifestSize, '\0');
+  std::vector<uint64_t> codeOffsets, blockOffsets;
+  for (const CompiledTarget &target : targets)
+    for (const auto &code : target.code) {
+      pad(bytes, KILN_SECTION_ALIGNMENT);
+      codeOffsets.push_back(bytes.size());
+      bytes += code.second;
+    }
+  for (const std::string &block : blocks) {
+    pad(bytes, KILN_WEIGHTS_ALIGNMENT);
+    blockOffsets.push_back(bytes.size());
+    bytes += block;
   }
-  bytes.resize(weightsOffset + weightsBytes.getInt(), '\0');
   pad(bytes, 8);
+  buildManifest(codeOffsets, blockOffsets);
+  if (builder.GetSize() != manifestSize)
+    return first.emitError("internal error: the manifest changed size");
+  memcpy(bytes.data() + KILN_HEADER_SIZE, builder.GetBufferPointer(), manifestSize);
 
   kiln_file_header_t header = {};
   memcpy(header.magic, KILN_MAGIC, 8);

@@ -3,7 +3,10 @@
 #ifndef KILN_COMPILER_ARTIFACT_WRITER_H
 #define KILN_COMPILER_ARTIFACT_WRITER_H
 
+#include "codegen/nvptx/NVPTX.h"
+
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 #include <vector>
@@ -21,12 +24,24 @@ struct TensorSignature {
 llvm::FailureOr<std::pair<std::vector<TensorSignature>, std::vector<TensorSignature>>>
 readSignature(mlir::ModuleOp module);
 
-/// Writes a .kiln artifact: the manifest, the host code and the weights that
-/// kiln-plan-memory recorded on `planned`. The same inputs give the same bytes.
-llvm::FailureOr<std::string>
-writeArtifact(mlir::ModuleOp planned, llvm::ArrayRef<TensorSignature> inputs,
-              llvm::ArrayRef<TensorSignature> outputs, llvm::StringRef hostCPU,
-              llvm::StringRef hostCode);
+/// One target's code and the plan it runs.
+struct CompiledTarget {
+  enum class Format { HostSharedObject, PTX, Cubin };
+  std::string name; ///< the processor: x86-64-v3, sm_90, ...
+  /// The module kiln-plan-memory and kiln-list-kernels (and on GPUs
+  /// kiln-list-launches) annotated.
+  mlir::ModuleOp planned;
+  std::vector<std::pair<Format, std::string>> code;
+  /// Per GPU kernel name, when ptxas assembled the code.
+  llvm::StringMap<KernelResources> resources;
+};
+
+/// Writes a .kiln artifact: the manifest, each target's code and the
+/// weights of each target's plan (plans whose weights are the same bytes
+/// share them). The same inputs give the same bytes.
+llvm::FailureOr<std::string> writeArtifact(llvm::ArrayRef<TensorSignature> inputs,
+                                           llvm::ArrayRef<TensorSignature> outputs,
+                                           llvm::ArrayRef<CompiledTarget> targets);
 
 } // namespace kiln
 

@@ -4,7 +4,8 @@
  *   [0, 64)       header (below)
  *   [64, ...)     manifest: a FlatBuffer (artifact.fbs), then padding
  *   ...           code sections, each 64-byte aligned
- *   ...           weights, 4096-byte aligned, to the end of the file
+ *   ...           each plan's weights, 4096-byte aligned (plans whose
+ *                 weights are the same bytes share them)
  *
  * The checksum covers the whole file with its own eight bytes read as zero,
  * so any change to any byte is detected.
@@ -16,7 +17,7 @@
 #include <stdint.h>
 
 #define KILN_MAGIC "KILNMDL\0"
-#define KILN_FORMAT_VERSION 2u
+#define KILN_FORMAT_VERSION 3u
 #define KILN_HEADER_SIZE 64u
 #define KILN_WEIGHTS_ALIGNMENT 4096u
 #define KILN_SECTION_ALIGNMENT 64u

@@ -3,6 +3,8 @@
 
 #include "kiln/runtime.h"
 
+#include "Cuda.h"
+#include "Model.h"
 #include "ThreadPool.h"
 #include "artifact_generated.h"
 #include "format.h"
@@ -23,20 +25,12 @@
 #include <unistd.h>
 #include <vector>
 
-struct kiln_status_s {
-  kiln_status_code_t code;
-  std::string message;
-};
-
 namespace {
-
 /// Stands in when there is no memory left for a status of its own.
 kiln_status_s outOfMemory{KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory"};
+} // namespace
 
-kiln_status_t makeStatus(kiln_status_code_t code, const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
-
-kiln_status_t makeStatus(kiln_status_code_t code, const char *format, ...) {
+kiln_status_t kiln::makeStatus(kiln_status_code_t code, const char *format, ...) {
   char buffer[1024];
   va_list args;
   va_start(args, format);
@@ -46,28 +40,25 @@ kiln_status_t makeStatus(kiln_status_code_t code, const char *format, ...) {
   return status ? status : &outOfMemory;
 }
 
-struct TensorInfo {
-  std::string name;
-  kiln_dtype_t dtype;
-  std::vector<int64_t> shape;
-  size_t byteSize;
-};
+KilnStorage::~KilnStorage() {
+  if (mapped)
+    munmap(data, size);
+  else
+    free(data);
+}
 
-using Entry = void (*)(void **);
+kiln_model_s::~kiln_model_s() {
+  for (kiln::cuda::ModelState *state : cudaStates)
+    kiln::cuda::destroy(state);
+  if (library)
+    dlclose(library);
+  if (codeFd >= 0)
+    close(codeFd);
+}
 
-/// Memory that holds an artifact: a read-only mapping of its file, or a
-/// 4096-byte aligned copy of a caller's buffer.
-struct Storage {
-  uint8_t *data = nullptr;
-  size_t size = 0;
-  bool mapped = false;
-  ~Storage() {
-    if (mapped)
-      munmap(data, size);
-    else
-      free(data);
-  }
-};
+using namespace kiln;
+
+namespace {
 
 bool checkedMul(size_t a, size_t b, size_t &out) { return !__builtin_mul_overflow(a, b, &out); }
 
@@ -90,36 +81,20 @@ int hostLevel() {
 
 } // namespace
 
-struct kiln_model_s {
-  std::atomic<int> references{1};
-  Storage storage;
-  std::vector<TensorInfo> inputs, outputs;
-  uint64_t arenaBytes = 0;
-  const uint8_t *weights = nullptr;
-  void *library = nullptr;
-  /// The memfd holding the host code stays open while the library is
-  /// loaded: its /proc/self/fd path names this library alone, so another
-  /// model's dlopen cannot be handed this one.
-  int codeFd = -1;
-  Entry entry = nullptr;
-  bool hasCode = false;
-
-  ~kiln_model_s() {
-    if (library)
-      dlclose(library);
-    if (codeFd >= 0)
-      close(codeFd);
-  }
-};
-
 struct kiln_session_s {
   kiln_model_t *model;
+  std::string device;
+  // On the host: the arena and the threads.
   void *arena = nullptr;
-  std::vector<void *> ownedOutputs;
   std::unique_ptr<kiln::ThreadPool> pool;
   kiln_host_context_t context = {};
+  // On a GPU.
+  kiln::cuda::Session *cuda = nullptr;
+  /// Outputs the session allocated, freed at the next run or the end.
+  std::vector<void *> ownedOutputs;
 
   ~kiln_session_s() {
+    kiln::cuda::destroySession(cuda);
     free(arena);
     for (void *output : ownedOutputs)
       free(output);
@@ -129,9 +104,9 @@ struct kiln_session_s {
 
 namespace {
 
-kiln_status_t readTensors(const flatbuffers::Vector<flatbuffers::Offset<kiln::artifact::Tensor>> *list,
+kiln_status_t readTensors(const flatbuffers::Vector<flatbuffers::Offset<artifact::Tensor>> *list,
                           const char *what, std::vector<TensorInfo> &out) {
-  for (const kiln::artifact::Tensor *tensor : *list) {
+  for (const artifact::Tensor *tensor : *list) {
     TensorInfo info;
     info.name = tensor->name()->str();
     info.dtype = static_cast<kiln_dtype_t>(tensor->dtype());
@@ -181,9 +156,89 @@ kiln_status_t loadHostCode(kiln_model_t *model, const uint8_t *code, size_t size
   model->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!model->library)
     return makeStatus(KILN_STATUS_DATA_LOSS, "cannot load the host code: %s", dlerror());
-  model->entry = reinterpret_cast<Entry>(dlsym(model->library, "kiln_entry"));
+  model->entry = reinterpret_cast<void (*)(void **)>(dlsym(model->library, "kiln_entry"));
   if (!model->entry)
     return makeStatus(KILN_STATUS_DATA_LOSS, "the host code has no kiln_entry");
+  return nullptr;
+}
+
+/// Reads a GPU launch's arguments, checking each buffer lies in memory the
+/// plan has.
+kiln_status_t readLaunch(const artifact::Launch *in, const kiln_model_t *model, uint64_t arenaBytes,
+                         uint64_t weightsSize, Launch &out) {
+  auto corrupt = [&](const char *what) {
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: kernel '%s' has %s",
+                      in->kernel()->c_str(), what);
+  };
+  out.kernel = in->kernel()->str();
+  if (in->grid()->size() != 3 || in->block()->size() != 3)
+    return corrupt("an invalid launch shape");
+  for (int i = 0; i < 3; ++i) {
+    out.grid[i] = in->grid()->Get(i);
+    out.block[i] = in->block()->Get(i);
+    if (out.grid[i] == 0 || out.block[i] == 0)
+      return corrupt("an empty launch shape");
+  }
+  out.sharedBytes = in->shared_bytes();
+  for (const artifact::LaunchArg *arg : *in->args()) {
+    LaunchArg &result = out.args.emplace_back();
+    if (!arg->base()) {
+      if (arg->width() != 1 && arg->width() != 2 && arg->width() != 4 && arg->width() != 8)
+        return corrupt("a scalar argument of an invalid width");
+      result.width = arg->width();
+      result.bits = arg->bits();
+      continue;
+    }
+    std::string base = arg->base()->str();
+    uint64_t limit;
+    if (base == "input" && arg->index() < model->inputs.size()) {
+      result.base = LaunchArg::Base::Input;
+      limit = model->inputs[arg->index()].byteSize;
+    } else if (base == "output" && arg->index() < model->outputs.size()) {
+      result.base = LaunchArg::Base::Output;
+      limit = model->outputs[arg->index()].byteSize;
+    } else if (base == "arena") {
+      result.base = LaunchArg::Base::Arena;
+      limit = arenaBytes;
+    } else if (base == "weights") {
+      result.base = LaunchArg::Base::Weights;
+      limit = weightsSize;
+    } else {
+      return corrupt("an argument in unknown memory");
+    }
+    if (!arg->sizes() || !arg->strides() || arg->sizes()->size() != arg->strides()->size() ||
+        arg->byte_offset() > limit)
+      return corrupt("a buffer argument outside its memory");
+    result.index = arg->index();
+    result.byteOffset = arg->byte_offset();
+    result.offset = arg->offset();
+    result.sizes.assign(arg->sizes()->begin(), arg->sizes()->end());
+    result.strides.assign(arg->strides()->begin(), arg->strides()->end());
+  }
+  return nullptr;
+}
+
+/// Reads each plan: its memory, its weights' place in the file, and on a
+/// GPU its launches.
+kiln_status_t readPlans(const artifact::Model *manifest, size_t fileSize, kiln_model_t *model) {
+  for (const artifact::Plan *in : *manifest->plans()) {
+    Plan &plan = model->plans.emplace_back();
+    plan.arenaBytes = in->arena_bytes();
+    plan.weightsSize = in->weights_size();
+    if (!inFile(in->weights_offset(), in->weights_size(), fileSize) ||
+        in->weights_offset() % KILN_WEIGHTS_ALIGNMENT != 0)
+      return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: invalid weights section");
+    plan.weights = model->storage.data + in->weights_offset();
+    if (!in->kernels())
+      continue;
+    for (const artifact::Kernel *kernel : *in->kernels())
+      if (kernel->launch())
+        if (kiln_status_t status = readLaunch(kernel->launch(), model, plan.arenaBytes,
+                                              plan.weightsSize, plan.launches.emplace_back()))
+          return status;
+  }
+  if (model->plans.empty())
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: no execution plan");
   return nullptr;
 }
 
@@ -216,40 +271,66 @@ kiln_status_t verifyAndLoad(kiln_model_t *model, bool loadCode) {
     return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: the manifest is too large");
   const uint8_t *manifestData = data + header.manifest_offset;
   flatbuffers::Verifier verifier(manifestData, header.manifest_size);
-  if (!kiln::artifact::VerifyModelBuffer(verifier))
+  if (!artifact::VerifyModelBuffer(verifier))
     return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: the manifest does not verify");
-  const kiln::artifact::Model *manifest = kiln::artifact::GetModel(manifestData);
+  const artifact::Model *manifest = artifact::GetModel(manifestData);
   if (kiln_status_t status = readTensors(manifest->inputs(), "input", model->inputs))
     return status;
   if (kiln_status_t status = readTensors(manifest->outputs(), "output", model->outputs))
     return status;
-  model->arenaBytes = manifest->arena_bytes();
-  if (!inFile(manifest->weights_offset(), manifest->weights_size(), size) ||
-      manifest->weights_offset() % KILN_WEIGHTS_ALIGNMENT != 0)
-    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: invalid weights section");
-  model->weights = data + manifest->weights_offset();
+  if (kiln_status_t status = readPlans(manifest, size, model))
+    return status;
 
-  const kiln::artifact::Code *host = nullptr;
-  for (const kiln::artifact::Code *code : *manifest->code()) {
-    if (!inFile(code->offset(), code->size(), size))
-      return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: code section out of bounds");
-    if (code->kind() == kiln::artifact::CodeKind::HostSharedObject)
-      host = code;
+  using artifact::CodeKind;
+  const CodeObject *host = nullptr;
+  for (const artifact::Code *code : *manifest->code()) {
+    if (!inFile(code->offset(), code->size(), size) || code->plan() >= model->plans.size() ||
+        code->kind() > CodeKind::MAX)
+      return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: invalid code section");
+    CodeObject::Kind kind = code->kind() == CodeKind::HostSharedObject ? CodeObject::Kind::Host
+                            : code->kind() == CodeKind::PTX            ? CodeObject::Kind::PTX
+                                                                       : CodeObject::Kind::Cubin;
+    model->code.push_back({kind, code->target()->str(), data + code->offset(), size_t(code->size()),
+                           code->plan()});
   }
-  if (!host)
-    return makeStatus(KILN_STATUS_UNAVAILABLE, "the artifact has no code for the host CPU");
-  // x86-64-vN names the micro-architecture level the code needs.
-  const std::string target = host->target()->str();
-  int needed = target.rfind("x86-64-v", 0) == 0 ? atoi(target.c_str() + 8) : 1;
+  if (model->code.empty())
+    return makeStatus(KILN_STATUS_UNAVAILABLE, "the artifact holds no code");
+  for (const CodeObject &code : model->code)
+    if (code.kind == CodeObject::Kind::Host) {
+      if (host)
+        return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: two sections of host code");
+      host = &code;
+    }
   if (!loadCode)
     return nullptr;
-  if (needed > hostLevel())
-    return makeStatus(KILN_STATUS_UNAVAILABLE,
-                      "the host code was compiled for %s, which this CPU does not support "
-                      "(it is x86-64-v%d); compile with --host-cpu=native or an older level",
-                      target.c_str(), hostLevel());
   model->hasCode = true;
-  return loadHostCode(model, data + host->offset(), host->size());
+  if (!host) {
+    std::string targets;
+    for (const CodeObject &code : model->code)
+      if (targets.find(code.target) == std::string::npos)
+        targets += (targets.empty() ? "" : ", ") + code.target;
+    model->hostUnavailable = "the artifact has no code for the host CPU (it holds code for " +
+                             targets + "); compile with --target host";
+    return nullptr;
+  }
+  if (!model->plans[host->plan].launches.empty())
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: the host code's plan launches GPU kernels");
+  // x86-64-vN names the micro-architecture level the code needs.
+  int needed = host->target.rfind("x86-64-v", 0) == 0 ? atoi(host->target.c_str() + 8) : 1;
+  if (needed > hostLevel()) {
+    char reason[256];
+    snprintf(reason, sizeof(reason),
+             "the host code was compiled for %s, which this CPU does not support "
+             "(it is x86-64-v%d); compile with --host-cpu=native or an older level",
+             host->target.c_str(), hostLevel());
+    // Code for a GPU may still run.
+    if (model->code.size() == 1)
+      return makeStatus(KILN_STATUS_UNAVAILABLE, "%s", reason);
+    model->hostUnavailable = reason;
+    return nullptr;
+  }
+  model->hostPlan = int(host->plan);
+  return loadHostCode(model, host->data, host->size);
 }
 
 bool wantsCode(const kiln_model_options_t *options) {
@@ -435,7 +516,11 @@ void kiln_model_release(kiln_model_t *model) {
 
 size_t kiln_model_input_count(const kiln_model_t *model) { return model ? model->inputs.size() : 0; }
 size_t kiln_model_output_count(const kiln_model_t *model) { return model ? model->outputs.size() : 0; }
-uint64_t kiln_model_arena_bytes(const kiln_model_t *model) { return model ? model->arenaBytes : 0; }
+uint64_t kiln_model_arena_bytes(const kiln_model_t *model) {
+  if (!model || model->plans.empty())
+    return 0;
+  return model->plans[model->hostPlan >= 0 ? size_t(model->hostPlan) : 0].arenaBytes;
+}
 
 kiln_status_t kiln_model_input_info(const kiln_model_t *model, size_t index, kiln_tensor_info_t *out_info) {
   if (!model || !out_info)
@@ -460,47 +545,75 @@ kiln_status_t kiln_session_create(kiln_model_t *model, const kiln_session_option
   if (!model->hasCode)
     return makeStatus(KILN_STATUS_UNAVAILABLE, "the model was loaded without its code and cannot run");
   const char *device = options && options->device ? options->device : "host";
+  uint32_t flags = options && options->api_version >= 3 ? options->flags : 0;
+  auto session = std::unique_ptr<kiln_session_s>(new (std::nothrow) kiln_session_s{model, device});
+  if (!session)
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  kiln_model_retain(model);
+
+  // "cuda" or "cuda:N".
+  if (strncmp(device, "cuda", 4) == 0 && (device[4] == '\0' || device[4] == ':')) {
+    char *end = nullptr;
+    long ordinal = device[4] ? strtol(device + 5, &end, 10) : 0;
+    if (device[4] && (end == device + 5 || *end != '\0' || ordinal < 0 || ordinal > 1024))
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "device '%s': expected cuda:N, N the GPU's number from 0", device);
+    if (kiln_status_t status = cuda::createSession(model, int(ordinal),
+                                                   !(flags & KILN_SESSION_NO_CUDA_GRAPH),
+                                                   &session->cuda))
+      return status;
+    session->device = cuda::describe(session->cuda);
+    *out_session = session.release();
+    return nullptr;
+  }
   if (strcmp(device, "host") != 0)
     return makeStatus(KILN_STATUS_UNAVAILABLE,
-                      "device '%s' is not available: this runtime runs models on 'host' only", device);
+                      "device '%s' is not available: this runtime runs models on 'host' and 'cuda:N'",
+                      device);
+  if (model->hostPlan < 0)
+    return makeStatus(KILN_STATUS_UNAVAILABLE, "%s", model->hostUnavailable.c_str());
   unsigned threads = options && options->api_version >= 2 ? options->threads : 0;
   if (threads == 0)
     threads = kiln::ThreadPool::availableThreads();
-  void *arena = nullptr;
-  if (posix_memalign(&arena, 64, model->arenaBytes ? model->arenaBytes : 1) != 0)
+  uint64_t arenaBytes = model->plans[model->hostPlan].arenaBytes;
+  if (posix_memalign(&session->arena, 64, arenaBytes ? arenaBytes : 1) != 0) {
+    session->arena = nullptr;
     return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot allocate the %llu-byte activation arena",
-                      (unsigned long long)model->arenaBytes);
-  auto *session = new (std::nothrow) kiln_session_s{model, arena, {}, nullptr, {}};
-  if (!session) {
-    free(arena);
-    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+                      (unsigned long long)arenaBytes);
   }
-  kiln_model_retain(model);
   try {
     session->pool = std::make_unique<kiln::ThreadPool>(threads);
   } catch (const std::exception &error) {
-    delete session;
     return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot start %u threads: %s", threads,
                       error.what());
   }
   session->context.parallel_for = &kiln::ThreadPool::parallelFor;
   session->context.pool = session->pool.get();
-  *out_session = session;
+  *out_session = session.release();
   return nullptr;
 }
 
 void kiln_session_destroy(kiln_session_t *session) { delete session; }
 
 uint32_t kiln_session_threads(const kiln_session_t *session) {
-  return session ? session->pool->threads() : 0;
+  return session && session->pool ? session->pool->threads() : 0;
+}
+
+const char *kiln_session_device(const kiln_session_t *session) {
+  return session ? session->device.c_str() : "";
 }
 
 namespace {
 
+/// Checks and runs a run; on a GPU, returns once it is queued unless `wait`.
 kiln_status_t run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t input_count,
-                  kiln_tensor_t *outputs, size_t output_count) {
+                  kiln_tensor_t *outputs, size_t output_count, bool wait) {
   if (!session || (input_count && !inputs) || (output_count && !outputs))
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_run: session, inputs and outputs must not be NULL");
+  // The outputs a run in flight writes stay as they are until it ends.
+  if (session->cuda)
+    if (kiln_status_t status = cuda::wait(session->cuda))
+      return status;
   kiln_model_t *model = session->model;
   size_t numInputs = model->inputs.size(), numOutputs = model->outputs.size();
   // The entry point's arguments: inputs, outputs, arena, weights, context.
@@ -556,11 +669,24 @@ kiln_status_t run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t i
     fresh.push_back(buffer);
     buffers[numInputs + i] = buffer;
   }
-  buffers[numInputs + numOutputs] = session->arena;
-  buffers[numInputs + numOutputs + 1] = const_cast<uint8_t *>(model->weights);
-  buffers[numInputs + numOutputs + 2] = &session->context;
-
-  model->entry(buffers.data());
+  if (session->cuda) {
+    std::vector<const void *> in(buffers.begin(), buffers.begin() + numInputs);
+    std::vector<void *> out(buffers.begin() + numInputs, buffers.begin() + numInputs + numOutputs);
+    kiln_status_t status = cuda::enqueue(session->cuda, in, out);
+    if (!status && wait)
+      status = cuda::wait(session->cuda);
+    if (status) {
+      for (void *buffer : fresh)
+        free(buffer);
+      return status;
+    }
+  } else {
+    buffers[numInputs + numOutputs] = session->arena;
+    buffers[numInputs + numOutputs + 1] =
+        const_cast<uint8_t *>(model->plans[model->hostPlan].weights);
+    buffers[numInputs + numOutputs + 2] = &session->context;
+    model->entry(buffers.data());
+  }
 
   // Hand out the session-owned outputs; the previous run's are freed.
   for (void *old : session->ownedOutputs)
@@ -585,6 +711,18 @@ kiln_status_t run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t i
 
 kiln_status_t kiln_session_run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t input_count,
                                kiln_tensor_t *outputs, size_t output_count) {
-  return guarded([&] { return run(session, inputs, input_count, outputs, output_count); });
+  return guarded([&] { return run(session, inputs, input_count, outputs, output_count, true); });
+}
+
+kiln_status_t kiln_session_run_async(kiln_session_t *session, const kiln_tensor_t *inputs,
+                                     size_t input_count, kiln_tensor_t *outputs,
+                                     size_t output_count) {
+  return guarded([&] { return run(session, inputs, input_count, outputs, output_count, false); });
+}
+
+kiln_status_t kiln_session_wait(kiln_session_t *session) {
+  if (!session)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_wait: session must not be NULL");
+  return guarded([&] { return session->cuda ? cuda::wait(session->cuda) : nullptr; });
 }
 

@@ -8,7 +8,11 @@ tolerances.txt gives a test looser ones with a reason.
 
     run.py [--kiln build/bin/kiln] [--data /usr/share/libonnx-testdata/data]
            [--expected test/conformance/passing.txt] [--jobs 2] [--filter SUBSTRING]
-           [--write-passing FILE]
+           [--write-passing FILE] [--gpu-targets sm_80,sm_90]
+
+With --gpu-targets, each model the host runs is also compiled into an
+artifact for those NVIDIA architectures, which assembles its PTX with ptxas:
+a model that compiles for the host but not for them fails.
 
 A test is *unsupported* when kiln rejects the model as using an operator,
 element type or feature it does not support, *failed* when it compiles
@@ -85,7 +89,7 @@ def first_line(text):
     return lines[0][:300] if lines else "(no message)"
 
 
-def run_test(kiln, directory, tolerances):
+def run_test(kiln, directory, tolerances, gpu_targets):
     """Returns (status, detail) with status passed, failed or unsupported."""
     name = os.path.basename(directory)
     model_path = os.path.join(directory, "model.onnx")
@@ -100,6 +104,14 @@ def run_test(kiln, directory, tolerances):
             if any(marker in message for marker in UNSUPPORTED):
                 return "unsupported", message
             return "failed", message
+
+        if gpu_targets:
+            gpu = subprocess.run([kiln, "compile", model_path, "--target", gpu_targets,
+                                  "-o", os.path.join(work, "gpu.kiln")],
+                                 capture_output=True, text=True, errors="replace")
+            if gpu.returncode != 0:
+                kind = " crashed" if gpu.returncode < 0 else ""
+                return "failed", f"--target {gpu_targets}{kind}: {first_line(gpu.stderr)}"
 
         model = onnx.load(model_path, load_external_data=False)
         initializers = {t.name for t in model.graph.initializer}
@@ -152,6 +164,8 @@ def main():
                         help="write the unsupported tests that need no new operator, "
                              "with kiln's reason, here")
     parser.add_argument("--verbose", action="store_true", help="print every test's result")
+    parser.add_argument("--gpu-targets", default="",
+                        help="also compile each model for these NVIDIA targets (ptxas-checked)")
     args = parser.parse_args()
 
     directories = []
@@ -166,7 +180,8 @@ def main():
     tolerances = load_tolerances()
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(run_test, args.kiln, d, tolerances): d for d in directories}
+        futures = {pool.submit(run_test, args.kiln, d, tolerances, args.gpu_targets): d
+                   for d in directories}
         for future in concurrent.futures.as_completed(futures):
             name = os.path.basename(futures[future])
             results[name] = future.result()

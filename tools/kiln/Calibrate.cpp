@@ -114,8 +114,11 @@ FailureOr<std::string> compileForCalibration(mlir::MLIRContext &context,
   FailureOr<std::string> object = compileHostObject(*module, host.chip, nullptr);
   if (failed(object) || failed(object = linkHostCode(*module, *object)))
     return failure();
-  return writeArtifact(*module, signature->first, signature->second, hostLevel(host.chip),
-                       *object);
+  CompiledTarget compiled;
+  compiled.name = hostLevel(host.chip);
+  compiled.planned = *module;
+  compiled.code.emplace_back(CompiledTarget::Format::HostSharedObject, std::move(*object));
+  return writeArtifact(signature->first, signature->second, {compiled});
 }
 
 /// The samples in `dir`: the folder itself when it holds .npy files, else
@@ -174,7 +177,7 @@ int calibrateModel() {
           kiln_model_load_memory(artifact->data(), artifact->size(), nullptr, &rawModel))
     return reportError(status);
   ModelPtr model(rawModel);
-  kiln_session_options_t options = {KILN_API_VERSION, "host", 0};
+  kiln_session_options_t options = {KILN_API_VERSION, "host", 0, 0};
   kiln_session_t *rawSession = nullptr;
   if (kiln_status_t status = kiln_session_create(model.get(), &options, &rawSession))
     return reportError(status);

@@ -35,8 +35,11 @@ cl::opt<unsigned> warmup("warmup", cl::desc("Runs before timing"), cl::init(3),
                          cl::sub(benchCommand));
 cl::opt<unsigned> iterations("iterations", cl::desc("Timed runs"), cl::init(20),
                              cl::sub(benchCommand));
-cl::opt<std::string> benchDevice("device", cl::desc("Where to run: host"), cl::init("host"),
-                                 cl::sub(benchCommand));
+cl::opt<std::string> benchDevice("device", cl::desc("Where to run: host or cuda:N"),
+                                 cl::init("host"), cl::sub(benchCommand));
+cl::opt<bool> benchNoCudaGraph(
+    "no-cuda-graph", cl::desc("On a GPU, launch kernel by kernel instead of as one CUDA graph"),
+    cl::sub(benchCommand));
 cl::opt<unsigned> benchThreads("threads", cl::desc("Threads to run on (0: one per CPU)"),
                                cl::init(0), cl::sub(benchCommand));
 
@@ -101,24 +104,54 @@ int inspectModel() {
     os << "  " << info.name << ": " << kiln_dtype_name(info.dtype) << " "
        << shapeOf(info.shape, info.rank) << " (" << bytes(info.byte_size) << ")\n";
   }
-  os << "memory plan:\n  activation arena: " << bytes(manifest->arena_bytes()) << "\n";
-  if (const auto *kernels = manifest->kernels()) {
-    os << "kernels: " << kernels->size() << ", in order\n";
-    os << format("  %5s  %-11s  %-9s  %-6s  %-30s  %s\n", "#", "kind", "precision", "layout",
-                 "result", "ONNX node");
+  auto text = [](const flatbuffers::String *s) { return s ? s->str() : std::string(); };
+  for (flatbuffers::uoffset_t p = 0; p < manifest->plans()->size(); ++p) {
+    const artifact::Plan *plan = manifest->plans()->Get(p);
+    std::string targets;
+    for (const artifact::Code *code : *manifest->code())
+      if (code->plan() == p && targets.find(code->target()->str()) == std::string::npos)
+        targets += (targets.empty() ? "" : ", ") + code->target()->str();
+    os << "plan for " << targets << ":\n  activation arena: " << bytes(plan->arena_bytes())
+       << ", weights: " << bytes(plan->weights_size()) << "\n";
+    const auto *kernels = plan->kernels();
+    if (!kernels)
+      continue;
+    bool gpu = kernels->size() && kernels->Get(0)->launch();
+    os << "  kernels: " << kernels->size() << ", in order\n";
+    if (gpu)
+      os << format("  %5s  %-11s  %-9s  %-6s  %-14s  %-10s  %4s  %8s  %6s  %s\n", "#", "kind",
+                   "precision", "layout", "grid", "block", "regs", "smem", "spills", "ONNX node");
+    else
+      os << format("  %5s  %-11s  %-9s  %-6s  %-30s  %s\n", "#", "kind", "precision", "layout",
+                   "result", "ONNX node");
     for (flatbuffers::uoffset_t i = 0; i < kernels->size(); ++i) {
       const artifact::Kernel *kernel = kernels->Get(i);
-      auto text = [](const flatbuffers::String *s) { return s ? s->str() : std::string(); };
+      std::string precision = kernel->precision() ? text(kernel->precision()) : "fp32";
+      std::string layout = text(kernel->layout());
+      if (layout.empty())
+        layout = "-";
+      if (const artifact::Launch *launch = kernel->launch()) {
+        auto shape = [](const flatbuffers::Vector<uint32_t> *dims) {
+          std::string result;
+          for (uint32_t dim : *dims)
+            result += (result.empty() ? "" : "x") + std::to_string(dim);
+          return result;
+        };
+        uint64_t shared = uint64_t(launch->shared_bytes()) + launch->static_shared_bytes();
+        os << format("  %5u  %-11s  %-9s  %-6s  %-14s  %-10s  %4u  %8s  %6s  %s\n", unsigned(i),
+                     text(kernel->kind()).c_str(), precision.c_str(), layout.c_str(),
+                     shape(launch->grid()).c_str(), shape(launch->block()).c_str(),
+                     launch->registers(), bytes(shared).c_str(),
+                     bytes(launch->spill_bytes()).c_str(), text(kernel->node()).c_str());
+        continue;
+      }
       std::string buffer = text(kernel->buffer());
       std::string result =
           buffer == "arena" ? "arena +" + std::to_string(kernel->offset()) + ", " + bytes(kernel->bytes())
                             : "output '" + buffer + "', " + bytes(kernel->bytes());
-      std::string precision = kernel->precision() ? text(kernel->precision()) : "fp32";
-      std::string layout = text(kernel->layout());
       os << format("  %5u  %-11s  %-9s  %-6s  %-30s  %s\n", unsigned(i),
-                   text(kernel->kind()).c_str(), precision.c_str(),
-                   layout.empty() ? "-" : layout.c_str(), result.c_str(),
-                   text(kernel->node()).c_str());
+                   text(kernel->kind()).c_str(), precision.c_str(), layout.c_str(),
+                   result.c_str(), text(kernel->node()).c_str());
     }
   }
   os << "sections:\n";
@@ -127,8 +160,12 @@ int inspectModel() {
     os << "  code for " << code->target()->str() << " ("
        << artifact::EnumNameCodeKind(code->kind()) << "): " << bytes(code->size()) << " at "
        << code->offset() << "\n";
-  os << "  weights: " << bytes(manifest->weights_size()) << " at " << manifest->weights_offset()
-     << "\n";
+  std::vector<uint64_t> shown;
+  for (const artifact::Plan *plan : *manifest->plans())
+    if (std::find(shown.begin(), shown.end(), plan->weights_offset()) == shown.end()) {
+      shown.push_back(plan->weights_offset());
+      os << "  weights: " << bytes(plan->weights_size()) << " at " << plan->weights_offset() << "\n";
+    }
   return 0;
 }
 
@@ -158,7 +195,8 @@ int benchModel() {
     inputs.push_back({info.name, info.dtype, info.rank, info.shape, buffers.back().data(),
                       info.byte_size});
   }
-  kiln_session_options_t options = {KILN_API_VERSION, benchDevice.c_str(), benchThreads};
+  kiln_session_options_t options = {KILN_API_VERSION, benchDevice.c_str(), benchThreads,
+                                    benchNoCudaGraph ? KILN_SESSION_NO_CUDA_GRAPH : 0u};
   kiln_session_t *session = nullptr;
   if (kiln_status_t status = kiln_session_create(model.get(), &options, &session))
     return reportError(status);
@@ -180,8 +218,10 @@ int benchModel() {
   double mean = 0;
   for (double t : times)
     mean += t / double(times.size());
-  outs() << benchFile << " on " << benchDevice << " (" << kiln_session_threads(session)
-         << " threads): " << iterations << " runs after " << warmup
+  outs() << benchFile << " on " << kiln_session_device(session);
+  if (kiln_session_threads(session))
+    outs() << " (" << kiln_session_threads(session) << " threads)";
+  outs() << ": " << iterations << " runs after " << warmup
          << " warm-up runs\n"
          << format("  latency: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, mean %.3f ms\n",
                    percentile(50), percentile(90), percentile(99), mean)

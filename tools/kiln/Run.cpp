@@ -26,8 +26,11 @@ cl::list<std::string> inputs("input", cl::desc("An input: NAME=FILE.npy (repeata
                              cl::value_desc("name=file"), cl::sub(runCommand));
 cl::opt<std::string> outputDir("output-dir", cl::desc("Where to write OUTPUT_NAME.npy files"),
                                cl::value_desc("dir"), cl::init("."), cl::sub(runCommand));
-cl::opt<std::string> device("device", cl::desc("Where to run: host"), cl::init("host"),
-                            cl::sub(runCommand));
+cl::opt<std::string> device("device", cl::desc("Where to run: host or cuda:N"),
+                            cl::init("host"), cl::sub(runCommand));
+cl::opt<bool> noCudaGraph("no-cuda-graph",
+                          cl::desc("On a GPU, launch kernel by kernel instead of as one CUDA graph"),
+                          cl::sub(runCommand));
 cl::opt<unsigned> threads("threads", cl::desc("Threads to run on (0: one per CPU)"),
                           cl::init(0), cl::sub(runCommand));
 
@@ -74,7 +77,8 @@ int runModel() {
     outputs[i] = {info.name, info.dtype, 0, nullptr, nullptr, 0};
   }
 
-  kiln_session_options_t options = {KILN_API_VERSION, device.c_str(), threads};
+  kiln_session_options_t options = {KILN_API_VERSION, device.c_str(), threads,
+                                    noCudaGraph ? KILN_SESSION_NO_CUDA_GRAPH : 0u};
   kiln_session_t *rawSession = nullptr;
   if (kiln_status_t status = kiln_session_create(model.get(), &options, &rawSession))
     return reportError(status);

@@ -22,7 +22,9 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -135,6 +137,11 @@ cl::list<std::string> keepFp32(
 cl::opt<std::string> calibration(
     "calibration", cl::desc("Activation ranges from kiln calibrate (needed for fp8)"),
     cl::value_desc("scales.json"), cl::sub(compileCommand));
+cl::opt<std::string> ptxasPath(
+    "ptxas",
+    cl::desc("The ptxas that assembles NVIDIA code into cubins for the artifact (default: "
+             "found on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin; none: PTX only)"),
+    cl::value_desc("path"), cl::sub(compileCommand));
 
 /// Says what a long compile is doing, on a terminal only (and not with
 /// --timing, whose report says it better).
@@ -226,6 +233,122 @@ FailureOr<Target> requiredTarget(ArrayRef<Target::Kind> kinds, StringRef what,
   return matching.front();
 }
 
+GraphOptions graphOptions() {
+  GraphOptions graph;
+  graph.fuse = !noFusion;
+  graph.layout = layout;
+  graph.precision = precision;
+  graph.keepFp32.assign(keepFp32.begin(), keepFp32.end());
+  graph.calibration = calibration;
+  return graph;
+}
+
+/// Imports the model, timed under `root`.
+mlir::OwningOpRef<mlir::ModuleOp> importModel(mlir::MLIRContext &context,
+                                              const ImportOptions &options,
+                                              mlir::TimingScope &root) {
+  progress("importing the model");
+  mlir::TimingScope importTimer = root.nest("import ONNX");
+  return importOnnxFile(context, inputFile, options);
+}
+
+/// Generates one target's code from a copy of the imported module.
+LogicalResult compileTarget(mlir::ModuleOp imported, const Target &target, StringRef ptxas,
+                            mlir::TimingScope &root, CompiledTarget &compiled) {
+  mlir::OwningOpRef<mlir::ModuleOp> module(imported.clone());
+  {
+    mlir::TimingScope codegenTimer = root.nest("code generation for " + target.chip);
+    if (failed(runPipeline(*module, target, Stage::Object, codegenTimer, graphOptions())))
+      return failure();
+  }
+  auto emitError = [&] { return module->emitError(); };
+  using Format = CompiledTarget::Format;
+  if (target.isHost()) {
+    progress("optimizing and compiling the host code with LLVM");
+    mlir::TimingScope llvmTimer = root.nest("LLVM");
+    FailureOr<std::string> object = compileHostObject(*module, target.chip, nullptr);
+    if (succeeded(object))
+      object = linkHostCode(*module, *object);
+    if (failed(object))
+      return failure();
+    compiled.name = hostLevel(target.chip);
+    compiled.code.emplace_back(Format::HostSharedObject, std::move(*object));
+  } else {
+    FailureOr<std::string> ptx = kernelObject(*module);
+    if (failed(ptx) || failed(checkLinked(*ptx, emitError)))
+      return failure();
+    compiled.name = target.chip;
+    if (!ptxas.empty()) {
+      mlir::TimingScope ptxasTimer = root.nest("ptxas for " + target.chip);
+      FailureOr<Cubin> cubin = assemblePTX(ptxas, *ptx, target.chip, emitError);
+      if (failed(cubin))
+        return failure();
+      compiled.code.emplace_back(Format::PTX, std::move(*ptx));
+      compiled.code.emplace_back(Format::Cubin, std::move(cubin->object));
+      compiled.resources = std::move(cubin->kernels);
+    } else {
+      compiled.code.emplace_back(Format::PTX, std::move(*ptx));
+    }
+  }
+  compiled.planned = module.release();
+  return success();
+}
+
+/// `kiln compile --emit artifact`: every --target's code in one artifact.
+LogicalResult compileArtifact(mlir::MLIRContext &context, const ImportOptions &options) {
+  std::string error;
+  auto targets = parseTargets(targetList.empty() ? StringRef("host") : StringRef(targetList),
+                              hostCPU, error);
+  if (failed(targets))
+    return fail(error);
+  for (const Target &target : *targets)
+    if (target.isAMDGPU())
+      return fail("--target " + target.chip +
+                  ": AMD code cannot go into an artifact yet (the runtime has no HIP device); "
+                  "use --emit hsaco");
+  std::string ptxas = ptxasPath == "none" ? "" : ptxasPath.empty() ? findPtxas() : ptxasPath;
+  if (!ptxas.empty() && !llvm::sys::fs::can_execute(ptxas))
+    return fail("--ptxas " + ptxas + ": no such program");
+
+  mlir::DefaultTimingManager timingManager;
+  timingManager.setEnabled(timing);
+  mlir::TimingScope root = timingManager.getRootScope();
+  mlir::OwningOpRef<mlir::ModuleOp> module = importModel(context, options, root);
+  if (!module)
+    return failure();
+  // The manifest describes @main as imported: read it before code
+  // generation rewrites the signature.
+  auto signature = readSignature(*module);
+  if (failed(signature))
+    return failure();
+
+  std::vector<CompiledTarget> compiled(targets->size());
+  // The planned modules own their ops; they go when the artifact is written.
+  llvm::scope_exit destroy([&] {
+    for (CompiledTarget &target : compiled)
+      if (target.planned)
+        target.planned->erase();
+  });
+  for (auto [target, result] : llvm::zip(*targets, compiled)) {
+    progress(("generating code for " + target.chip).c_str());
+    if (failed(compileTarget(*module, target, ptxas, root, result)))
+      return failure();
+  }
+  FailureOr<std::string> bytes = failure();
+  {
+    mlir::TimingScope writeTimer = root.nest("write artifact");
+    bytes = writeArtifact(signature->first, signature->second, compiled);
+  }
+  if (failed(bytes))
+    return failure();
+  auto output = mlir::openOutputFile(outputFile, &error);
+  if (!output)
+    return fail(error);
+  output->os() << *bytes;
+  output->keep();
+  return success();
+}
+
 LogicalResult runCompile() {
   CompilerContext compiler;
   mlir::MLIRContext &context = compiler.get();
@@ -266,12 +389,13 @@ LogicalResult runCompile() {
                             "host");
     break;
   case Emit::Artifact:
-    chosen = requiredTarget({Kind::Host}, "artifact", "host");
     break;
   case Emit::Dot:
     chosen = requiredTarget({Kind::Host}, "dot", "host");
     break;
   }
+  if (emit == Emit::Artifact)
+    return compileArtifact(context, options);
   if (emit != Emit::Kiln && emit != Emit::Fused && emit != Emit::Linalg) {
     if (failed(chosen))
       return failure();
@@ -282,21 +406,9 @@ LogicalResult runCompile() {
   timingManager.setEnabled(timing);
   mlir::TimingScope root = timingManager.getRootScope();
 
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  {
-    progress("importing the model");
-    mlir::TimingScope importTimer = root.nest("import ONNX");
-    module = importOnnxFile(context, inputFile, options);
-  }
+  mlir::OwningOpRef<mlir::ModuleOp> module = importModel(context, options, root);
   if (!module)
     return failure();
-  // The artifact's manifest describes @main as imported: read it before code
-  // generation rewrites the signature.
-  FailureOr<std::pair<std::vector<TensorSignature>, std::vector<TensorSignature>>> signature =
-      failure();
-  if (emit == Emit::Artifact && failed(signature = readSignature(*module)))
-    return failure();
-
   std::string error;
   auto output = mlir::openOutputFile(outputFile, &error);
   if (!output)
@@ -312,18 +424,11 @@ LogicalResult runCompile() {
     Target any = target.value_or(Target{Kind::Host, hostCPU});
     progress("generating code");
     mlir::TimingScope codegenTimer = root.nest("code generation");
-    GraphOptions graph;
-    graph.fuse = !noFusion;
-    graph.layout = layout;
-    graph.precision = precision;
-    graph.keepFp32.assign(keepFp32.begin(), keepFp32.end());
-    graph.calibration = calibration;
-    if (failed(runPipeline(*module, any, stage, codegenTimer, graph)))
+    if (failed(runPipeline(*module, any, stage, codegenTimer, graphOptions())))
       return failure();
   }
 
-  if (emit == Emit::LLVM || emit == Emit::Object || emit == Emit::SharedObject ||
-      emit == Emit::Artifact) {
+  if (emit == Emit::LLVM || emit == Emit::Object || emit == Emit::SharedObject) {
     std::string llvmIR;
     FailureOr<std::string> object = failure();
     {
@@ -333,16 +438,9 @@ LogicalResult runCompile() {
     }
     if (failed(object))
       return failure();
-    if (emit == Emit::SharedObject || emit == Emit::Artifact) {
+    if (emit == Emit::SharedObject) {
       mlir::TimingScope linkTimer = root.nest("link");
       object = linkHostCode(*module, *object);
-      if (failed(object))
-        return failure();
-    }
-    if (emit == Emit::Artifact) {
-      mlir::TimingScope writeTimer = root.nest("write artifact");
-      object = writeArtifact(*module, signature->first, signature->second,
-                             hostLevel(target->chip), *object);
       if (failed(object))
         return failure();
     }
@@ -393,6 +491,7 @@ int main(int argc, char **argv) {
       "  kiln inspect model.kiln\n"
       "  kiln bench model.kiln --iterations 100\n"
       "  kiln calibrate model.onnx --inputs samples/ -o scales.json\n"
+      "  kiln compile model.onnx --target host,sm_80,sm_90 -o model.kiln\n"
       "  kiln compile model.onnx --target sm_90 --emit ptx -o model.ptx\n");
   if (compileCommand)
     return failed(runCompile()) || reportedError ? 1 : 0;

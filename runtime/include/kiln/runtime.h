@@ -32,7 +32,7 @@ extern "C" {
 #define KILN_API __attribute__((visibility("default")))
 
 /* The version of this API; options structs carry it so the ABI can grow. */
-#define KILN_API_VERSION 2u
+#define KILN_API_VERSION 3u
 
 /* ---- Status ------------------------------------------------------------ */
 
@@ -103,10 +103,11 @@ typedef struct kiln_model_options_t {
 } kiln_model_options_t;
 
 /* Loads and verifies the artifact at `path` (the checksum, the manifest and
- * every offset and size in it). Its weights are mapped, not copied. `options`
- * may be NULL. Errors: NOT_FOUND, DATA_LOSS (truncated or corrupt),
- * UNIMPLEMENTED (a newer format version), UNAVAILABLE (no code this machine
- * can run), INVALID_ARGUMENT (NULL pointers). On success *out_model holds one
+ * every offset and size in it), and loads its host code if it has any. Its
+ * weights are mapped, not copied. `options` may be NULL. Errors: NOT_FOUND,
+ * DATA_LOSS (truncated or corrupt), UNIMPLEMENTED (a newer format version),
+ * UNAVAILABLE (host code only, for a CPU level this machine lacks),
+ * INVALID_ARGUMENT (NULL pointers). On success *out_model holds one
  * reference. */
 KILN_API kiln_status_t kiln_model_load_file(const char *path,
                                             const kiln_model_options_t *options,
@@ -129,33 +130,54 @@ KILN_API kiln_status_t kiln_model_input_info(const kiln_model_t *model, size_t i
                                              kiln_tensor_info_t *out_info);
 KILN_API kiln_status_t kiln_model_output_info(const kiln_model_t *model, size_t index,
                                               kiln_tensor_info_t *out_info);
-/* Bytes of activation memory a session of this model allocates. */
+/* Bytes of activation memory a host session of this model allocates (with
+ * no host code, the first plan's). */
 KILN_API uint64_t kiln_model_arena_bytes(const kiln_model_t *model);
 
 /* ---- Sessions ---------------------------------------------------------- */
 
 typedef struct kiln_session_s kiln_session_t;
 
+/* Run the plan kernel by kernel instead of replaying it as one CUDA graph. */
+#define KILN_SESSION_NO_CUDA_GRAPH 1u
+
 typedef struct kiln_session_options_t {
   uint32_t api_version; /* KILN_API_VERSION */
-  const char *device;   /* "host" (the default when NULL) */
-  /* Since API version 2: the threads a run uses, the calling thread among
-   * them; 0 (the default) means one per CPU this process may run on. */
+  /* "host" (the default when NULL), or "cuda:N" (the Nth NVIDIA GPU;
+   * "cuda" is cuda:0). */
+  const char *device;
+  /* Since API version 2: the threads a host run uses, the calling thread
+   * among them; 0 (the default) means one per CPU this process may run on. */
   uint32_t threads;
+  /* Since API version 3: KILN_SESSION_* flags. */
+  uint32_t flags;
 } kiln_session_options_t;
 
 /* Creates a session that runs `model` on a device, with its own activation
  * arena. The session holds a reference to the model. `options` may be NULL.
+ *
+ * On "cuda:N" the CUDA driver (libcuda.so.1) is opened on first use. The
+ * model's code for the GPU's architecture is loaded: a cubin built for it
+ * when the artifact has one, else PTX that the driver compiles. The weights
+ * are uploaded once per model and GPU, and shared by its sessions there.
+ * The session allocates its device memory (arena, inputs, outputs) in one
+ * piece, and captures the plan once as a CUDA graph that every run replays
+ * (unless KILN_SESSION_NO_CUDA_GRAPH).
+ *
  * Errors: INVALID_ARGUMENT, UNAVAILABLE (an unknown device, one this runtime
- * or machine cannot use, or a model loaded without its code),
- * RESOURCE_EXHAUSTED. */
+ * or machine cannot use: no driver, no such GPU, no code in the artifact
+ * for its architecture; or a model loaded without its code),
+ * RESOURCE_EXHAUSTED (host or GPU memory). */
 KILN_API kiln_status_t kiln_session_create(kiln_model_t *model,
                                            const kiln_session_options_t *options,
                                            kiln_session_t **out_session);
 /* Frees the session and any outputs it allocated. NULL is allowed. */
 KILN_API void kiln_session_destroy(kiln_session_t *session);
-/* The threads the session's runs use (the calling thread among them). */
+/* The threads the session's host runs use (the calling thread among them). */
 KILN_API uint32_t kiln_session_threads(const kiln_session_t *session);
+/* What the session runs on: "host", or "cuda:0 (NVIDIA H200, sm_90, cubin
+ * for sm_90)". Valid while the session lives. */
+KILN_API const char *kiln_session_device(const kiln_session_t *session);
 
 /* Runs the model. `inputs` name every model input exactly once, with its
  * dtype and shape and byte_size bytes at data. `outputs` name model outputs;
@@ -163,10 +185,23 @@ KILN_API uint32_t kiln_session_threads(const kiln_session_t *session);
  * match); one with data NULL gets a buffer the session owns until its next
  * run or its destruction, and its dtype, rank, shape and byte_size are filled
  * in. Errors: INVALID_ARGUMENT (NULL pointers, unknown, missing or repeated
- * names, wrong dtypes, shapes or sizes), RESOURCE_EXHAUSTED. */
+ * names, wrong dtypes, shapes or sizes), RESOURCE_EXHAUSTED, INTERNAL (a
+ * GPU kernel failed; the session cannot run again). */
 KILN_API kiln_status_t kiln_session_run(kiln_session_t *session,
                                         const kiln_tensor_t *inputs, size_t input_count,
                                         kiln_tensor_t *outputs, size_t output_count);
+
+/* Since API version 3: starts a run as kiln_session_run does and returns
+ * before it ends. The inputs have been read when it returns, and `outputs`
+ * filled in as kiln_session_run fills them; the output buffers hold the
+ * results once the next kiln_session_wait returns without error. One run
+ * is in flight per session: starting another waits for the one before. On
+ * the host the run ends before this returns. */
+KILN_API kiln_status_t kiln_session_run_async(kiln_session_t *session,
+                                              const kiln_tensor_t *inputs, size_t input_count,
+                                              kiln_tensor_t *outputs, size_t output_count);
+/* Waits for the session's run in flight, if any; its error, if it had one. */
+KILN_API kiln_status_t kiln_session_wait(kiln_session_t *session);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,7 @@
 // CHECK: module attributes {kiln.arena_bytes = 3072 : i64, kiln.weights = [{offset = 0 : i64, value = dense<2.000000e+00> : tensor<256xf32>}], kiln.weights_bytes = 1024 : i64}
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<1x256xf32> {kiln.name = "x"},
-// CHECK-SAME: %[[Y:[a-z0-9]+]]: memref<1x256xf32> {kiln.name = "y"},
+// CHECK-SAME: %[[Y:[a-z0-9]+]]: memref<1x256xf32> {kiln.name = "y", kiln.output = 0 : i64},
 // CHECK-SAME: %[[ARENA:[a-z0-9]+]]: memref<3072xi8> {kiln.arena},
 // CHECK-SAME: %[[WEIGHTS:[a-z0-9]+]]: memref<1024xi8> {kiln.weights})
 // CHECK-NOT: memref.alloc

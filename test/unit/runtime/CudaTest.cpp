@@ -1,0 +1,258 @@
+// The runtime's CUDA device, against the fake driver in FakeCuda.cpp (found
+// as libcuda.so.1 through LD_LIBRARY_PATH): choosing code for the GPU,
+// uploading weights once, one allocation per session, launch parameters
+// that point into device memory, CUDA graphs, asynchronous runs, and the
+// errors a GPU can give.
+//
+// CTest compiles conv_relu for host,sm_80,sm_90 (with cubins) and for
+// sm_80,sm_90 as PTX only, into $KILN_TEST_ARTIFACTS.
+
+#include "kiln/runtime.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::string artifact(const char *name) {
+  const char *dir = std::getenv("KILN_TEST_ARTIFACTS");
+  REQUIRE(dir);
+  return std::string(dir) + "/" + name;
+}
+
+/// The fake driver's controls, from the same library the runtime opens.
+struct Fake {
+  void (*set)(const char *, long);
+  long (*get)(const char *);
+  Fake() {
+    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(library);
+    set = reinterpret_cast<void (*)(const char *, long)>(dlsym(library, "kiln_fake_cuda_set"));
+    get = reinterpret_cast<long (*)(const char *)>(dlsym(library, "kiln_fake_cuda_get"));
+    REQUIRE(set);
+    REQUIRE(get);
+    set("reset", 1);
+    set("devices", 1);
+    set("cc", 90);
+    set("memory", 1L << 40);
+    set("fail kernels", 0);
+  }
+};
+
+kiln_status_code_t codeOf(kiln_status_t status, std::string *message = nullptr) {
+  kiln_status_code_t code = kiln_status_code(status);
+  if (message)
+    *message = kiln_status_message(status);
+  kiln_status_free(status);
+  return code;
+}
+
+kiln_model_t *load(const char *name) {
+  kiln_model_t *model = nullptr;
+  REQUIRE(codeOf(kiln_model_load_file(artifact(name).c_str(), nullptr, &model)) == KILN_STATUS_OK);
+  return model;
+}
+
+kiln_status_code_t open(kiln_model_t *model, const char *device, kiln_session_t **session,
+                        std::string *message = nullptr, uint32_t flags = 0) {
+  kiln_session_options_t options = {KILN_API_VERSION, device, 0, flags};
+  *session = nullptr;
+  return codeOf(kiln_session_create(model, &options, session), message);
+}
+
+const int64_t kInputShape[] = {1, 3, 32, 32};
+constexpr size_t kInputBytes = 1 * 3 * 32 * 32 * 4, kOutputBytes = 1 * 16 * 32 * 32 * 4;
+
+/// Runs once; the fake runs no kernels, so the outputs come back as the
+/// zeros the device memory started as.
+kiln_status_code_t runOnce(kiln_session_t *session, std::string *message = nullptr) {
+  std::vector<float> input(kInputBytes / 4, 1.0f), output(kOutputBytes / 4, -1.0f);
+  kiln_tensor_t in = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
+  const int64_t outputShape[] = {1, 16, 32, 32};
+  kiln_tensor_t out = {"output", KILN_DTYPE_F32, 4, outputShape, output.data(), kOutputBytes};
+  kiln_status_code_t code = codeOf(kiln_session_run(session, &in, 1, &out, 1), message);
+  if (code == KILN_STATUS_OK)
+    CHECK(output == std::vector<float>(kOutputBytes / 4, 0.0f));
+  return code;
+}
+
+} // namespace
+
+TEST_CASE("a session runs the cubin for its GPU, as one CUDA graph", "[cuda]") {
+  Fake fake;
+  kiln_model_t *model = load("cuda.kiln");
+  kiln_session_t *session;
+  REQUIRE(open(model, "cuda:0", &session) == KILN_STATUS_OK);
+  CHECK(std::string(kiln_session_device(session)) == "cuda:0 (Fake GPU, sm_90, cubin for sm_90)");
+  CHECK(fake.get("cubins loaded") == 1);
+  CHECK(fake.get("graphs") == 1);
+  // The weights, then nothing more until a run.
+  CHECK(fake.get("uploads") == 1);
+  CHECK(fake.get("allocations") == 2);
+  CHECK(runOnce(session) == KILN_STATUS_OK);
+  CHECK(runOnce(session) == KILN_STATUS_OK);
+  CHECK(fake.get("graph launches") == 2);
+  CHECK(fake.get("kernels run") == 2 * fake.get("launches"));
+  kiln_session_destroy(session);
+  kiln_model_release(model);
+  // Everything the session and the model had is given back.
+  CHECK(fake.get("allocations") == 0);
+  CHECK(fake.get("modules") == 0);
+  CHECK(fake.get("contexts") == 0);
+}
+
+TEST_CASE("the weights are uploaded once per model and GPU", "[cuda]") {
+  Fake fake;
+  kiln_model_t *model = load("cuda.kiln");
+  kiln_session_t *first, *second;
+  REQUIRE(open(model, "cuda:0", &first) == KILN_STATUS_OK);
+  REQUIRE(open(model, "cuda", &second) == KILN_STATUS_OK);
+  CHECK(fake.get("uploads") == 1);
+  CHECK(fake.get("modules") == 1);
+  // One allocation for the weights, one per session.
+  CHECK(fake.get("allocations") == 3);
+  CHECK(runOnce(first) == KILN_STATUS_OK);
+  CHECK(runOnce(second) == KILN_STATUS_OK);
+  kiln_session_destroy(first);
+  kiln_session_destroy(second);
+  CHECK(fake.get("allocations") == 1);
+  kiln_model_release(model);
+  CHECK(fake.get("allocations") == 0);
+}
+
+TEST_CASE("code is chosen for the GPU's architecture", "[cuda]") {
+  Fake fake;
+  // What a session on a GPU of compute capability `cc` runs, or why not.
+  auto runs = [&](long cc) {
+    fake.set("cc", cc);
+    kiln_model_t *model = load("cuda.kiln");
+    kiln_session_t *session;
+    std::string message;
+    if (open(model, "cuda:0", &session, &message) == KILN_STATUS_OK)
+      message = kiln_session_device(session);
+    kiln_session_destroy(session);
+    kiln_model_release(model);
+    return message;
+  };
+  CHECK(runs(90) == "cuda:0 (Fake GPU, sm_90, cubin for sm_90)");
+  // sm_86 runs sm_80's cubin unchanged.
+  CHECK(runs(86) == "cuda:0 (Fake GPU, sm_86, cubin for sm_80)");
+  // A newer major version compiles the newest PTX.
+  CHECK(runs(100) == "cuda:0 (Fake GPU, sm_100, PTX for sm_90)");
+  // An older GPU has nothing it can run.
+  CHECK(runs(75) == "cuda:0 (Fake GPU) is sm_75, and the artifact has no code it can run (it "
+                    "holds code for x86-64-v3, sm_80, sm_90); compile with --target sm_75");
+}
+
+TEST_CASE("every launch passes pointers into device memory", "[cuda]") {
+  // PTX names its pointer parameters, so the fake checks each of them.
+  Fake fake;
+  kiln_model_t *model = load("cuda_ptx.kiln");
+  for (uint32_t flags : {0u, unsigned(KILN_SESSION_NO_CUDA_GRAPH)}) {
+    fake.set("reset", 1);
+    kiln_session_t *session;
+    REQUIRE(open(model, "cuda:0", &session, nullptr, flags) == KILN_STATUS_OK);
+    CHECK(std::string(kiln_session_device(session)) == "cuda:0 (Fake GPU, sm_90, PTX for sm_90)");
+    CHECK(runOnce(session) == KILN_STATUS_OK);
+    CHECK(fake.get("kernels run") == 7);
+    CHECK(fake.get("bad pointers") == 0);
+    CHECK(fake.get("graphs") == (flags ? 0 : 1));
+    kiln_session_destroy(session);
+  }
+  kiln_model_release(model);
+}
+
+TEST_CASE("an asynchronous run finishes at the wait", "[cuda]") {
+  Fake fake;
+  kiln_model_t *model = load("cuda.kiln");
+  kiln_session_t *session;
+  REQUIRE(open(model, "cuda:0", &session) == KILN_STATUS_OK);
+  std::vector<float> input(kInputBytes / 4, 1.0f);
+  kiln_tensor_t in = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
+  kiln_tensor_t out = {"output"};
+  REQUIRE(codeOf(kiln_session_run_async(session, &in, 1, &out, 1)) == KILN_STATUS_OK);
+  long syncs = fake.get("syncs");
+  // The session's own output buffer is described at once.
+  REQUIRE(out.data);
+  CHECK(out.byte_size == kOutputBytes);
+  std::memset(out.data, 0xff, kOutputBytes);
+  CHECK(codeOf(kiln_session_wait(session)) == KILN_STATUS_OK);
+  CHECK(fake.get("syncs") == syncs + 1);
+  CHECK(std::vector<float>(static_cast<float *>(out.data),
+                           static_cast<float *>(out.data) + kOutputBytes / 4) ==
+        std::vector<float>(kOutputBytes / 4, 0.0f));
+  // Waiting again has nothing to wait for.
+  CHECK(codeOf(kiln_session_wait(session)) == KILN_STATUS_OK);
+  CHECK(fake.get("syncs") == syncs + 1);
+  kiln_session_destroy(session);
+  kiln_model_release(model);
+}
+
+TEST_CASE("running out of GPU memory is RESOURCE_EXHAUSTED", "[cuda]") {
+  Fake fake;
+  kiln_model_t *model = load("cuda.kiln");
+  kiln_session_t *session;
+  std::string message;
+  // Room for the weights but not the session.
+  fake.set("memory", 4096);
+  CHECK(open(model, "cuda:0", &session, &message) == KILN_STATUS_RESOURCE_EXHAUSTED);
+  CHECK(message.find("cuda:0: cannot allocate the session's ") == 0);
+  CHECK(message.find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos);
+  CHECK(session == nullptr);
+  fake.set("memory", 1L << 40);
+  REQUIRE(open(model, "cuda:0", &session) == KILN_STATUS_OK);
+  kiln_session_destroy(session);
+  kiln_model_release(model);
+}
+
+TEST_CASE("a failed kernel fails the run and the session", "[cuda]") {
+  Fake fake;
+  kiln_model_t *model = load("cuda.kiln");
+  kiln_session_t *session;
+  REQUIRE(open(model, "cuda:0", &session) == KILN_STATUS_OK);
+  fake.set("fail kernels", 719);
+  std::string message;
+  CHECK(runOnce(session, &message) == KILN_STATUS_INTERNAL);
+  CHECK(message == "cuda:0: a kernel failed: CUDA_ERROR_LAUNCH_FAILED: an error the fake driver "
+                   "made; the GPU context cannot recover, so this session cannot run again");
+  CHECK(runOnce(session, &message) == KILN_STATUS_INTERNAL);
+  CHECK(message.find("this session cannot run again") != std::string::npos);
+  kiln_session_destroy(session);
+  kiln_model_release(model);
+}
+
+TEST_CASE("GPUs that are not there are named", "[cuda]") {
+  Fake fake;
+  kiln_model_t *model = load("cuda.kiln");
+  kiln_session_t *session;
+  std::string message;
+  CHECK(open(model, "cuda:3", &session, &message) == KILN_STATUS_UNAVAILABLE);
+  CHECK(message == "device 'cuda:3' is not available: this machine has 1 CUDA GPU");
+  fake.set("devices", 0);
+  CHECK(open(model, "cuda:0", &session, &message) == KILN_STATUS_UNAVAILABLE);
+  CHECK(message == "device 'cuda:0' is not available: this machine has 0 CUDA GPUs");
+  // The host device is unaffected.
+  REQUIRE(open(model, "host", &session) == KILN_STATUS_OK);
+  CHECK(std::string(kiln_session_device(session)) == "host");
+  std::vector<float> input(kInputBytes / 4, 1.0f);
+  kiln_tensor_t in = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
+  CHECK(codeOf(kiln_session_run(session, &in, 1, nullptr, 0)) == KILN_STATUS_OK);
+  kiln_session_destroy(session);
+  kiln_model_release(model);
+}
+
+TEST_CASE("a GPU-only artifact has no host code", "[cuda]") {
+  Fake fake;
+  kiln_model_t *model = load("cuda_ptx.kiln");
+  kiln_session_t *session;
+  std::string message;
+  CHECK(open(model, "host", &session, &message) == KILN_STATUS_UNAVAILABLE);
+  CHECK(message == "the artifact has no code for the host CPU (it holds code for sm_80, sm_90); "
+                   "compile with --target host");
+  kiln_model_release(model);
+}

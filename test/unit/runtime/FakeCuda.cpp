@@ -1,0 +1,350 @@
+// A stand-in for the CUDA driver (built as libcuda.so.1), so the runtime's
+// CUDA device is tested on machines without a GPU. Device memory is host
+// memory; kernels do not run, but every launch is checked: each pointer
+// parameter the PTX declares (`.param .u64 .ptr`) must point into device
+// memory, as it would have to on a GPU. Tests steer it through
+// kiln_fake_cuda_set and read its counters through kiln_fake_cuda_get.
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+using CUresult = int;
+constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kInvalidImage = 200,
+                   kNotFound = 500, kIllegalAddress = 700, kInvalidDevice = 101;
+
+struct Kernel {
+  std::string name;
+  /// Whether each parameter is a pointer; empty when the image is not PTX.
+  std::vector<bool> pointers;
+};
+
+struct Module {
+  bool ptx = false;
+  std::deque<Kernel> kernels; ///< handed out by address: never moved
+};
+
+struct Recorded {
+  Kernel *kernel;
+  std::vector<uint64_t> params;
+};
+
+struct Fake {
+  std::mutex mutex;
+  std::map<std::string, long> settings = {{"devices", 1}, {"cc", 90}, {"memory", 1L << 40}};
+  std::map<std::string, long> counters;
+  std::map<uintptr_t, size_t> allocations;
+  long allocated = 0;
+  /// The error a failed kernel leaves behind, reported by every sync after.
+  CUresult sticky = kSuccess;
+  bool capturing = false;
+  std::vector<Recorded> captured;
+};
+
+Fake &fake() {
+  static Fake instance;
+  return instance;
+}
+
+bool inDeviceMemory(Fake &f, uint64_t address, size_t bytes) {
+  auto it = f.allocations.upper_bound(address);
+  if (it == f.allocations.begin())
+    return false;
+  --it;
+  return address >= it->first && address + bytes <= it->first + it->second;
+}
+
+/// Parses the kernels of a PTX image and which parameters are pointers.
+Module parsePtx(const char *text) {
+  Module module;
+  const char *at = text;
+  while ((at = strstr(at, ".entry "))) {
+    at += 7;
+    const char *open = strchr(at, '(');
+    const char *close = open ? strchr(open, ')') : nullptr;
+    if (!close)
+      break;
+    Kernel kernel;
+    kernel.name.assign(at, open);
+    while (!kernel.name.empty() && kernel.name.back() == ' ')
+      kernel.name.pop_back();
+    std::string params(open, close);
+    for (size_t line = 0; (line = params.find(".param", line)) != std::string::npos; ++line) {
+      size_t end = params.find(',', line);
+      kernel.pointers.push_back(params.substr(line, end - line).find(".ptr") != std::string::npos);
+    }
+    module.kernels.push_back(kernel);
+    at = close;
+  }
+  return module;
+}
+
+/// Checks a launch's pointers as a GPU would find out at run time.
+void execute(Fake &f, const Recorded &launch) {
+  ++f.counters["kernels run"];
+  for (size_t i = 0; i < launch.kernel->pointers.size(); ++i)
+    if (launch.kernel->pointers[i] && !inDeviceMemory(f, launch.params[i], 1)) {
+      f.sticky = kIllegalAddress;
+      ++f.counters["bad pointers"];
+    }
+  if (long failure = f.settings["fail kernels"])
+    f.sticky = CUresult(failure);
+}
+
+} // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) void kiln_fake_cuda_set(const char *key, long value) {
+  std::lock_guard<std::mutex> lock(fake().mutex);
+  fake().settings[key] = value;
+  if (std::string(key) == "reset") {
+    fake().counters.clear();
+    fake().sticky = kSuccess;
+  }
+}
+
+__attribute__((visibility("default"))) long kiln_fake_cuda_get(const char *key) {
+  std::lock_guard<std::mutex> lock(fake().mutex);
+  return fake().counters[key];
+}
+
+#define API __attribute__((visibility("default"))) CUresult
+
+API cuInit(unsigned) { return kSuccess; }
+
+API cuGetErrorName(CUresult status, const char **name) {
+  switch (status) {
+  case kOutOfMemory: *name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+  case kIllegalAddress: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
+  case 719: *name = "CUDA_ERROR_LAUNCH_FAILED"; break;
+  default: *name = "CUDA_ERROR_UNKNOWN"; break;
+  }
+  return kSuccess;
+}
+
+API cuGetErrorString(CUresult status, const char **text) {
+  *text = status == kOutOfMemory ? "out of memory" : "an error the fake driver made";
+  return kSuccess;
+}
+
+API cuDeviceGetCount(int *count) {
+  *count = int(fake().settings["devices"]);
+  return kSuccess;
+}
+
+API cuDeviceGet(int *device, int ordinal) {
+  *device = ordinal;
+  return ordinal < fake().settings["devices"] ? kSuccess : kInvalidDevice;
+}
+
+API cuDeviceGetAttribute(int *value, int attribute, int) {
+  long cc = fake().settings["cc"];
+  *value = attribute == 75 ? int(cc / 10) : attribute == 76 ? int(cc % 10) : 0;
+  return kSuccess;
+}
+
+API cuDeviceGetName(char *name, int length, int) {
+  snprintf(name, size_t(length), "Fake GPU");
+  return kSuccess;
+}
+
+API cuDevicePrimaryCtxRetain(void **context, int) {
+  static int token;
+  *context = &token;
+  ++fake().counters["contexts"];
+  return kSuccess;
+}
+
+API cuDevicePrimaryCtxRelease_v2(int) {
+  --fake().counters["contexts"];
+  return kSuccess;
+}
+
+API cuCtxPushCurrent_v2(void *) { return kSuccess; }
+API cuCtxPopCurrent_v2(void **) { return kSuccess; }
+
+API cuModuleLoadDataEx(void **module, const void *image, unsigned, int *, void **) {
+  Fake &f = fake();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  const char *text = static_cast<const char *>(image);
+  auto *loaded = new Module;
+  if (memcmp(text, "\x7f" "ELF", 4) == 0) {
+    ++f.counters["cubins loaded"];
+  } else if (strstr(text, ".version")) {
+    *loaded = parsePtx(text);
+    loaded->ptx = true;
+    ++f.counters["ptx loaded"];
+  } else {
+    delete loaded;
+    return kInvalidImage;
+  }
+  ++f.counters["modules"];
+  *module = loaded;
+  return kSuccess;
+}
+
+API cuModuleUnload(void *module) {
+  delete static_cast<Module *>(module);
+  --fake().counters["modules"];
+  return kSuccess;
+}
+
+API cuModuleGetFunction(void **function, void *module, const char *name) {
+  Module *loaded = static_cast<Module *>(module);
+  for (Kernel &kernel : loaded->kernels)
+    if (kernel.name == name) {
+      *function = &kernel;
+      return kSuccess;
+    }
+  if (loaded->ptx)
+    return kNotFound;
+  // A cubin's kernels are not parsed: each name gets an unchecked kernel.
+  loaded->kernels.push_back({name, {}});
+  *function = &loaded->kernels.back();
+  return kSuccess;
+}
+
+API cuFuncSetAttribute(void *, int, int) { return kSuccess; }
+
+API cuMemAlloc_v2(uint64_t *address, size_t bytes) {
+  Fake &f = fake();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  if (f.allocated + long(bytes) > f.settings["memory"])
+    return kOutOfMemory;
+  void *memory = calloc(1, bytes ? bytes : 1);
+  if (!memory)
+    return kOutOfMemory;
+  f.allocated += long(bytes);
+  f.allocations[uintptr_t(memory)] = bytes;
+  ++f.counters["allocations"];
+  *address = uintptr_t(memory);
+  return kSuccess;
+}
+
+API cuMemFree_v2(uint64_t address) {
+  Fake &f = fake();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  auto it = f.allocations.find(address);
+  if (it == f.allocations.end())
+    return kInvalidValue;
+  f.allocated -= long(it->second);
+  f.allocations.erase(it);
+  --f.counters["allocations"];
+  free(reinterpret_cast<void *>(address));
+  return kSuccess;
+}
+
+API cuMemAllocHost_v2(void **memory, size_t bytes) {
+  *memory = malloc(bytes ? bytes : 1);
+  return *memory ? kSuccess : kOutOfMemory;
+}
+
+API cuMemFreeHost(void *memory) {
+  free(memory);
+  return kSuccess;
+}
+
+API cuMemcpyHtoD_v2(uint64_t to, const void *from, size_t bytes) {
+  Fake &f = fake();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  if (!inDeviceMemory(f, to, bytes))
+    return kInvalidValue;
+  memcpy(reinterpret_cast<void *>(to), from, bytes);
+  ++f.counters["uploads"];
+  return kSuccess;
+}
+
+API cuMemcpyHtoDAsync_v2(uint64_t to, const void *from, size_t bytes, void *) {
+  Fake &f = fake();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  if (!inDeviceMemory(f, to, bytes))
+    return kInvalidValue;
+  memcpy(reinterpret_cast<void *>(to), from, bytes);
+  return kSuccess;
+}
+
+API cuMemcpyDtoHAsync_v2(void *to, uint64_t from, size_t bytes, void *) {
+  Fake &f = fake();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  if (!inDeviceMemory(f, from, bytes))
+    return kInvalidValue;
+  memcpy(to, reinterpret_cast<void *>(from), bytes);
+  return kSuccess;
+}
+
+API cuStreamCreate(void **stream, unsigned) {
+  static int token;
+  *stream = &token;
+  return kSuccess;
+}
+
+API cuStreamDestroy_v2(void *) { return kSuccess; }
+
+API cuStreamSynchronize(void *) {
+  ++fake().counters["syncs"];
+  return fake().sticky;
+}
+
+API cuLaunchKernel(void *function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                   unsigned, void *, void **params, void **) {
+  Fake &f = fake();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  Recorded launch{static_cast<Kernel *>(function), {}};
+  for (size_t i = 0; i < launch.kernel->pointers.size(); ++i)
+    launch.params.push_back(*static_cast<uint64_t *>(params[i]));
+  ++f.counters["launches"];
+  if (f.capturing)
+    f.captured.push_back(launch);
+  else
+    execute(f, launch);
+  return kSuccess;
+}
+
+API cuStreamBeginCapture_v2(void *, int) {
+  fake().capturing = true;
+  fake().captured.clear();
+  return kSuccess;
+}
+
+API cuStreamEndCapture(void *, void **graph) {
+  Fake &f = fake();
+  f.capturing = false;
+  *graph = new std::vector<Recorded>(f.captured);
+  ++f.counters["graphs"];
+  return kSuccess;
+}
+
+API cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long) {
+  *exec = new std::vector<Recorded>(*static_cast<std::vector<Recorded> *>(graph));
+  return kSuccess;
+}
+
+API cuGraphLaunch(void *exec, void *) {
+  Fake &f = fake();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  ++f.counters["graph launches"];
+  for (const Recorded &launch : *static_cast<std::vector<Recorded> *>(exec))
+    execute(f, launch);
+  return kSuccess;
+}
+
+API cuGraphExecDestroy(void *exec) {
+  delete static_cast<std::vector<Recorded> *>(exec);
+  return kSuccess;
+}
+
+API cuGraphDestroy(void *graph) {
+  delete static_cast<std::vector<Recorded> *>(graph);
+  ++fake().counters["graphs destroyed"];
+  return kSuccess;
+}
+
+} // extern "C"
