@@ -225,6 +225,42 @@ def PrepareGpuLoops : Pass<"kiln-prepare-gpu-loops", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
+def MapParallelLoops : Pass<"kiln-map-parallel-loops", "mlir::func::FuncOp"> {
+  let summary = "Makes each top-level scf.parallel a GPU kernel of 256-thread blocks";
+  let description = [{
+    Each `scf.parallel` at the top of the function (one per linalg op, from
+    `convert-linalg-to-parallel-loops` after `kiln-prepare-gpu-loops`)
+    becomes a `gpu.launch` with one thread per iteration: blocks of up to
+    256 threads on a 1-D grid, the innermost loop varying fastest across
+    threads so that neighbouring threads read neighbouring elements. Loops
+    inside (a reduction's) stay loops within the thread.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp"> {
+  let summary = "Turns products that read tf32, fp16 or bf16 into mma.sync kernels";
+  let description = [{
+    Runs on buffers, for NVIDIA GPUs of sm_80 and later. Each contraction
+    (C += A * B over batch, row and column loops and one reduction loop,
+    operands in fp32 holding values `kiln-assign-precision` rounded) whose
+    `kiln.precision` is tf32, fp16 or bf16 becomes a `gpu.launch`: blocks of
+    4 warps compute 64x64 tiles of C, each warp 32x32 as 2x4 `mma.sync`
+    tiles of 16x8 (m16n8k8 for tf32, m16n8k16 for fp16 and bf16),
+    accumulating in fp32 registers. Each thread loads its fragments of A and
+    B from global memory as the PTX ISA lays them out, zeros past the edges;
+    C is read first and written once, within bounds.
+
+    Other products (fp32, fp8) keep the scalar kernel.
+  }];
+  let dependentDialects = [
+    "mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect", "mlir::LLVM::LLVMDialect",
+    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
+    "mlir::arith::ArithDialect"
+  ];
+}
+
 def ListLaunches : Pass<"kiln-list-launches", "mlir::ModuleOp"> {
   let summary = "Records how @main launches each GPU kernel, for the runtime";
   let description = [{

@@ -8,19 +8,19 @@
 
 namespace kiln {
 
-llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm,
+llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, bool tensorCores,
                                            llvm::raw_ostream &errors) {
   // Memory is planned as on the host: one arena, one weights block. Then
-  // every linalg op becomes a loop nest whose outer parallel dimensions are
-  // tiled onto blocks and threads (parallel loops first; one thread when
-  // there are none), and one launch of the plan.
-  return mlir::parsePassPipeline(
-      "kiln-bufferize,kiln-plan-memory,kiln-list-kernels,"
-      "func.func(kiln-prepare-gpu-loops,convert-linalg-to-parallel-loops,"
-      "scf-parallel-loop-tiling{parallel-loop-tile-sizes=1,1,8,8 no-min-max-bounds=true},"
-      "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
-      "gpu-kernel-outlining,kiln-merge-gpu-modules,canonicalize,cse,kiln-list-launches",
-      pm, errors);
+  // products become tensor-core kernels where they can, and every other
+  // linalg op a loop nest whose parallel loops map onto threads, one
+  // iteration each (parallel loops first; one thread when there are none).
+  // Each kernel is one launch of the plan.
+  std::string pipeline = "kiln-bufferize,kiln-plan-memory,kiln-list-kernels,func.func(";
+  if (tensorCores)
+    pipeline += "kiln-tensor-core-products,";
+  pipeline += "kiln-prepare-gpu-loops,convert-linalg-to-parallel-loops,kiln-map-parallel-loops),"
+              "gpu-kernel-outlining,kiln-merge-gpu-modules,canonicalize,cse,kiln-list-launches";
+  return mlir::parsePassPipeline(pipeline, pm, errors);
 }
 
 llvm::FailureOr<std::string> kernelObject(mlir::ModuleOp module) {

@@ -19,8 +19,9 @@ namespace kiln {
 
 /// Appends kernel formation for a module of linalg on tensors (the kernel
 /// generators' output): its ops become kernels in `gpu.module @kernels`
-/// launched from the host function.
-llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm,
+/// launched from the host function. With `tensorCores` (NVIDIA, sm_80 and
+/// later), products that read tf32, fp16 or bf16 use mma.sync.
+llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, bool tensorCores,
                                            llvm::raw_ostream &errors);
 
 /// The serialized object of the kernel module for one target after a

@@ -23,6 +23,13 @@ bool isKnownNVPTXChip(llvm::StringRef chip) {
   return isKnownChip("nvptx64-nvidia-cuda", chip);
 }
 
+int nvidiaArchitecture(llvm::StringRef chip) {
+  unsigned number = 0;
+  if (!chip.consume_front("sm_") || chip.consumeInteger(10, number))
+    return 0;
+  return int(number);
+}
+
 std::string findLibdevice() {
   llvm::SmallVector<std::string> roots;
   for (const char *variable : {"CUDA_HOME", "CUDA_PATH"})

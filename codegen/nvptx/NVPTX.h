@@ -14,6 +14,10 @@ namespace kiln {
 /// Whether LLVM's NVPTX back end knows `chip` (sm_80, sm_90a, ...).
 bool isKnownNVPTXChip(llvm::StringRef chip);
 
+/// The number of an NVIDIA architecture: 90 for sm_90 and sm_90a; 0 when
+/// `chip` names none.
+int nvidiaArchitecture(llvm::StringRef chip);
+
 /// CUDA's libdevice (math functions as bitcode) from $CUDA_HOME, $CUDA_PATH
 /// or /usr/local/cuda; empty when there is none.
 std::string findLibdevice();

@@ -99,7 +99,8 @@ llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
   } else if (target.isHost()) {
     built = buildHostPipeline(pm, target.chip, graph.fuse, errorStream);
   } else {
-    built = buildGpuKernelPipeline(pm, errorStream);
+    built = buildGpuKernelPipeline(pm, target.isNVPTX() && nvidiaArchitecture(target.chip) >= 80,
+                                   errorStream);
     if (succeeded(built) && stage == Stage::Object)
       built = target.isNVPTX() ? buildNVPTXPipeline(pm, target.chip, errorStream)
                                : buildAMDGPUPipeline(pm, target.chip, errorStream);

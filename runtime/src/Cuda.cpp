@@ -21,6 +21,7 @@ using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUgraph = struct CUgraph_st *;
 using CUgraphExec = struct CUgraphExec_st *;
+using CUevent = struct CUevent_st *;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
@@ -65,6 +66,10 @@ struct Driver {
   CUresult (*graphLaunch)(CUgraphExec, CUstream);
   CUresult (*graphExecDestroy)(CUgraphExec);
   CUresult (*graphDestroy)(CUgraph);
+  CUresult (*eventCreate)(CUevent *, unsigned);
+  CUresult (*eventDestroy)(CUevent);
+  CUresult (*eventRecord)(CUevent, CUstream);
+  CUresult (*eventElapsedTime)(float *, CUevent, CUevent);
 };
 
 /// The driver, opened and initialized once per process; or why it cannot be.
@@ -124,6 +129,10 @@ const Loaded &loadDriver() {
     resolve(d.graphLaunch, "cuGraphLaunch");
     resolve(d.graphExecDestroy, "cuGraphExecDestroy");
     resolve(d.graphDestroy, "cuGraphDestroy");
+    resolve(d.eventCreate, "cuEventCreate");
+    resolve(d.eventDestroy, "cuEventDestroy_v2");
+    resolve(d.eventRecord, "cuEventRecord");
+    resolve(d.eventElapsedTime, "cuEventElapsedTime");
     if (!complete)
       return result;
     if (CUresult status = d.init(0); status != CUDA_SUCCESS) {
@@ -184,8 +193,10 @@ std::pair<int, bool> parseArch(const std::string &target) {
 }
 
 /// The code that runs best on a GPU of compute capability `major`.`minor`:
-/// a cubin for its architecture (or an earlier one of the same major
-/// version, which it runs unchanged), else the newest PTX it can compile.
+/// that of the newest architecture it can run (a plan for a newer one may
+/// use more of the hardware), as a cubin when there is one it runs (built
+/// for an architecture of the same major version, no newer than it), else
+/// as PTX, which the driver compiles.
 const CodeObject *chooseCode(const kiln_model_t *model, int major, int minor) {
   int device = major * 10 + minor;
   const CodeObject *best = nullptr;
@@ -196,14 +207,10 @@ const CodeObject *chooseCode(const kiln_model_t *model, int major, int minor) {
     auto [arch, specific] = parseArch(code.target);
     if (arch == 0 || arch > device || (specific && arch != device))
       continue;
-    int score;
-    if (code.kind == CodeObject::Kind::Cubin) {
-      if (arch / 10 != major)
-        continue;
-      score = 2000 + arch;
-    } else {
-      score = 1000 + arch;
-    }
+    bool cubin = code.kind == CodeObject::Kind::Cubin;
+    if (cubin && arch / 10 != major)
+      continue;
+    int score = 2 * arch + (cubin ? 1 : 0);
     if (score > bestScore) {
       best = &code;
       bestScore = score;
@@ -347,6 +354,9 @@ public:
   std::vector<uint64_t> values;
   std::vector<std::vector<void *>> params;
   CUgraphExec graph = nullptr;
+  /// Recorded around the plan's kernels, for the device time of a run.
+  CUevent started = nullptr, finished = nullptr;
+  double kernelMilliseconds = 0;
   /// Where the queued run's outputs go when it is waited for.
   std::vector<void *> pending;
   bool queued = false;
@@ -361,6 +371,10 @@ public:
       d->streamSynchronize(stream);
     if (graph)
       d->graphExecDestroy(graph);
+    if (started)
+      d->eventDestroy(started);
+    if (finished)
+      d->eventDestroy(finished);
     if (stream)
       d->streamDestroy(stream);
     if (memory)
@@ -445,6 +459,11 @@ kiln_status_t setUp(Session &session, bool useGraph) {
     session.stream = nullptr;
     return failure(d, status, ordinal, "cannot create a stream");
   }
+  for (CUevent *event : {&session.started, &session.finished})
+    if (CUresult status = d.eventCreate(event, 0)) {
+      *event = nullptr;
+      return failure(d, status, ordinal, "cannot create an event");
+    }
   // One allocation: the arena, then the inputs and outputs, 256-byte aligned.
   size_t bytes = align(session.state->plan->arenaBytes, 256);
   std::vector<size_t> inputOffsets, outputOffsets;
@@ -545,8 +564,14 @@ kiln_status_t wait(Session *session) {
   for (size_t i = 0; i < model->outputs.size(); ++i)
     memcpy(session->pending[i], session->staging + session->outputStaging[i],
            model->outputs[i].byteSize);
+  float milliseconds = 0;
+  if (CUresult status = d.eventElapsedTime(&milliseconds, session->started, session->finished))
+    return failure(d, status, session->state->ordinal, "cannot time the run");
+  session->kernelMilliseconds = milliseconds;
   return nullptr;
 }
+
+double kernelMilliseconds(const Session *session) { return session->kernelMilliseconds; }
 
 kiln_status_t enqueue(Session *session, const std::vector<const void *> &inputs,
                       const std::vector<void *> &outputs) {
@@ -566,12 +591,16 @@ kiln_status_t enqueue(Session *session, const std::vector<const void *> &inputs,
                                             session->stream))
       return failure(d, status, ordinal, "cannot copy an input to the GPU");
   }
+  if (CUresult status = d.eventRecord(session->started, session->stream))
+    return failure(d, status, ordinal, "cannot record an event");
   if (session->graph) {
     if (CUresult status = d.graphLaunch(session->graph, session->stream))
       return failure(d, status, ordinal, "cannot launch the plan's CUDA graph");
   } else if (kiln_status_t status = session->launchAll()) {
     return status;
   }
+  if (CUresult status = d.eventRecord(session->finished, session->stream))
+    return failure(d, status, ordinal, "cannot record an event");
   for (size_t i = 0; i < model->outputs.size(); ++i)
     if (CUresult status = d.memcpyDtoHAsync(session->staging + session->outputStaging[i],
                                             session->outputs[i], model->outputs[i].byteSize,

@@ -33,6 +33,10 @@ kiln_status_t enqueue(Session *session, const std::vector<const void *> &inputs,
 /// told; its error, if any.
 kiln_status_t wait(Session *session);
 
+/// How long the last run's kernels took on the GPU (CUDA events around
+/// them), in milliseconds.
+double kernelMilliseconds(const Session *session);
+
 } // namespace kiln::cuda
 
 #endif // KILN_RUNTIME_CUDA_H

@@ -720,6 +720,10 @@ kiln_status_t kiln_session_run_async(kiln_session_t *session, const kiln_tensor_
   return guarded([&] { return run(session, inputs, input_count, outputs, output_count, false); });
 }
 
+double kiln_session_kernel_milliseconds(const kiln_session_t *session) {
+  return session && session->cuda ? cuda::kernelMilliseconds(session->cuda) : 0.0;
+}
+
 kiln_status_t kiln_session_wait(kiln_session_t *session) {
   if (!session)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_wait: session must not be NULL");

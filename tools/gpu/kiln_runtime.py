@@ -60,6 +60,7 @@ class Runtime:
             "kiln_session_destroy": (None, [vp]),
             "kiln_session_device": (ctypes.c_char_p, [vp]),
             "kiln_session_run": (vp, [vp, ctypes.POINTER(_Tensor), sz, ctypes.POINTER(_Tensor), sz]),
+            "kiln_session_kernel_milliseconds": (ctypes.c_double, [vp]),
         }
         for name, (result, args) in signatures.items():
             function = getattr(lib, name)
@@ -144,6 +145,10 @@ class Session:
         self.model.runtime.check(self.model.runtime.lib.kiln_session_run(
             self.handle, tensor_array, len(tensors), output_array, len(outputs)))
         return self.results
+
+    def kernel_milliseconds(self):
+        """The last run's kernel time on the GPU (0 on the host)."""
+        return self.model.runtime.lib.kiln_session_kernel_milliseconds(self.handle)
 
     def __del__(self):
         if getattr(self, "handle", None):

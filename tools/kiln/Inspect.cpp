@@ -203,13 +203,16 @@ int benchModel() {
   SessionPtr owner(session);
 
   std::vector<double> times;
+  double kernelMilliseconds = 0;
   for (unsigned i = 0; i < warmup + iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
     if (kiln_status_t status = kiln_session_run(session, inputs.data(), inputs.size(), nullptr, 0))
       return reportError(status);
     std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
-    if (i >= warmup)
+    if (i >= warmup) {
       times.push_back(elapsed.count());
+      kernelMilliseconds += kiln_session_kernel_milliseconds(session) / iterations;
+    }
   }
   std::sort(times.begin(), times.end());
   auto percentile = [&](double p) {
@@ -226,6 +229,9 @@ int benchModel() {
          << format("  latency: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, mean %.3f ms\n",
                    percentile(50), percentile(90), percentile(99), mean)
          << format("  throughput: %.2f runs/s\n", 1000.0 / mean);
+  // On a GPU, the kernels' own time, without the copies in and out.
+  if (kernelMilliseconds > 0)
+    outs() << format("  kernels on the device: mean %.3f ms a run\n", kernelMilliseconds);
   return 0;
 }
 

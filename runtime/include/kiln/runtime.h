@@ -203,6 +203,11 @@ KILN_API kiln_status_t kiln_session_run_async(kiln_session_t *session,
 /* Waits for the session's run in flight, if any; its error, if it had one. */
 KILN_API kiln_status_t kiln_session_wait(kiln_session_t *session);
 
+/* Since API version 3: how long the last finished run's kernels took on the
+ * device, in milliseconds, as the GPU timed them (without the copies of
+ * inputs and outputs); 0 on the host and before the first run. */
+KILN_API double kiln_session_kernel_milliseconds(const kiln_session_t *session);
+
 #ifdef __cplusplus
 }
 #endif

@@ -161,6 +161,8 @@ TEST_CASE("every launch passes pointers into device memory", "[cuda]") {
     CHECK(runOnce(session) == KILN_STATUS_OK);
     CHECK(fake.get("kernels run") == 7);
     CHECK(fake.get("bad pointers") == 0);
+    // The fake's events tell kernels run, as milliseconds.
+    CHECK(kiln_session_kernel_milliseconds(session) == 7.0);
     CHECK(fake.get("graphs") == (flags ? 0 : 1));
     kiln_session_destroy(session);
   }
