@@ -120,9 +120,15 @@ struct AssignPrecision : impl::AssignPrecisionBase<AssignPrecision> {
       if (isKept(op))
         continue;
       op->setAttr(kPrecisionAttr, StringAttr::get(&getContext(), precisionName(*format)));
-      for (unsigned operand : {0u, 1u})
-        if (failed(roundOperand(op, operand, *format, absmax)))
+      SmallVector<float> scales;
+      for (unsigned operand : {0u, 1u}) {
+        FailureOr<float> scale = roundOperand(op, operand, *format, absmax);
+        if (failed(scale))
           return signalPassFailure();
+        scales.push_back(*scale);
+      }
+      if (*format == Precision::FP8)
+        op->setAttr(kScalesAttr, DenseF32ArrayAttr::get(&getContext(), scales));
     }
   }
 
@@ -135,9 +141,10 @@ private:
     });
   }
 
-  /// Makes operand `index` of `op` hold values of `format`.
-  LogicalResult roundOperand(Operation *op, unsigned index, Precision format,
-                             const llvm::StringMap<float> &absmax) {
+  /// Makes operand `index` of `op` hold values of `format`; returns the
+  /// scale they hold them at (1 but for fp8).
+  FailureOr<float> roundOperand(Operation *op, unsigned index, Precision format,
+                                const llvm::StringMap<float> &absmax) {
     Value value = op->getOperand(index);
     OpBuilder b(op);
     // Weights: rounded now, with their own scale for fp8.
@@ -157,7 +164,7 @@ private:
       std::string name = derivedName(constant.getValue(), precisionName(format));
       auto type = cast<RankedTensorType>(value.getType());
       op->setOperand(index, ConstantOp::create(b, constant.getLoc(), makeF32(type, *values, name)));
-      return success();
+      return scale;
     }
     // Activations: rounded as they are read, with a calibrated scale for fp8.
     float scale = 1.0f;
@@ -177,7 +184,7 @@ private:
                                       b.getStringAttr(precisionName(format)),
                                       b.getF32FloatAttr(scale));
     op->setOperand(index, rounded);
-    return success();
+    return scale;
   }
 };
 

@@ -240,7 +240,7 @@ def MapParallelLoops : Pass<"kiln-map-parallel-loops", "mlir::func::FuncOp"> {
 }
 
 def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp"> {
-  let summary = "Turns products that read tf32, fp16 or bf16 into mma.sync kernels";
+  let summary = "Turns products that read tf32, fp16, bf16 or fp8 into mma.sync kernels";
   let description = [{
     Runs on buffers, for NVIDIA GPUs of sm_80 and later. Each contraction
     (C += A * B over batch, row and column loops and one reduction loop,
@@ -252,8 +252,16 @@ def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp">
     B from global memory as the PTX ISA lays them out, zeros past the edges;
     C is read first and written once, within bounds.
 
-    Other products (fp32, fp8) keep the scalar kernel.
+    With `fp8` (sm_89 and later), fp8 products too, as m16n8k32 E4M3
+    `mma.sync`: each operand holds E4M3 values times its scale
+    (`kiln.scales`), which the kernel divides out as it packs the operands
+    and multiplies back into the accumulators.
+
+    Other products (fp32; fp8 without `fp8`) keep the scalar kernel.
   }];
+  let options = [
+    Option<"fp8", "fp8", "bool", "false", "Run fp8 products on tensor cores (sm_89 and later)">
+  ];
   let dependentDialects = [
     "mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect", "mlir::LLVM::LLVMDialect",
     "mlir::scf::SCFDialect", "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",

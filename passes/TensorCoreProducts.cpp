@@ -1,19 +1,24 @@
 //===- TensorCoreProducts.cpp - products as mma.sync kernels --------------===//
 //
 // Each product (a linalg contraction on buffers: C += A * B over batch, row,
-// column and one reduction loop) that reads tf32, fp16 or bf16 becomes a
-// gpu.launch whose warps multiply on NVIDIA tensor cores with mma.sync:
+// column and one reduction loop) that reads tf32, fp16 or bf16 (or fp8 on
+// sm_89 and later) becomes a gpu.launch whose warps multiply on NVIDIA
+// tensor cores with mma.sync:
 //
 //   - a block of 4 warps computes a 64x64 tile of C; each warp 32x32, as
 //     2x4 mma tiles of 16x8, accumulating in fp32 registers;
-//   - the reduction advances 8 (tf32) or 16 (fp16, bf16) at a time; each
-//     thread loads its fragments of A and B straight from global memory, as
-//     the PTX ISA lays fragments out, reading zeros past the edges;
+//   - the reduction advances 8 (tf32), 16 (fp16, bf16) or 32 (fp8) at a
+//     time; each thread loads its fragments of A and B straight from global
+//     memory, as the PTX ISA lays fragments out, reading zeros past the
+//     edges;
 //   - C is read first (it holds the product's initial value) and written
 //     once at the end, within bounds.
 //
 // The operands hold values already rounded to the format (kiln-assign-
-// precision did that), so packing them into registers is exact.
+// precision did that), so packing them into registers is exact. An fp8
+// operand holds E4M3 values times its scale (kiln.scales): the kernel
+// divides the scales out as it packs, and multiplies the accumulators by
+// both when it stores them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +52,7 @@ struct Product {
   int64_t numBatch = 1, numRows = 1, numCols = 1;
   Value a, b, c;
   AffineMap mapA, mapB, mapC;
+  float scaleA = 1.0f, scaleB = 1.0f;
 };
 
 /// The product `op` computes, when it is one a kernel here can take.
@@ -123,14 +129,18 @@ struct Format {
   Precision precision;
   int64_t k;                 ///< the reduction per instruction
   int64_t perRegister;       ///< A and B elements per 32-bit register
-  NVVM::MMATypes type;
+  NVVM::MMATypes type;       ///< for nvvm.mma.sync (fp8 goes through PTX)
 };
 
-std::optional<Format> formatFor(Precision precision) {
+std::optional<Format> formatFor(Precision precision, bool fp8) {
   switch (precision) {
   case Precision::TF32: return Format{precision, 8, 1, NVVM::MMATypes::tf32};
   case Precision::FP16: return Format{precision, 16, 2, NVVM::MMATypes::f16};
   case Precision::BF16: return Format{precision, 16, 2, NVVM::MMATypes::bf16};
+  case Precision::FP8:
+    if (fp8)
+      return Format{precision, 32, 4, NVVM::MMATypes::e4m3};
+    return std::nullopt;
   default: return std::nullopt;
   }
 }
@@ -162,12 +172,14 @@ public:
                                  p.numCols));
     }
 
-    // The accumulators start from C.
+    // The accumulators start from C (over both scales for fp8, whose
+    // products are of unscaled E4M3 values).
+    float scale = p.scaleA * p.scaleB;
     SmallVector<Value> init;
     for (int64_t i = 0; i < kWarpTileM; ++i)
       for (int64_t j = 0; j < kWarpTileN; ++j)
         for (int64_t r = 0; r < 4; ++r)
-          init.push_back(loadC(i, j, r));
+          init.push_back(scaled(loadC(i, j, r), 1.0f / scale));
     int64_t depth = p.ranges[p.k];
     auto loop = scf::ForOp::create(b, loc, constant(0), constant(depth), constant(f.k), init);
     {
@@ -185,10 +197,15 @@ public:
       for (int64_t i = 0; i < kWarpTileM; ++i)
         for (int64_t j = 0; j < kWarpTileN; ++j) {
           ValueRange acc = loop.getRegionIterArgs().slice((i * kWarpTileN + j) * 4, 4);
-          Value d = NVVM::MmaOp::create(
-              b, loc, resultType, fragA[i], fragB[j], acc, {16, 8, f.k}, std::nullopt,
-              std::nullopt, std::array<NVVM::MMATypes, 2>{f.type, f.type},
-              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+          Value d = f.precision == Precision::FP8
+                        ? mmaFP8(resultType, fragA[i], fragB[j], acc)
+                        : NVVM::MmaOp::create(
+                              b, loc, resultType, fragA[i], fragB[j], acc, {16, 8, f.k},
+                              std::nullopt, std::nullopt,
+                              std::array<NVVM::MMATypes, 2>{f.type, f.type},
+                              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                             NVVM::MMALayout::col})
+                              .getResult();
           for (int64_t r = 0; r < 4; ++r)
             next.push_back(LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{r}));
         }
@@ -197,7 +214,7 @@ public:
     for (int64_t i = 0; i < kWarpTileM; ++i)
       for (int64_t j = 0; j < kWarpTileN; ++j)
         for (int64_t r = 0; r < 4; ++r)
-          storeC(i, j, r, loop.getResult((i * kWarpTileN + j) * 4 + r));
+          storeC(i, j, r, scaled(loop.getResult((i * kWarpTileN + j) * 4 + r), scale));
     gpu::TerminatorOp::create(b, loc);
   }
 
@@ -218,6 +235,28 @@ private:
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, l, constant(r));
   }
   Value both(Value l, Value r) { return arith::AndIOp::create(b, loc, l, r); }
+  Value scaled(Value value, float scale) {
+    if (scale == 1.0f)
+      return value;
+    Value factor = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(scale));
+    return arith::MulFOp::create(b, loc, value, factor);
+  }
+
+  /// mma.sync.m16n8k32 on E4M3 operands, which nvvm.mma.sync does not take:
+  /// the PTX itself (sm_89 and later).
+  Value mmaFP8(Type resultType, ArrayRef<Value> a, ArrayRef<Value> bFragment, ValueRange c) {
+    SmallVector<Value> operands(a);
+    llvm::append_range(operands, bFragment);
+    llvm::append_range(operands, c);
+    return LLVM::InlineAsmOp::create(
+               b, loc, resultType, operands,
+               "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {$0, $1, $2, $3}, "
+               "{$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
+               "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", /*has_side_effects=*/false,
+               /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+               LLVM::AsmDialectAttr(), ArrayAttr())
+        .getResult(0);
+  }
 
   /// Splits `flat` (in [0, total)) into the indices of `loops`, innermost
   /// fastest.
@@ -252,15 +291,16 @@ private:
     return indices;
   }
 
-  /// A's or B's element at (`along`, k), 0 outside.
-  Value load(Value memref, AffineMap map, const Position &along, Value k) {
+  /// A's or B's element at (`along`, k) over `scale`, 0 outside.
+  Value load(Value memref, AffineMap map, const Position &along, Value k, float scale) {
     int64_t depth = p.ranges[p.k];
     Value valid = both(along.valid, lessThan(k, depth));
     Value clampedK = arith::MinUIOp::create(b, loc, k, constant(depth - 1));
     SmallVector<std::pair<unsigned, Value>> known(batchIndex);
     known.append(along.dims);
     known.push_back({p.k, clampedK});
-    Value value = memref::LoadOp::create(b, loc, memref, indicesOf(map, known));
+    Value value = scaled(memref::LoadOp::create(b, loc, memref, indicesOf(map, known)),
+                         1.0f / scale);
     Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
     return arith::SelectOp::create(b, loc, valid, value, zero);
   }
@@ -271,6 +311,18 @@ private:
     switch (f.precision) {
     case Precision::TF32:
       return arith::BitcastOp::create(b, loc, i32, elements[0]);
+    case Precision::FP8:
+      // Two cvt make two E4M3 pairs (the second operand takes the low
+      // byte); the first element takes the lowest byte of the register.
+      return LLVM::InlineAsmOp::create(
+                 b, loc, i32, elements,
+                 "{ .reg .b16 lo, hi;\n"
+                 "cvt.rn.satfinite.e4m3x2.f32 lo, $2, $1;\n"
+                 "cvt.rn.satfinite.e4m3x2.f32 hi, $4, $3;\n"
+                 "mov.b32 $0, {lo, hi}; }",
+                 "=r,f,f,f,f", /*has_side_effects=*/false, /*is_align_stack=*/false,
+                 LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+          .getResult(0);
     case Precision::FP16: {
       Type f16 = b.getF16Type();
       SmallVector<Value> halves;
@@ -291,34 +343,36 @@ private:
     }
   }
 
+  /// The fragments, as the PTX ISA lays them out: a 32-bit register holds
+  /// `perRegister` neighbours along the reduction; thread t of a group of
+  /// four holds the t-th such run of each 128-bit line (k/2 elements).
+
   /// A's fragment of mma tile `i`: registers a0..a3 hold rows g, g+8, g,
-  /// g+8 and columns from t (tf32: t, t, t+4, t+4; 16-bit: 2t and 2t+1,
-  /// then 2t+8 and 2t+9).
+  /// g+8, the first two from the first half of the k step, the others from
+  /// the second.
   SmallVector<Value> loadA(int64_t i, Value k0, Value t) {
     SmallVector<Value> registers;
     for (int64_t r = 0; r < 4; ++r) {
       const Position &row = rows[i * 2 + r % 2];
       SmallVector<Value> elements;
       for (int64_t e = 0; e < f.perRegister; ++e) {
-        int64_t offset = f.perRegister == 1 ? 4 * (r / 2) : 8 * (r / 2) + e;
-        Value column = f.perRegister == 1 ? t : mul(t, 2);
-        elements.push_back(load(p.a, p.mapA, row, add(k0, add(column, constant(offset)))));
+        Value column = add(mul(t, f.perRegister), constant(f.k / 2 * (r / 2) + e));
+        elements.push_back(load(p.a, p.mapA, row, add(k0, column), p.scaleA));
       }
       registers.push_back(pack(elements));
     }
     return registers;
   }
 
-  /// B's fragment of mma tile `j`: column g; registers b0, b1 hold rows t
-  /// and t+4 (tf32), or 2t, 2t+1 and 2t+8, 2t+9 (16-bit).
+  /// B's fragment of mma tile `j`: column g; registers b0 and b1 hold the
+  /// first and second half of the k step.
   SmallVector<Value> loadB(int64_t j, Value k0, Value t) {
     SmallVector<Value> registers;
     for (int64_t r = 0; r < 2; ++r) {
       SmallVector<Value> elements;
       for (int64_t e = 0; e < f.perRegister; ++e) {
-        int64_t offset = f.perRegister == 1 ? 4 * r : 8 * r + e;
-        Value row = f.perRegister == 1 ? t : mul(t, 2);
-        elements.push_back(load(p.b, p.mapB, colsB[j], add(k0, add(row, constant(offset)))));
+        Value row = add(mul(t, f.perRegister), constant(f.k / 2 * r + e));
+        elements.push_back(load(p.b, p.mapB, colsB[j], add(k0, row), p.scaleB));
       }
       registers.push_back(pack(elements));
     }
@@ -362,16 +416,27 @@ private:
 };
 
 struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
+  using TensorCoreProductsBase::TensorCoreProductsBase;
+
   void runOnOperation() override {
     std::vector<std::pair<Product, Format>> products;
     for (auto op : getOperation().getOps<linalg::GenericOp>()) {
       auto name = op->getAttrOfType<StringAttr>(kPrecisionAttr);
       std::optional<Precision> precision = name ? parsePrecision(name.getValue()) : std::nullopt;
-      std::optional<Format> format = precision ? formatFor(*precision) : std::nullopt;
+      std::optional<Format> format = precision ? formatFor(*precision, fp8) : std::nullopt;
       if (!format)
         continue;
-      if (std::optional<Product> product = matchProduct(op))
-        products.push_back({*product, *format});
+      std::optional<Product> product = matchProduct(op);
+      if (!product)
+        continue;
+      if (*precision == Precision::FP8) {
+        auto scales = op->getAttrOfType<DenseF32ArrayAttr>(kScalesAttr);
+        if (!scales || scales.size() != 2)
+          continue;
+        product->scaleA = scales[0];
+        product->scaleB = scales[1];
+      }
+      products.push_back({*product, *format});
     }
     for (auto &[product, format] : products) {
       OpBuilder b(product.op);

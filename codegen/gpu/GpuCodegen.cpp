@@ -8,7 +8,7 @@
 
 namespace kiln {
 
-llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, bool tensorCores,
+llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, TensorCores tensorCores,
                                            llvm::raw_ostream &errors) {
   // Memory is planned as on the host: one arena, one weights block. Then
   // products become tensor-core kernels where they can, and every other
@@ -16,8 +16,9 @@ llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, bool tensorC
   // iteration each (parallel loops first; one thread when there are none).
   // Each kernel is one launch of the plan.
   std::string pipeline = "kiln-bufferize,kiln-plan-memory,kiln-list-kernels,func.func(";
-  if (tensorCores)
-    pipeline += "kiln-tensor-core-products,";
+  if (tensorCores >= TensorCores::Ampere)
+    pipeline += tensorCores >= TensorCores::Ada ? "kiln-tensor-core-products{fp8=true},"
+                                                : "kiln-tensor-core-products,";
   pipeline += "kiln-prepare-gpu-loops,convert-linalg-to-parallel-loops,kiln-map-parallel-loops),"
               "gpu-kernel-outlining,kiln-merge-gpu-modules,canonicalize,cse,kiln-list-launches";
   return mlir::parsePassPipeline(pipeline, pm, errors);

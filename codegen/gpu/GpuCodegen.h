@@ -17,11 +17,18 @@
 
 namespace kiln {
 
+/// The tensor-core instructions a target has.
+enum class TensorCores {
+  None,
+  Ampere, ///< sm_80 and later: mma.sync on tf32, fp16 and bf16
+  Ada,    ///< sm_89 and later: fp8 (E4M3) too
+};
+
 /// Appends kernel formation for a module of linalg on tensors (the kernel
 /// generators' output): its ops become kernels in `gpu.module @kernels`
-/// launched from the host function. With `tensorCores` (NVIDIA, sm_80 and
-/// later), products that read tf32, fp16 or bf16 use mma.sync.
-llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, bool tensorCores,
+/// launched from the host function. Products in the formats `tensorCores`
+/// takes use mma.sync.
+llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, TensorCores tensorCores,
                                            llvm::raw_ostream &errors);
 
 /// The serialized object of the kernel module for one target after a

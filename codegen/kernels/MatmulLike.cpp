@@ -24,9 +24,12 @@ namespace {
 
 /// A contraction as linalg.generic: `init` += lhs * rhs over the given maps
 /// (lhs, rhs, result) and iterators. It keeps the format `source` (the
-/// Conv, Gemm or MatMul) reads, for the kernel list.
+/// Conv, Gemm or MatMul) reads, for the kernel list, and for fp8 its
+/// operands' scales, in the product's order: `swapped` when lhs comes from
+/// the source's second operand.
 Value contract(OpBuilder &b, Operation *source, Value lhs, Value rhs, Value init,
-               ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators) {
+               ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
+               bool swapped = false) {
   Location loc = source->getLoc();
   auto generic = linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init},
@@ -38,6 +41,12 @@ Value contract(OpBuilder &b, Operation *source, Value lhs, Value rhs, Value init
              });
   if (Attribute precision = source->getAttr(kPrecisionAttr))
     generic->setAttr(kPrecisionAttr, precision);
+  if (auto scales = source->getAttrOfType<DenseF32ArrayAttr>(kScalesAttr)) {
+    SmallVector<float> ordered(scales.asArrayRef());
+    if (swapped)
+      std::swap(ordered[0], ordered[1]);
+    generic->setAttr(kScalesAttr, b.getDenseF32ArrayAttr(ordered));
+  }
   if (auto conv = dyn_cast<ConvOp>(source))
     generic->setAttr(kLayoutAttr, b.getStringAttr(conv.getChannelsLast() ? "nhwc" : "nchw"));
   return generic.getResult(0);
@@ -174,7 +183,8 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
                                    AffineMap::get(5, 0, {n, g, f, o}, context)};
     SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
-    Value result = contract(rewriter, op, weight, columns, init, maps, iterators);
+    Value result = contract(rewriter, op, weight, columns, init, maps, iterators,
+                            /*swapped=*/true);
     result = reshape(rewriter, loc, result, type.getShape());
     rewriter.replaceOp(op, addBias(rewriter, op, result, /*channel=*/1));
     return success();

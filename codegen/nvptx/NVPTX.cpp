@@ -51,13 +51,16 @@ llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm,
                                        llvm::raw_ostream &errors) {
   // Math functions (erf, tanh, exp, ...) come from CUDA's libdevice.
   std::string libdevice = findLibdevice();
-  std::string link = libdevice.empty() ? "" : " l=" + libdevice;
+  std::string options = libdevice.empty() ? "" : " l=" + libdevice;
+  // fp8 tensor-core instructions (sm_89 and later) need PTX ISA 8.4.
+  if (nvidiaArchitecture(chip) >= 89)
+    options += " features=+ptx84";
   return mlir::parsePassPipeline(
       llvm::formatv("nvvm-attach-target{{chip={0} O=3{1}},"
                     "gpu.module(lower-affine,convert-scf-to-cf,convert-gpu-to-nvvm,"
                     "reconcile-unrealized-casts,canonicalize,cse),"
                     "gpu-module-to-binary{{format=isa}",
-                    chip, link)
+                    chip, options)
           .str(),
       pm, errors);
 }

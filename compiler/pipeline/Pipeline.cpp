@@ -99,8 +99,11 @@ llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
   } else if (target.isHost()) {
     built = buildHostPipeline(pm, target.chip, graph.fuse, errorStream);
   } else {
-    built = buildGpuKernelPipeline(pm, target.isNVPTX() && nvidiaArchitecture(target.chip) >= 80,
-                                   errorStream);
+    int architecture = target.isNVPTX() ? nvidiaArchitecture(target.chip) : 0;
+    TensorCores tensorCores = architecture >= 89   ? TensorCores::Ada
+                              : architecture >= 80 ? TensorCores::Ampere
+                                                   : TensorCores::None;
+    built = buildGpuKernelPipeline(pm, tensorCores, errorStream);
     if (succeeded(built) && stage == Stage::Object)
       built = target.isNVPTX() ? buildNVPTXPipeline(pm, target.chip, errorStream)
                                : buildAMDGPUPipeline(pm, target.chip, errorStream);

@@ -29,6 +29,11 @@ enum class Precision {
 /// format it reads, by name.
 constexpr llvm::StringLiteral kPrecisionAttr = "kiln.precision";
 
+/// On an fp8 Conv, Gemm or MatMul, and on the product kernel made of it: the
+/// scales its two operands were divided by to fit E4M3 (each operand holds
+/// E4M3 values times its scale), in the order the product multiplies them.
+constexpr llvm::StringLiteral kScalesAttr = "kiln.scales";
+
 /// The largest finite value of FP8 E4M3, which per-tensor scales map each
 /// tensor's absolute maximum to.
 constexpr float kFP8Max = 448.0f;

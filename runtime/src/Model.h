@@ -68,6 +68,15 @@ struct CodeObject {
   uint32_t plan;
 };
 
+/// Memory that holds an artifact: a read-only mapping of its file, or a
+/// 4096-byte aligned copy of a caller's buffer.
+struct Storage {
+  uint8_t *data = nullptr;
+  size_t size = 0;
+  bool mapped = false;
+  ~Storage();
+};
+
 namespace cuda {
 struct ModelState;
 void destroy(ModelState *state);
@@ -75,18 +84,9 @@ void destroy(ModelState *state);
 
 } // namespace kiln
 
-/// Memory that holds an artifact: a read-only mapping of its file, or a
-/// 4096-byte aligned copy of a caller's buffer.
-struct KilnStorage {
-  uint8_t *data = nullptr;
-  size_t size = 0;
-  bool mapped = false;
-  ~KilnStorage();
-};
-
 struct kiln_model_s {
   std::atomic<int> references{1};
-  KilnStorage storage;
+  kiln::Storage storage;
   std::vector<kiln::TensorInfo> inputs, outputs;
   std::vector<kiln::Plan> plans;
   std::vector<kiln::CodeObject> code;

@@ -40,7 +40,7 @@ kiln_status_t kiln::makeStatus(kiln_status_code_t code, const char *format, ...)
   return status ? status : &outOfMemory;
 }
 
-KilnStorage::~KilnStorage() {
+kiln::Storage::~Storage() {
   if (mapped)
     munmap(data, size);
   else

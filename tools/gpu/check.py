@@ -9,7 +9,8 @@ Correctness:
     atol 1e-7, or test/conformance/tolerances.txt's);
   - conv_relu in each precision against kiln's host result in the same
     precision (the host rounds operands exactly as tensor cores read them,
-    so only the order of fp32 additions differs: 1e-4 of the largest value)
+    so only the order of fp32 additions differs: 1e-4 of the largest value,
+    2e-3 for fp8, whose tensor cores may add with fewer bits)
     and against onnxruntime's fp32 result at that precision's tolerance.
 
 Speed (needs PyTorch with CUDA): each NxN GEMM's kiln run against
@@ -39,6 +40,10 @@ import run as conformance  # noqa: E402  (as_float, load_tolerances)
 
 # Against onnxruntime's fp32 result, relative to the largest value.
 PRECISION_TOLERANCE = {"fp32": 1e-5, "tf32": 5e-3, "fp16": 5e-3, "bf16": 3e-2, "fp8": 0.2}
+# Against kiln's host result in the same precision: only the order of the
+# fp32 additions differs, except that fp8 tensor cores may add with fewer
+# bits.
+HOST_TOLERANCE = {"fp8": 2e-3}
 
 
 def check_conformance(runtime, bundle, names, device, report):
@@ -84,7 +89,8 @@ def check_precision(runtime, bundle, precisions, device, report):
         scale = np.abs(data["reference"]).max()
         to_host = np.abs(actual - data["host"]).max() / scale
         to_reference = np.abs(actual - data["reference"]).max() / scale
-        good = to_host <= 1e-4 and to_reference <= PRECISION_TOLERANCE[precision]
+        good = (to_host <= HOST_TOLERANCE.get(precision, 1e-4)
+                and to_reference <= PRECISION_TOLERANCE[precision])
         ok &= bool(good)
         report.append(f"  - {precision}: {to_host:.2e} against kiln on the host, {to_reference:.2e} "
                       f"against onnxruntime fp32 (allowed {PRECISION_TOLERANCE[precision]:g})"
