@@ -11,13 +11,19 @@ Correctness:
     precision (the host rounds operands exactly as tensor cores read them,
     so only the order of fp32 additions differs: 1e-4 of the largest value,
     2e-3 for fp8, whose tensor cores may add with fewer bits)
-    and against onnxruntime's fp32 result at that precision's tolerance.
+    and against onnxruntime's fp32 result at that precision's tolerance;
+  - each GEMM against PyTorch's in the same format (GEMM_TOLERANCE);
+  - ResNet-50 at batch 1 and 64 (the artifacts rebuilt whole, the ONNX
+    model regenerated with the same seed) against onnxruntime's fp32
+    result, at tf32's tolerance (1e-2 of the largest value).
 
 Speed (needs PyTorch with CUDA): each NxN GEMM's kiln run against
 torch.matmul (cuBLAS; TF32 allowed for tf32, bf16 operands for bf16) and
 torch._scaled_mm for fp8, in TFLOP/s, after warm-up, both timed by CUDA
 events around the kernels (kiln_session_kernel_milliseconds); kiln's whole
 runs, with the copies of inputs and result its API makes, are shown too.
+ResNet-50 at each batch against PyTorch eager and torch.compile running
+the same graph with the same weights (TF32 allowed, as kiln's default).
 
 Prints a report, writes it as Markdown to --report, and exits 1 on any
 wrong result. The artifacts hold host code too: `--device host --no-bench`
@@ -25,8 +31,11 @@ runs the same checks on a build machine.
 """
 import argparse
 import json
+import lzma
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -44,6 +53,9 @@ PRECISION_TOLERANCE = {"fp32": 1e-5, "tf32": 5e-3, "fp16": 5e-3, "bf16": 3e-2, "
 # fp32 additions differs, except that fp8 tensor cores may add with fewer
 # bits.
 HOST_TOLERANCE = {"fp8": 2e-3}
+# A GEMM against PyTorch's, relative to the largest value: the operands are
+# rounded alike but for ties, and the sums are ordered differently.
+GEMM_TOLERANCE = {"tf32": 1e-2, "bf16": 2e-2, "fp8": 0.1}
 
 
 def check_conformance(runtime, bundle, names, device, report):
@@ -131,6 +143,7 @@ def time_torch(torch, function, budget=2.0):
 def bench_gemm(runtime, bundle, gemms, device, report):
     import torch
 
+    ok = True
     torch.backends.cuda.matmul.allow_tf32 = True
     report.append("")
     report.append("| GEMM | precision | kiln TFLOP/s | kiln with copies | PyTorch TFLOP/s | "
@@ -164,9 +177,152 @@ def bench_gemm(runtime, bundle, gemms, device, report):
         expected = expected.float().cpu().numpy()
         error = np.abs(result - expected).max() / np.abs(expected).max()
         flops = 2.0 * n ** 3
+        good = bool(error <= GEMM_TOLERANCE[precision])
+        ok &= good
         report.append(f"| {n}^3 | {precision} | {flops / seconds / 1e12:.3f} | "
                       f"{flops / with_copies / 1e12:.3f} | {flops / torch_seconds / 1e12:.1f} | "
-                      f"{torch_seconds / seconds:.4f} | {error:.2e} |")
+                      f"{torch_seconds / seconds:.4f} | {error:.2e}{'' if good else ' FAILED'} |")
+    return ok
+
+
+def torch_graph(torch, onnx_path, device):
+    """The ONNX model as a PyTorch module that runs its graph node by node,
+    its initializers as weights: the operators the generated ResNet-50
+    uses."""
+    import onnx
+    from onnx import numpy_helper
+
+    functional = torch.nn.functional
+    graph = onnx.load(onnx_path).graph
+    weights = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()).to(device)
+               for t in graph.initializer}
+    nodes = [(n.op_type, list(n.input), n.output[0],
+              {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute})
+             for n in graph.node]
+    input_name = next(v.name for v in graph.input if v.name not in weights)
+    output_name = graph.output[0].name
+
+    def padding(attrs):
+        pads = list(attrs.get("pads", [0, 0, 0, 0]))
+        if pads[:2] != pads[2:]:
+            raise NotImplementedError(f"asymmetric pads {pads}")
+        return tuple(pads[:2])
+
+    class Graph(torch.nn.Module):
+        def forward(self, x):
+            env = dict(weights)
+            env[input_name] = x
+            for op, inputs, output, attrs in nodes:
+                args = [env[name] for name in inputs if name]
+                if op == "Conv":
+                    y = functional.conv2d(args[0], args[1], args[2] if len(args) > 2 else None,
+                                          stride=tuple(attrs.get("strides", [1, 1])),
+                                          padding=padding(attrs),
+                                          dilation=tuple(attrs.get("dilations", [1, 1])),
+                                          groups=attrs.get("group", 1))
+                elif op == "Relu":
+                    y = functional.relu(args[0])
+                elif op == "Add":
+                    y = args[0] + args[1]
+                elif op == "MaxPool":
+                    y = functional.max_pool2d(args[0], tuple(attrs["kernel_shape"]),
+                                              tuple(attrs.get("strides", [1, 1])),
+                                              padding(attrs),
+                                              ceil_mode=bool(attrs.get("ceil_mode", 0)))
+                elif op == "GlobalAveragePool":
+                    y = args[0].mean((2, 3), keepdim=True)
+                elif op == "Flatten":
+                    y = torch.flatten(args[0], attrs.get("axis", 1))
+                elif op == "Gemm":
+                    a = args[0].t() if attrs.get("transA", 0) else args[0]
+                    b = args[1].t() if attrs.get("transB", 0) else args[1]
+                    y = attrs.get("alpha", 1.0) * (a @ b)
+                    if len(args) > 2:
+                        y = y + attrs.get("beta", 1.0) * args[2]
+                else:
+                    raise NotImplementedError(f"operator {op}")
+                env[output] = y
+            return env[output_name]
+
+    return Graph().eval()
+
+
+def restore_models(bundle, models, work):
+    """The model artifacts whole again, in `work`: {file name: path}."""
+    data = {}
+    for model in models:
+        source = os.path.join(bundle, "models", model["file"])
+        opener = lzma.open if model.get("compressed") else open
+        with opener(source, "rb") as f:
+            data[model["file"].removesuffix(".xz")] = f.read()
+    paths = {}
+    for model in models:
+        name = model["file"].removesuffix(".xz")
+        if "weights_from" in model:
+            data[name] = data[name][:model["weights_at"]] + \
+                data[model["weights_from"]][model["weights_from_at"]:]
+        if len(data[name]) != model["size"]:
+            raise RuntimeError(f"{name}: rebuilt to {len(data[name])} bytes, not {model['size']}")
+        paths[name] = os.path.join(work, name)
+        with open(paths[name], "wb") as f:
+            f.write(data[name])
+    return paths
+
+
+def check_models(runtime, bundle, models, device, report, bench):
+    """Each model against onnxruntime, then (with `bench`) against PyTorch."""
+    import onnxruntime
+
+    ok = True
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kiln-gpu-models-") as work:
+        paths = restore_models(bundle, models, work)
+        subprocess.run([sys.executable, os.path.join(ROOT, "test", "models", "generate.py"),
+                        "--out", work, "--models", "resnet50"], check=True, capture_output=True)
+        onnx_path = os.path.join(work, "resnet50.onnx")
+        from prepare import weights_digest
+        if weights_digest(onnx_path) != models[0]["weights_digest"]:
+            raise RuntimeError("the regenerated ResNet-50 has other weights than the one "
+                               "compiled (another NumPy?): nothing to compare against")
+        reference = onnxruntime.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+        for model in models:
+            x = np.random.default_rng(model["batch"]).standard_normal(model["shape"],
+                                                                      dtype=np.float32)
+            session = runtime.load(paths[model["file"].removesuffix(".xz")]).session(device)
+            got = next(iter(session.run({model["input"]: x}).values())).copy()
+            want = reference.run(None, {model["input"]: x})[0]
+            error = np.abs(got - want).max() / np.abs(want).max()
+            good = bool(error <= 1e-2)
+            ok &= good
+            report.append(f"- {model['model']} batch {model['batch']} on {device}: largest error "
+                          f"{error:.2e} of the largest value against onnxruntime fp32 "
+                          f"(allowed 1e-2)" + ("" if good else " FAILED"))
+            if bench:
+                rows.append(bench_model(session, x, model, onnx_path))
+    if rows:
+        report.append("")
+        report.append("| model | batch | kiln ms | kiln with copies ms | PyTorch eager ms | "
+                      "torch.compile ms | torch.compile / kiln |")
+        report.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        report += rows
+    return ok
+
+
+def bench_model(session, x, model, onnx_path):
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    kernels, with_copies = time_kiln(session, {model["input"]: x}, budget=5.0)
+    net = torch_graph(torch, onnx_path, "cuda")
+    tx = torch.from_numpy(x).cuda()
+    with torch.no_grad():
+        eager = time_torch(torch, lambda: net(tx))
+        compiled_net = torch.compile(net)
+        compiled = time_torch(torch, lambda: compiled_net(tx))
+    return (f"| {model['model']} | {model['batch']} | {kernels * 1e3:.3f} | "
+            f"{with_copies * 1e3:.3f} | {eager * 1e3:.3f} | {compiled * 1e3:.3f} | "
+            f"{compiled / kernels:.3f} |")
 
 
 def main():
@@ -180,14 +336,39 @@ def main():
     manifest = json.load(open(os.path.join(args.bundle, "manifest.json")))
     runtime = Runtime(os.path.join(args.bundle, "libkiln_runtime.so"))
     report = [f"GPU check on {args.device}, code for {manifest['target']}"]
-    ok = check_conformance(runtime, args.bundle, manifest["conformance"], args.device, report)
-    ok &= check_precision(runtime, args.bundle, manifest["precision"], args.device, report)
+    cuda = args.device.startswith("cuda")
+    models = manifest.get("models", [])
+    steps = [
+        ("conformance", lambda: check_conformance(runtime, args.bundle, manifest["conformance"],
+                                                  args.device, report)),
+        ("precision", lambda: check_precision(runtime, args.bundle, manifest["precision"],
+                                              args.device, report)),
+    ]
+    if models and (cuda or manifest["target"] == "host"):
+        steps.append(("models", lambda: check_models(runtime, args.bundle, models, args.device,
+                                                     report, cuda and not args.no_bench)))
+    elif models:
+        report.append(f"- models: their artifacts hold code for {manifest['target']} only")
+    if not args.no_bench and cuda:
+        steps.append(("GEMMs", lambda: bench_gemm(runtime, args.bundle, manifest["gemm"],
+                                                  args.device, report)))
+    # A step that breaks is reported, and the others still run: the GPU
+    # machine's minutes are few.
+    # Each step's lines are printed as it ends, so a run cut short still
+    # says how far it got.
+    ok, printed = True, 0
+    for name, step in steps:
+        try:
+            ok &= step()
+        except Exception as error:  # noqa: BLE001
+            report.append(f"- {name} FAILED: {type(error).__name__}: {error}")
+            ok = False
+        print("\n".join(report[printed:]), flush=True)
+        printed = len(report)
     for name, reason in manifest["models_left_out"].items():
         report.append(f"- {name} left out: {reason}")
-    if not args.no_bench:
-        bench_gemm(runtime, args.bundle, manifest["gemm"], args.device, report)
+    print("\n".join(report[printed:]), flush=True)
     text = "\n".join(report)
-    print(text)
     if args.report:
         with open(args.report, "w") as f:
             f.write(text + "\n")
