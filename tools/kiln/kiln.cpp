@@ -389,13 +389,11 @@ LogicalResult runCompile() {
                             "host");
     break;
   case Emit::Artifact:
-    break;
+    return compileArtifact(context, options);
   case Emit::Dot:
     chosen = requiredTarget({Kind::Host}, "dot", "host");
     break;
   }
-  if (emit == Emit::Artifact)
-    return compileArtifact(context, options);
   if (emit != Emit::Kiln && emit != Emit::Fused && emit != Emit::Linalg) {
     if (failed(chosen))
       return failure();
