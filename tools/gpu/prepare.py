@@ -2,7 +2,7 @@
 """Prepares the GPU check on a build machine (one with kiln, no GPU needed).
 
     tools/gpu/prepare.py [--kiln build/bin/kiln] [--runtime build/lib/libkiln_runtime.so]
-                         [--out gpu-check] [--target sm_90] [--jobs 2]
+                         [--out gpu-check] [--target sm_90] [--jobs 2] [--no-models]
 
 Writes into OUT (git ignores it) everything tools/gpu/check.py needs on the
 GPU machine, which has no LLVM and no network:
@@ -31,8 +31,8 @@ Every artifact but the models' holds host code beside the target's, so
 as gpu-check-host); `--target host` makes a bundle whose models run on the
 host too.
 
-The GPU machine takes 64 MiB of files in all: the script stops if OUT would
-hold more. The generated BERT encoder is left out for that reason (its fp32
+The GPU machine takes 64 MiB of files in all, the source tree among them:
+the script fails if OUT holds more than 60. The generated BERT encoder is left out for that reason (its fp32
 weights, even with two layers, are about 150 MB): manifest.json says so,
 and check.py reports it. --no-models leaves ResNet-50 out too (CTest does,
 to keep CI short).
