@@ -154,11 +154,12 @@ std::string describeError(const Driver &d, CUresult status) {
          (text ? text : "no description");
 }
 
-/// A status for a failed driver call; out of memory is RESOURCE_EXHAUSTED.
-kiln_status_t failure(const Driver &d, CUresult status, int ordinal, const char *what) {
+/// A status for a failed driver call, "cuda:N: what: the driver's error";
+/// out of memory is RESOURCE_EXHAUSTED.
+kiln_status_t failure(const Driver &d, CUresult status, int ordinal, const std::string &what) {
   return makeStatus(status == CUDA_ERROR_OUT_OF_MEMORY ? KILN_STATUS_RESOURCE_EXHAUSTED
                                                        : KILN_STATUS_INTERNAL,
-                    "cuda:%d: %s: %s", ordinal, what, describeError(d, status).c_str());
+                    "cuda:%d: %s: %s", ordinal, what.c_str(), describeError(d, status).c_str());
 }
 
 /// Makes a context current for a scope.
@@ -276,16 +277,11 @@ kiln_status_t modelState(kiln_model_t *model, const Driver &d, int ordinal, Mode
   d.deviceGetAttribute(&minor, kComputeCapabilityMinor, state->device);
   d.deviceGetName(name, sizeof(name) - 1, state->device);
   const CodeObject *code = chooseCode(model, major, minor);
-  if (!code) {
-    std::string held;
-    for (const CodeObject &other : model->code)
-      if (held.find(other.target) == std::string::npos)
-        held += (held.empty() ? "" : ", ") + other.target;
+  if (!code)
     return makeStatus(KILN_STATUS_UNAVAILABLE,
                       "cuda:%d (%s) is sm_%d%d, and the artifact has no code it can run (it holds "
                       "code for %s); compile with --target sm_%d%d",
-                      ordinal, name, major, minor, held.c_str(), major, minor);
-  }
+                      ordinal, name, major, minor, codeTargets(*model).c_str(), major, minor);
   state->plan = &model->plans[code->plan];
   state->description = "cuda:" + std::to_string(ordinal) + " (" + name + ", sm_" +
                        std::to_string(major) + std::to_string(minor) + ", " +
@@ -391,10 +387,8 @@ public:
                                             launch.grid[2], launch.block[0], launch.block[1],
                                             launch.block[2], launch.sharedBytes, stream,
                                             params[i].data(), nullptr))
-        return makeStatus(status == CUDA_ERROR_OUT_OF_MEMORY ? KILN_STATUS_RESOURCE_EXHAUSTED
-                                                             : KILN_STATUS_INTERNAL,
-                          "cuda:%d: cannot launch kernel %zu (%s): %s", state->ordinal, i,
-                          launch.kernel.c_str(), describeError(*d, status).c_str());
+        return failure(*d, status, state->ordinal,
+                       "cannot launch kernel " + std::to_string(i) + " (" + launch.kernel + ")");
     }
     return nullptr;
   }
@@ -482,11 +476,9 @@ kiln_status_t setUp(Session &session, bool useGraph) {
   }
   if (CUresult status = d.memAlloc(&session.memory, bytes ? bytes : 1)) {
     session.memory = 0;
-    return makeStatus(status == CUDA_ERROR_OUT_OF_MEMORY ? KILN_STATUS_RESOURCE_EXHAUSTED
-                                                         : KILN_STATUS_INTERNAL,
-                      "cuda:%d: cannot allocate the session's %zu bytes of device memory "
-                      "(activations, inputs and outputs): %s",
-                      ordinal, bytes, describeError(d, status).c_str());
+    return failure(d, status, ordinal,
+                   "cannot allocate the session's " + std::to_string(bytes) +
+                       " bytes of device memory (activations, inputs and outputs)");
   }
   void *staging = nullptr;
   if (CUresult status = d.memAllocHost(&staging, stagingBytes ? stagingBytes : 1))

@@ -112,4 +112,10 @@ struct kiln_model_s {
   ~kiln_model_s();
 };
 
+namespace kiln {
+/// The targets `model` has code for, each once, in the artifact's order:
+/// "x86-64-v3, sm_80, sm_90".
+std::string codeTargets(const kiln_model_t &model);
+} // namespace kiln
+
 #endif // KILN_RUNTIME_MODEL_H

@@ -9,6 +9,7 @@
 #include "artifact_generated.h"
 #include "format.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdarg>
@@ -57,6 +58,17 @@ kiln_model_s::~kiln_model_s() {
 }
 
 using namespace kiln;
+
+std::string kiln::codeTargets(const kiln_model_t &model) {
+  std::vector<std::string> targets;
+  for (const CodeObject &code : model.code)
+    if (std::find(targets.begin(), targets.end(), code.target) == targets.end())
+      targets.push_back(code.target);
+  std::string list;
+  for (const std::string &target : targets)
+    list += (list.empty() ? "" : ", ") + target;
+  return list;
+}
 
 namespace {
 
@@ -305,12 +317,8 @@ kiln_status_t verifyAndLoad(kiln_model_t *model, bool loadCode) {
     return nullptr;
   model->hasCode = true;
   if (!host) {
-    std::string targets;
-    for (const CodeObject &code : model->code)
-      if (targets.find(code.target) == std::string::npos)
-        targets += (targets.empty() ? "" : ", ") + code.target;
     model->hostUnavailable = "the artifact has no code for the host CPU (it holds code for " +
-                             targets + "); compile with --target host";
+                             codeTargets(*model) + "); compile with --target host";
     return nullptr;
   }
   if (!model->plans[host->plan].launches.empty())
