@@ -56,8 +56,9 @@ StringRef kindOf(linalg::LinalgOp op) {
   return "elementwise";
 }
 
-/// The buffer a fused kernel's loop nest stores its result in: the one
-/// its vector stores write that it does not allocate itself.
+/// The buffer a fused kernel (a loop nest on the host, a launch on GPUs)
+/// stores its result in: the last one it writes that it does not allocate
+/// itself.
 Value storedBuffer(Operation *kernel) {
   Value result;
   kernel->walk([&](Operation *op) {
@@ -66,6 +67,8 @@ Value storedBuffer(Operation *kernel) {
       base = store.getBase();
     else if (auto masked = dyn_cast<vector::MaskedStoreOp>(op))
       base = masked.getBase();
+    else if (auto scalar = dyn_cast<memref::StoreOp>(op))
+      base = scalar.getMemRef();
     while (base && base.getDefiningOp<ViewLikeOpInterface>() &&
            kernel->isProperAncestor(base.getDefiningOp()))
       base = base.getDefiningOp<ViewLikeOpInterface>().getViewSource();

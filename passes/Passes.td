@@ -252,6 +252,19 @@ def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp">
     B from global memory as the PTX ISA lays them out, zeros past the edges;
     C is read first and written once, within bounds.
 
+    Runs before `kiln-plan-memory`, and takes in the kernels around the
+    product, so that the launch is one pass over memory:
+      - the writers of A, B and C (an im2col gather, a rounding, a
+        transpose, a fill), and of what those read, when only their reader
+        reads what they write: a fill or an elementwise generic with no
+        loops in its body. The launch computes each element where it reads
+        it, and the buffer is gone;
+      - the elementwise generic right after the product that reads C by
+        identity (bias, activation, residual, rounding), where C dies: its
+        body runs on the accumulators, and its output is stored instead of
+        C. The launch takes the epilogue's place.
+    The launch carries `kiln.kernel = "matmul"` for `kiln-list-kernels`.
+
     With `fp8` (sm_89 and later), fp8 products too, as m16n8k32 E4M3
     `mma.sync`: each operand holds E4M3 values times its scale
     (`kiln.scales`), which the kernel divides out as it packs the operands

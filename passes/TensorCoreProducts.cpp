@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/kiln/Precision.h"
+#include "passes/Buffers.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -30,6 +31,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace kiln {
 
@@ -57,20 +60,8 @@ struct Product {
 
 /// The product `op` computes, when it is one a kernel here can take.
 std::optional<Product> matchProduct(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 || !op.hasPureBufferSemantics())
-    return std::nullopt;
-  Block &body = op.getRegion().front();
-  if (body.getOperations().size() != 3)
-    return std::nullopt;
-  auto mul = dyn_cast<arith::MulFOp>(body.front());
-  auto add = dyn_cast<arith::AddFOp>(*std::next(body.begin()));
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (!mul || !add || yield.getValues().size() != 1 || yield.getValues()[0] != add.getResult())
-    return std::nullopt;
-  Value in0 = body.getArgument(0), in1 = body.getArgument(1), out = body.getArgument(2);
-  if (!((mul.getLhs() == in0 && mul.getRhs() == in1) || (mul.getLhs() == in1 && mul.getRhs() == in0)))
-    return std::nullopt;
-  if (!((add.getLhs() == out && add.getRhs() == mul) || (add.getRhs() == out && add.getLhs() == mul)))
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 || !op.hasPureBufferSemantics() ||
+      !isMultiplyAdd(op))
     return std::nullopt;
   for (Value operand : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(operand.getType());
@@ -124,6 +115,248 @@ std::optional<Product> matchProduct(linalg::GenericOp op) {
   return product;
 }
 
+/// The kernels a product's launch takes in.
+struct Fusion {
+  /// Buffers the launch never reads: it computes each element where it
+  /// needs it, with the fill or generic that wrote the buffer (by
+  /// allocation). Writers of A and B (an im2col gather, a rounding, a
+  /// transpose) and of C (its initial value), and the writers of what
+  /// those read, when only their reader reads them.
+  llvm::MapVector<Value, Operation *> writers;
+  /// The elementwise kernel after the product that reads C (bias,
+  /// activation, residual, rounding): applied to the accumulators, and
+  /// its output stored instead of C.
+  linalg::GenericOp epilogue;
+  /// Where the launch goes: at the epilogue, where what it reads exists.
+  Operation *anchor = nullptr;
+};
+
+/// The buffers, by root, that `op` (a kernel on buffers) may write.
+SmallVector<Value> writtenRoots(Operation *op) {
+  SmallVector<Value> roots;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    for (Value init : linalgOp.getDpsInits())
+      roots.push_back(rootOf(init));
+    return roots;
+  }
+  op->walk([&](Operation *inner) {
+    if (auto store = dyn_cast<memref::StoreOp>(inner))
+      roots.push_back(rootOf(store.getMemRef()));
+  });
+  return roots;
+}
+
+/// A generic body the launch can compute at any index: no regions (no
+/// loops over windows or rows) and nothing but arithmetic and loads.
+bool isComputable(linalg::GenericOp op) {
+  if (!isAllParallel(op) || !op.getIndexingMapsArray().back().isIdentity() ||
+      !llvm::all_of(op.getIndexingMapsArray(), onlyDimsAndConstants))
+    return false;
+  Block &body = op.getRegion().front();
+  if (!body.getArguments().back().use_empty())
+    return false;
+  return llvm::all_of(body.without_terminator(), [](Operation &inner) {
+    return inner.getNumRegions() == 0 && (isMemoryEffectFree(&inner) || isa<memref::LoadOp>(inner));
+  });
+}
+
+/// The buffers, by root, `op` (a fill or a computable generic) reads.
+SmallVector<Value> readRoots(Operation *op) {
+  SmallVector<Value> roots;
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic)
+    return roots;
+  for (Value input : generic.getDpsInputs())
+    roots.push_back(rootOf(input));
+  generic.getRegion().walk(
+      [&](memref::LoadOp load) { roots.push_back(rootOf(load.getMemRef())); });
+  return roots;
+}
+
+/// Whether nothing from after `writer` up to `anchor` writes a buffer in
+/// `roots`.
+bool unchangedUntil(Operation *writer, Operation *anchor, ArrayRef<Value> roots) {
+  for (Operation *op = writer->getNextNode(); op != anchor; op = op->getNextNode()) {
+    if (isInert(op))
+      continue;
+    if (!isa<linalg::LinalgOp, gpu::LaunchOp>(op))
+      return false;
+    if (llvm::any_of(writtenRoots(op), [&](Value root) { return llvm::is_contained(roots, root); }))
+      return false;
+  }
+  return true;
+}
+
+/// Records the writer of `buffer` in `fusion` if the launch can compute it
+/// in place of reading it: a fill or a computable generic writing the whole
+/// allocation `buffer` views, before `reader`, the only other op that
+/// touches it, with its own inputs unchanged until the launch. Then the
+/// same for what that writer reads. With `isC`, ops after the product may
+/// touch the buffer too: the launch stores C whole, or the epilogue it
+/// takes in was C's last reader.
+void fuseWriter(Value buffer, Operation *reader, Fusion &fusion, bool isC = false) {
+  memref::AllocOp alloc = reshapedAlloc(buffer);
+  if (!alloc || fusion.writers.count(alloc.getResult()))
+    return;
+  SmallVector<Operation *> accesses = accessesOf(alloc.getResult());
+  Operation *writer = nullptr;
+  for (Operation *access : accesses) {
+    if (auto fill = dyn_cast<linalg::FillOp>(access);
+        fill && reshapedAlloc(fill.getOutputs()[0]) == alloc)
+      writer = fill;
+    else if (auto generic = dyn_cast<linalg::GenericOp>(access);
+             generic && generic.getNumDpsInits() == 1 &&
+             generic.getDpsInits()[0] == alloc.getResult() && isComputable(generic))
+      writer = generic;
+    else if (access != reader && !(isC && reader->isBeforeInBlock(access)))
+      return;
+  }
+  if (!writer || writer->getBlock() != reader->getBlock() || !writer->isBeforeInBlock(reader))
+    return;
+  for (Operation *between = writer->getNextNode(); between != reader;
+       between = between->getNextNode())
+    if (llvm::is_contained(accesses, between))
+      return;
+  SmallVector<Value> reads = readRoots(writer);
+  if (!unchangedUntil(writer, fusion.anchor, reads))
+    return;
+  fusion.writers[alloc.getResult()] = writer;
+  for (Value read : reads)
+    fuseWriter(read, writer, fusion);
+}
+
+/// The epilogue of `op`: the next kernel, when it is a computable generic
+/// that reads C where it was written (by identity) and C dies there, and it
+/// writes none of what the product reads.
+linalg::GenericOp findEpilogue(linalg::GenericOp op) {
+  Operation *next = op->getNextNode();
+  while (next && isInert(next))
+    next = next->getNextNode();
+  auto epilogue = dyn_cast_or_null<linalg::GenericOp>(next);
+  memref::AllocOp alloc = reshapedAlloc(op.getDpsInits()[0]);
+  if (!epilogue || !alloc || !isComputable(epilogue))
+    return {};
+  for (Operation *access : accessesOf(alloc.getResult())) {
+    bool writesC = isa<linalg::FillOp, linalg::GenericOp>(access) && access->isBeforeInBlock(op);
+    if (access != op && access != epilogue && !writesC)
+      return {};
+  }
+  bool readsC = false;
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    if (rootOf(input->get()) != alloc.getResult())
+      continue;
+    if (!epilogue.getMatchingIndexingMap(input).isIdentity() || !reshapedAlloc(input->get()))
+      return {};
+    readsC = true;
+  }
+  // Each thread reads what it overwrites there, or other buffers.
+  Value output = rootOf(epilogue.getDpsInits()[0]);
+  for (OpOperand *input : epilogue.getDpsInputOperands())
+    if (rootOf(input->get()) == output && !epilogue.getMatchingIndexingMap(input).isIdentity())
+      return {};
+  if (!readsC || output == rootOf(op.getDpsInputs()[0]) || output == rootOf(op.getDpsInputs()[1]))
+    return {};
+  return epilogue;
+}
+
+/// The fusions of `product`'s launch: with its epilogue if the buffers
+/// computed in the launch do not include what the epilogue writes, else
+/// without it.
+Fusion fuse(const Product &product) {
+  linalg::GenericOp op = product.op;
+  for (linalg::GenericOp epilogue : {findEpilogue(op), linalg::GenericOp()}) {
+    Fusion fusion;
+    fusion.epilogue = epilogue;
+    fusion.anchor = epilogue ? epilogue.getOperation() : op.getOperation();
+    fuseWriter(product.c, op, fusion, /*isC=*/true);
+    fuseWriter(product.a, op, fusion);
+    fuseWriter(product.b, op, fusion);
+    if (!epilogue)
+      return fusion;
+    Value output = rootOf(epilogue.getDpsInits()[0]);
+    if (llvm::none_of(fusion.writers, [&](auto &entry) {
+          return llvm::is_contained(readRoots(entry.second), output);
+        }))
+      return fusion;
+  }
+  llvm_unreachable("the second try fuses no epilogue");
+}
+
+/// Each index of `view` (an allocation seen through reshapes) at `indices`
+/// as the allocation's, or the other way round (`fromAlloc`).
+class Reshapes {
+public:
+  Reshapes(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  SmallVector<Value> toAlloc(Value view, ValueRange indices) {
+    SmallVector<Value> at(indices);
+    while (Operation *reshape = view.getDefiningOp()) {
+      if (!isReshape(reshape))
+        break;
+      at = step(reshape, at, /*towardsSource=*/true);
+      view = reshape->getOperand(0);
+    }
+    return at;
+  }
+
+  SmallVector<Value> fromAlloc(Value view, ValueRange indices) {
+    SmallVector<Operation *> chain;
+    for (Value at = view; Operation *reshape = at.getDefiningOp(); at = reshape->getOperand(0)) {
+      if (!isReshape(reshape))
+        break;
+      chain.push_back(reshape);
+    }
+    SmallVector<Value> at(indices);
+    for (Operation *reshape : llvm::reverse(chain))
+      at = step(reshape, at, /*towardsSource=*/false);
+    return at;
+  }
+
+private:
+  /// Through one reshape: its groups of the expanded side's dimensions
+  /// flatten into one index of the collapsed side.
+  SmallVector<Value> step(Operation *reshape, ArrayRef<Value> at, bool towardsSource) {
+    bool collapse = isa<memref::CollapseShapeOp>(reshape);
+    auto expandedType = cast<MemRefType>(
+        collapse ? reshape->getOperand(0).getType() : reshape->getResult(0).getType());
+    SmallVector<ReassociationIndices> groups =
+        collapse ? cast<memref::CollapseShapeOp>(reshape).getReassociationIndices()
+                 : cast<memref::ExpandShapeOp>(reshape).getReassociationIndices();
+    // Towards the source of a collapse, or away from that of an expand,
+    // the indices split; otherwise they join.
+    bool split = towardsSource == collapse;
+    SmallVector<Value> result;
+    for (auto [g, group] : llvm::enumerate(groups)) {
+      if (split) {
+        Value flat = at[g];
+        SmallVector<Value> parts(group.size());
+        for (int64_t i = group.size() - 1; i >= 0; --i) {
+          int64_t extent = expandedType.getDimSize(group[i]);
+          bool last = i == 0;
+          parts[i] = extent == 1 ? constant(0) : last ? flat : rem(flat, extent);
+          if (!last && extent != 1)
+            flat = arith::DivUIOp::create(b, loc, flat, constant(extent));
+        }
+        llvm::append_range(result, parts);
+      } else {
+        Value flat = constant(0);
+        for (int64_t dim : group) {
+          flat = arith::MulIOp::create(b, loc, flat, constant(expandedType.getDimSize(dim)));
+          flat = arith::AddIOp::create(b, loc, flat, at[dim]);
+        }
+        result.push_back(flat);
+      }
+    }
+    return result;
+  }
+
+  Value constant(int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); }
+  Value rem(Value l, int64_t r) { return arith::RemUIOp::create(b, loc, l, constant(r)); }
+
+  OpBuilder &b;
+  Location loc;
+};
+
 /// How an mma.sync instruction reads its operands for one format.
 struct Format {
   Precision precision;
@@ -148,8 +381,9 @@ std::optional<Format> formatFor(Precision precision, bool fp8) {
 /// Builds the kernel body; `b` is inside the launch.
 class KernelBuilder {
 public:
-  KernelBuilder(OpBuilder &b, Location loc, const Product &product, const Format &format)
-      : b(b), loc(loc), p(product), f(format) {}
+  KernelBuilder(OpBuilder &b, Location loc, const Product &product, const Format &format,
+                const Fusion &fusion)
+      : b(b), loc(loc), p(product), f(format), fusion(fusion), reshapes(b, loc) {}
 
   void build(gpu::LaunchOp launch) {
     Value tid = launch.getThreadIds().x;
@@ -299,8 +533,7 @@ private:
     SmallVector<std::pair<unsigned, Value>> known(batchIndex);
     known.append(along.dims);
     known.push_back({p.k, clampedK});
-    Value value = scaled(memref::LoadOp::create(b, loc, memref, indicesOf(map, known)),
-                         1.0f / scale);
+    Value value = scaled(read(memref, indicesOf(map, known)), 1.0f / scale);
     Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
     return arith::SelectOp::create(b, loc, valid, value, zero);
   }
@@ -392,25 +625,97 @@ private:
     return indicesOf(p.mapC, known);
   }
 
+  /// C's initial element (at clamped indices outside it: never stored).
   Value loadC(int64_t i, int64_t j, int64_t r) {
     auto [row, col] = placeOfC(i, j, r);
-    Value value = memref::LoadOp::create(b, loc, p.c, indicesOfC(row, col));
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-    return arith::SelectOp::create(b, loc, both(row.valid, col.valid), value, zero);
+    return read(p.c, indicesOfC(row, col));
   }
 
+  /// Stores C's element, or the epilogue's on it, within bounds.
   void storeC(int64_t i, int64_t j, int64_t r, Value value) {
     auto [row, col] = placeOfC(i, j, r);
     auto inside = scf::IfOp::create(b, loc, both(row.valid, col.valid), /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(inside.thenBlock());
-    memref::StoreOp::create(b, loc, value, p.c, indicesOfC(row, col));
+    SmallVector<Value> at = indicesOfC(row, col);
+    linalg::GenericOp epilogue = fusion.epilogue;
+    if (!epilogue) {
+      memref::StoreOp::create(b, loc, value, p.c, at);
+      return;
+    }
+    SmallVector<Value> inAlloc = reshapes.toAlloc(p.c, at);
+    // The epilogue reads C (each time by identity) and writes its output by
+    // identity: its loop indices are C's, through each one's reshapes.
+    SmallVector<Value> loops;
+    llvm::DenseMap<unsigned, Value> known;
+    for (OpOperand *input : epilogue.getDpsInputOperands())
+      if (rootOf(input->get()) == rootOf(p.c)) {
+        if (loops.empty())
+          loops = reshapes.fromAlloc(input->get(), inAlloc);
+        known[input->getOperandNumber()] = value;
+      }
+    memref::StoreOp::create(b, loc, compute(epilogue, loops, known),
+                            epilogue.getDpsInits()[0], loops);
+  }
+
+  /// The element of `buffer` at `indices`: loaded, or computed as its
+  /// fused writer computes it.
+  Value read(Value buffer, ValueRange indices) {
+    memref::AllocOp alloc = reshapedAlloc(buffer);
+    Operation *writer = alloc ? fusion.writers.lookup(alloc.getResult()) : nullptr;
+    if (!writer)
+      return memref::LoadOp::create(b, loc, buffer, indices);
+    if (auto fill = dyn_cast<linalg::FillOp>(writer))
+      return fill.getInputs()[0];
+    return compute(cast<linalg::GenericOp>(writer), reshapes.toAlloc(buffer, indices),
+                   llvm::DenseMap<unsigned, Value>());
+  }
+
+  /// What `op`'s body yields at loop indices `loops`, its inputs read there
+  /// but for those `known` gives.
+  Value compute(linalg::GenericOp op, ValueRange loops,
+                const llvm::DenseMap<unsigned, Value> &known) {
+    Block &body = op.getRegion().front();
+    IRMapping mapping;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      unsigned number = input->getOperandNumber();
+      BlockArgument argument = body.getArgument(number);
+      if (Value value = known.lookup(number))
+        mapping.map(argument, value);
+      else if (!argument.use_empty())
+        mapping.map(argument, read(input->get(), apply(op.getMatchingIndexingMap(input), loops)));
+    }
+    for (Operation &inner : body.without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+        mapping.map(index.getResult(), loops[index.getDim()]);
+      } else if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+        SmallVector<Value> at;
+        for (Value index : load.getIndices())
+          at.push_back(mapping.lookupOrDefault(index));
+        mapping.map(load.getResult(), read(load.getMemRef(), at));
+      } else {
+        b.clone(inner, mapping);
+      }
+    }
+    return mapping.lookupOrDefault(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+  }
+
+  /// `map` (of loop indices and constants) at `loops`.
+  SmallVector<Value> apply(AffineMap map, ValueRange loops) {
+    SmallVector<Value> indices;
+    for (AffineExpr result : map.getResults())
+      indices.push_back(isa<AffineDimExpr>(result)
+                            ? loops[cast<AffineDimExpr>(result).getPosition()]
+                            : constant(cast<AffineConstantExpr>(result).getValue()));
+    return indices;
   }
 
   OpBuilder &b;
   Location loc;
   const Product &p;
   const Format &f;
+  const Fusion &fusion;
+  Reshapes reshapes;
   SmallVector<std::pair<unsigned, Value>> batchIndex;
   SmallVector<Position> rows, colsB, colsC;
 };
@@ -439,8 +744,18 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
       products.push_back({*product, *format});
     }
     for (auto &[product, format] : products) {
-      OpBuilder b(product.op);
-      Location loc = product.op.getLoc();
+      Fusion fusion = fuse(product);
+      SmallVector<Operation *> joined = {product.op};
+      if (fusion.epilogue)
+        joined.push_back(fusion.epilogue);
+      for (auto [alloc, writer] : fusion.writers)
+        joined.push_back(writer);
+      SmallVector<Location> locations;
+      for (Operation *op : joined)
+        locations.push_back(op->getLoc());
+      Location loc = FusedLoc::get(&getContext(), locations);
+
+      OpBuilder b(fusion.anchor);
       auto size = [&](int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); };
       Value one = size(1);
       // Rows on x, which allows the most blocks.
@@ -448,9 +763,24 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
           b, loc, size(llvm::divideCeil(product.numRows, kBlockM)),
           size(llvm::divideCeil(product.numCols, kBlockN)), size(product.numBatch),
           size(kThreads), one, one);
+      launch->setAttr(kKernelAttr, b.getStringAttr("matmul"));
+      for (StringRef name : {kPrecisionAttr, kLayoutAttr})
+        if (Attribute value = product.op->getAttr(name))
+          launch->setAttr(name, value);
       b.setInsertionPointToStart(&launch.getBody().front());
-      KernelBuilder(b, loc, product, format).build(launch);
-      product.op.erase();
+      KernelBuilder(b, loc, product, format, fusion).build(launch);
+
+      // What the launch computes instead of reading is stored no more.
+      SmallVector<Value> dead;
+      if (fusion.epilogue)
+        dead.push_back(rootOf(product.c));
+      for (auto [alloc, writer] : fusion.writers)
+        if (!llvm::is_contained(dead, alloc))
+          dead.push_back(alloc);
+      for (Operation *op : joined)
+        op->erase();
+      for (Value buffer : dead)
+        eraseIfDead(buffer);
     }
   }
 };

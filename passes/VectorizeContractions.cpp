@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/kiln/Precision.h"
+#include "passes/Buffers.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -93,77 +94,12 @@ bool lastStrideIsOne(Value value) {
          strides.back() == 1;
 }
 
-bool isReshape(Operation *op) { return isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op); }
-
-/// The allocation `value` is, through reshapes only (so it sees every
-/// element, in row-major order), or null.
-memref::AllocOp reshapedAlloc(Value value) {
-  while (Operation *definition = value.getDefiningOp()) {
-    if (auto alloc = dyn_cast<memref::AllocOp>(definition))
-      return alloc.getType().getLayout().isIdentity() ? alloc : memref::AllocOp();
-    if (!isReshape(definition))
-      return {};
-    value = definition->getOperand(0);
-  }
-  return {};
-}
-
-/// The buffer `value` views.
-Value rootOf(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
-
-/// The ops that use `root` or a view of it, views aside.
-SmallVector<Operation *> accessesOf(Value root) {
-  SmallVector<Operation *> result;
-  SmallVector<Value> worklist = {root};
-  while (!worklist.empty()) {
-    Value current = worklist.pop_back_val();
-    for (Operation *user : current.getUsers()) {
-      auto view = dyn_cast<ViewLikeOpInterface>(user);
-      if (view && view.getViewSource() == current)
-        llvm::append_range(worklist, user->getResults());
-      else if (!llvm::is_contained(result, user))
-        result.push_back(user);
-    }
-  }
-  return result;
-}
-
-/// Ops that neither read nor write buffers: views, constants, allocations.
-bool isInert(Operation *op) { return isMemoryEffectFree(op) || isa<memref::AllocOp>(op); }
-
-/// The body `out + in0 * in1` (either order of the addition).
-bool isMultiplyAdd(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  if (body.getOperations().size() != 3)
-    return false;
-  auto mul = dyn_cast<arith::MulFOp>(body.front());
-  auto add = dyn_cast<arith::AddFOp>(*std::next(body.begin()));
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (!mul || !add || yield.getValues().size() != 1 || yield.getValues()[0] != add)
-    return false;
-  Value in0 = body.getArgument(0), in1 = body.getArgument(1), out = body.getArgument(2);
-  bool product = (mul.getLhs() == in0 && mul.getRhs() == in1) ||
-                 (mul.getLhs() == in1 && mul.getRhs() == in0);
-  bool sum = (add.getLhs() == out && add.getRhs() == mul) ||
-             (add.getLhs() == mul && add.getRhs() == out);
-  return product && sum;
-}
-
 std::optional<unsigned> dimAt(AffineMap map, int64_t result) {
   if (result < 0 || result >= int64_t(map.getNumResults()))
     return std::nullopt;
   if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(result)))
     return dim.getPosition();
   return std::nullopt;
-}
-
-bool onlyDimsAndConstants(AffineMap map) {
-  return llvm::all_of(map.getResults(),
-                      [](AffineExpr e) { return isa<AffineDimExpr, AffineConstantExpr>(e); });
 }
 
 /// The roles of `op`'s loops, when it is a contraction this pass tiles.
@@ -203,11 +139,6 @@ std::optional<Roles> analyze(linalg::GenericOp op) {
     if (i != roles.m && i != roles.n && i != roles.k)
       roles.outer.push_back(i);
   return roles;
-}
-
-bool isAllParallel(linalg::GenericOp op) {
-  return op.hasPureBufferSemantics() && op.getNumDpsInits() == 1 &&
-         op.getNumLoops() == op.getNumParallelLoops();
 }
 
 /// The zero fill of C that only the product reads, if there is one.
@@ -832,22 +763,6 @@ private:
   /// The epilogue's output, its column dimensions as one.
   Value collapsedOutput;
 };
-
-/// Erases the buffer `root` and its views once nothing else uses them.
-void eraseIfDead(Value root) {
-  SmallVector<Operation *> views;
-  SmallVector<Value> worklist = {root};
-  while (!worklist.empty())
-    for (Operation *user : worklist.pop_back_val().getUsers()) {
-      if (!isa<ViewLikeOpInterface>(user) || !isMemoryEffectFree(user))
-        return;
-      views.push_back(user);
-      llvm::append_range(worklist, user->getResults());
-    }
-  for (Operation *view : llvm::reverse(views))
-    view->erase();
-  root.getDefiningOp()->erase();
-}
 
 struct VectorizeContractions : impl::VectorizeContractionsBase<VectorizeContractions> {
   using VectorizeContractionsBase::VectorizeContractionsBase;

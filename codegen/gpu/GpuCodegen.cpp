@@ -10,17 +10,20 @@ namespace kiln {
 
 llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, TensorCores tensorCores,
                                            llvm::raw_ostream &errors) {
-  // Memory is planned as on the host: one arena, one weights block. Then
-  // products become tensor-core kernels where they can, and every other
-  // linalg op a loop nest whose parallel loops map onto threads, one
-  // iteration each (parallel loops first; one thread when there are none).
-  // Each kernel is one launch of the plan.
-  std::string pipeline = "kiln-bufferize,kiln-plan-memory,kiln-list-kernels,func.func(";
+  // Products become tensor-core kernels where they can, with the kernels
+  // around them they take in (the buffers those wrote take no memory, so
+  // this comes before memory is planned: one arena, one weights block, as
+  // on the host). Every other linalg op becomes a loop nest whose parallel
+  // loops map onto threads, one iteration each (parallel loops first; one
+  // thread when there are none). Each kernel is one launch of the plan.
+  std::string pipeline = "kiln-bufferize,";
   if (tensorCores >= TensorCores::Ampere)
-    pipeline += tensorCores >= TensorCores::Ada ? "kiln-tensor-core-products{fp8=true},"
-                                                : "kiln-tensor-core-products,";
-  pipeline += "kiln-prepare-gpu-loops,convert-linalg-to-parallel-loops,kiln-map-parallel-loops),"
-              "gpu-kernel-outlining,kiln-merge-gpu-modules,canonicalize,cse,kiln-list-launches";
+    pipeline += tensorCores >= TensorCores::Ada ? "func.func(kiln-tensor-core-products{fp8=true}),"
+                                                : "func.func(kiln-tensor-core-products),";
+  pipeline += "kiln-plan-memory,kiln-list-kernels,func.func(kiln-prepare-gpu-loops,"
+              "convert-linalg-to-parallel-loops,kiln-map-parallel-loops),"
+              "gpu-launch-sink-index-computations,gpu-kernel-outlining,kiln-merge-gpu-modules,"
+              "canonicalize,cse,kiln-list-launches";
   return mlir::parsePassPipeline(pipeline, pm, errors);
 }
 

@@ -4,6 +4,10 @@
 
 #include "codegen/Toolchain.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -46,6 +50,26 @@ std::string findLibdevice() {
   return "";
 }
 
+namespace {
+
+/// Declares of every kernel that two of its blocks per SM are enough
+/// (`.minnctapersm 2`). Left to itself, ptxas spills a few registers to fit
+/// more blocks when a kernel needs a little over a round number of them
+/// (64 where 72 would do); with its launch bounds declared it does not.
+struct DeclareLaunchBounds
+    : mlir::PassWrapper<DeclareLaunchBounds, mlir::OperationPass<mlir::gpu::GPUModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DeclareLaunchBounds)
+
+  void runOnOperation() override {
+    mlir::Builder b(&getContext());
+    for (auto kernel : getOperation().getOps<mlir::gpu::GPUFuncOp>())
+      if (kernel.isKernel())
+        kernel->setAttr(mlir::NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(2));
+  }
+};
+
+} // namespace
+
 llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm,
                                        llvm::StringRef chip,
                                        llvm::raw_ostream &errors) {
@@ -55,14 +79,15 @@ llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm,
   // fp8 tensor-core instructions (sm_89 and later) need PTX ISA 8.4.
   if (nvidiaArchitecture(chip) >= 89)
     options += " features=+ptx84";
-  return mlir::parsePassPipeline(
-      llvm::formatv("nvvm-attach-target{{chip={0} O=3{1}},"
-                    "gpu.module(lower-affine,convert-scf-to-cf,convert-gpu-to-nvvm,"
-                    "reconcile-unrealized-casts,canonicalize,cse),"
-                    "gpu-module-to-binary{{format=isa}",
-                    chip, options)
-          .str(),
-      pm, errors);
+  if (failed(mlir::parsePassPipeline(
+          llvm::formatv("nvvm-attach-target{{chip={0} O=3{1}}", chip, options).str(), pm,
+          errors)))
+    return llvm::failure();
+  pm.addNestedPass<mlir::gpu::GPUModuleOp>(std::make_unique<DeclareLaunchBounds>());
+  return mlir::parsePassPipeline("gpu.module(lower-affine,convert-scf-to-cf,convert-gpu-to-nvvm,"
+                                 "reconcile-unrealized-casts,canonicalize,cse),"
+                                 "gpu-module-to-binary{format=isa}",
+                                 pm, errors);
 }
 
 llvm::LogicalResult

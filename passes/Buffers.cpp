@@ -1,0 +1,93 @@
+//===- Buffers.cpp - buffers, their views and the kernels that touch them -===//
+
+#include "passes/Buffers.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace kiln {
+
+using namespace mlir;
+
+bool isReshape(Operation *op) { return isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op); }
+
+memref::AllocOp reshapedAlloc(Value value) {
+  while (Operation *definition = value.getDefiningOp()) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(definition))
+      return alloc.getType().getLayout().isIdentity() ? alloc : memref::AllocOp();
+    if (!isReshape(definition))
+      return {};
+    value = definition->getOperand(0);
+  }
+  return {};
+}
+
+Value rootOf(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+SmallVector<Operation *> accessesOf(Value root) {
+  SmallVector<Operation *> result;
+  SmallVector<Value> worklist = {root};
+  Block *block = root.getParentBlock();
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    for (Operation *user : current.getUsers()) {
+      auto view = dyn_cast<ViewLikeOpInterface>(user);
+      Operation *access = block->findAncestorOpInBlock(*user);
+      if (view && view.getViewSource() == current)
+        llvm::append_range(worklist, user->getResults());
+      else if (access && !llvm::is_contained(result, access))
+        result.push_back(access);
+    }
+  }
+  return result;
+}
+
+bool isInert(Operation *op) { return isMemoryEffectFree(op) || isa<memref::AllocOp>(op); }
+
+bool isMultiplyAdd(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 3)
+    return false;
+  auto mul = dyn_cast<arith::MulFOp>(body.front());
+  auto add = dyn_cast<arith::AddFOp>(*std::next(body.begin()));
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (!mul || !add || yield.getValues().size() != 1 || yield.getValues()[0] != add)
+    return false;
+  Value in0 = body.getArgument(0), in1 = body.getArgument(1), out = body.getArgument(2);
+  bool product = (mul.getLhs() == in0 && mul.getRhs() == in1) ||
+                 (mul.getLhs() == in1 && mul.getRhs() == in0);
+  bool sum = (add.getLhs() == out && add.getRhs() == mul) ||
+             (add.getLhs() == mul && add.getRhs() == out);
+  return product && sum;
+}
+
+bool onlyDimsAndConstants(AffineMap map) {
+  return llvm::all_of(map.getResults(),
+                      [](AffineExpr e) { return isa<AffineDimExpr, AffineConstantExpr>(e); });
+}
+
+bool isAllParallel(linalg::GenericOp op) {
+  return op.hasPureBufferSemantics() && op.getNumDpsInits() == 1 &&
+         op.getNumLoops() == op.getNumParallelLoops();
+}
+
+void eraseIfDead(Value root) {
+  SmallVector<Operation *> views;
+  SmallVector<Value> worklist = {root};
+  while (!worklist.empty())
+    for (Operation *user : worklist.pop_back_val().getUsers()) {
+      if (!isa<ViewLikeOpInterface>(user) || !isMemoryEffectFree(user))
+        return;
+      views.push_back(user);
+      llvm::append_range(worklist, user->getResults());
+    }
+  for (Operation *view : llvm::reverse(views))
+    view->erase();
+  root.getDefiningOp()->erase();
+}
+
+} // namespace kiln

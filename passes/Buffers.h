@@ -1,0 +1,48 @@
+//===- Buffers.h - buffers and the kernels that touch them ---*- C++ -*-===//
+//
+// Before kiln-plan-memory each buffer of @main is a memref.alloc (or an
+// argument), seen through views. The kernel-forming passes ask who reads
+// and writes a buffer, and rewrite kernels into one another with these.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_PASSES_BUFFERS_H
+#define KILN_PASSES_BUFFERS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace kiln {
+
+/// memref.expand_shape or memref.collapse_shape.
+bool isReshape(mlir::Operation *op);
+
+/// The allocation `value` is, through reshapes only (so it sees every
+/// element, in row-major order), or null.
+mlir::memref::AllocOp reshapedAlloc(mlir::Value value);
+
+/// The buffer `value` views.
+mlir::Value rootOf(mlir::Value value);
+
+/// The ops of `root`'s block that use it or a view of it (or hold an op
+/// that does, as a generic holds the loads of its body), views aside.
+llvm::SmallVector<mlir::Operation *> accessesOf(mlir::Value root);
+
+/// Ops that neither read nor write buffers: views, constants, allocations.
+bool isInert(mlir::Operation *op);
+
+/// The body `out + in0 * in1` (either order of the addition).
+bool isMultiplyAdd(mlir::linalg::GenericOp op);
+
+/// Maps whose results are loop indices or constants.
+bool onlyDimsAndConstants(mlir::AffineMap map);
+
+/// A generic on buffers with one output and parallel loops only.
+bool isAllParallel(mlir::linalg::GenericOp op);
+
+/// Erases the buffer `root` and its views once nothing else uses them.
+void eraseIfDead(mlir::Value root);
+
+} // namespace kiln
+
+#endif // KILN_PASSES_BUFFERS_H

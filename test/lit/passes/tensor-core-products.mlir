@@ -1,0 +1,166 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tensor-core-products))' | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// A tf32 product becomes one launch of mma.sync with the kernels around
+// it: the writer of A (here a rounding) runs where each fragment is
+// loaded, the zero fill of C becomes the accumulators' start, and the
+// epilogue (bias and Relu) runs on them before the store to its output.
+// Neither A nor C is stored any more: their buffers are gone.
+// CHECK-LABEL: func.func @fused(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<32x16xf32>, %{{.+}}: memref<16x8xf32>, %[[BIAS:[a-z0-9]+]]: memref<8xf32>, %[[OUT:[a-z0-9]+]]: memref<32x8xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: linalg.
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: memref.load %[[X]]
+// CHECK-NEXT: math.roundeven
+// CHECK: nvvm.mma.sync
+// CHECK: scf.yield
+// CHECK: scf.if
+// CHECK: memref.load %[[BIAS]]
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK: memref.store %{{.+}}, %[[OUT]]
+// CHECK: } {kiln.kernel = "matmul", kiln.precision = "tf32"}
+// CHECK-NOT: linalg.
+func.func @fused(%x: memref<32x16xf32>, %w: memref<16x8xf32>, %bias: memref<8xf32>,
+                 %out: memref<32x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<32x16xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<32x16xf32>) outs(%a : memref<32x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = math.roundeven %in : f32
+    linalg.yield %r : f32
+  }
+  %c = memref.alloc() : memref<32x8xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<32x8xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<32x16xf32>, memref<16x8xf32>) outs(%c : memref<32x8xf32>)
+      attrs = {kiln.precision = "tf32"} {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<32x8xf32>, memref<8xf32>) outs(%out : memref<32x8xf32>) {
+  ^bb0(%i: f32, %b: f32, %o: f32):
+    %s = arith.addf %i, %b : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// A buffer two products read keeps its writer: each launch loads it.
+// CHECK-LABEL: func.func @shared
+// CHECK: %[[A:.+]] = memref.alloc() : memref<32x16xf32>
+// CHECK: linalg.generic
+// CHECK: math.roundeven
+// CHECK: gpu.launch
+// CHECK-NOT: math.roundeven
+// CHECK: memref.load %[[A]]
+// CHECK: gpu.launch
+// CHECK-NOT: math.roundeven
+// CHECK: memref.load %[[A]]
+func.func @shared(%x: memref<32x16xf32>, %w: memref<16x8xf32>, %c1: memref<32x8xf32>,
+                  %c2: memref<32x8xf32>) {
+  %a = memref.alloc() : memref<32x16xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<32x16xf32>) outs(%a : memref<32x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = math.roundeven %in : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<32x16xf32>, memref<16x8xf32>) outs(%c1 : memref<32x8xf32>)
+      attrs = {kiln.precision = "tf32"} {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<32x16xf32>, memref<16x8xf32>) outs(%c2 : memref<32x8xf32>)
+      attrs = {kiln.precision = "tf32"} {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// An epilogue that writes what the product still reads (other blocks read
+// A while this one stores) stays a kernel of its own, and C is stored. A
+// fill of C is taken in even when C lives on after the launch, which
+// stores all of it.
+// CHECK-LABEL: func.func @overwrites_a(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<32x8xf32>
+// CHECK: %[[C:.+]] = memref.alloc() : memref<32x8xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.+}}, %[[C]]
+// CHECK: kiln.kernel = "matmul"
+// CHECK: linalg.generic {{.+}} ins(%[[C]], %[[X]] : {{.+}}) outs(%[[X]] :
+func.func @overwrites_a(%x: memref<32x8xf32>, %w: memref<8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<32x8xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<32x8xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<32x8xf32>, memref<8x8xf32>) outs(%c : memref<32x8xf32>)
+      attrs = {kiln.precision = "tf32"} {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %x : memref<32x8xf32>, memref<32x8xf32>) outs(%x : memref<32x8xf32>) {
+  ^bb0(%i: f32, %r: f32, %o: f32):
+    %s = arith.addf %i, %r : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// fp32 products are not for tensor cores: untouched.
+// CHECK-LABEL: func.func @fp32
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.generic
+func.func @fp32(%x: memref<32x16xf32>, %w: memref<16x8xf32>, %c: memref<32x8xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<32x16xf32>, memref<16x8xf32>) outs(%c : memref<32x8xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
