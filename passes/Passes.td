@@ -248,9 +248,13 @@ def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp">
     `kiln.precision` is tf32, fp16 or bf16 becomes a `gpu.launch`: blocks of
     4 warps compute 64x64 tiles of C, each warp 32x32 as 2x4 `mma.sync`
     tiles of 16x8 (m16n8k8 for tf32, m16n8k16 for fp16 and bf16),
-    accumulating in fp32 registers. Each thread loads its fragments of A and
-    B from global memory as the PTX ISA lays them out, zeros past the edges;
-    C is read first and written once, within bounds.
+    accumulating in fp32 registers. The reduction advances 32 at a time
+    through a two-stage pipeline in shared memory: while the warps multiply
+    one stage (each thread reading its fragments as the PTX ISA lays them
+    out), the block's 128 threads fetch the next tiles of A and B with
+    `cp.async` (`nvgpu.device_async_copy`; zeros past the edges), along the
+    reduction or along the rows, whichever the operand has contiguous. C is
+    read first and written once, within bounds.
 
     Runs before `kiln-plan-memory`, and takes in the kernels around the
     product, so that the launch is one pass over memory:
@@ -277,8 +281,8 @@ def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp">
   ];
   let dependentDialects = [
     "mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect", "mlir::LLVM::LLVMDialect",
-    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
-    "mlir::arith::ArithDialect"
+    "mlir::nvgpu::NVGPUDialect", "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
+    "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"
   ];
 }
 

@@ -29,6 +29,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -45,6 +46,10 @@ using namespace mlir;
 
 constexpr int64_t kWarpTileM = 2, kWarpTileN = 4; // mma tiles per warp
 constexpr int64_t kBlockM = 64, kBlockN = 64, kThreads = 128;
+/// The reduction a pipeline stage covers, the stages, and the padding of
+/// each row of a tile in shared memory.
+constexpr int64_t kBlockK = 32, kStages = 2, kPad = 4;
+static_assert(kBlockM == kBlockN, "A's and B's tiles share a shape");
 
 /// The loops of a product by role, outermost first.
 struct Product {
@@ -389,22 +394,33 @@ public:
     Value tid = launch.getThreadIds().x;
     Value warp = div(tid, 32), lane = rem(tid, 32);
     Value group = div(lane, 4), inGroup = rem(lane, 4);
-    Value rowBase = add(mul(launch.getBlockIds().x, kBlockM), mul(div(warp, 2), 32));
-    Value colBase = add(mul(launch.getBlockIds().y, kBlockN), mul(rem(warp, 2), 32));
+    Value blockRow = mul(launch.getBlockIds().x, kBlockM);
+    Value blockCol = mul(launch.getBlockIds().y, kBlockN);
+    warpRow = mul(div(warp, 2), 32);
+    warpCol = mul(rem(warp, 2), 32);
+    Value rowBase = add(blockRow, warpRow), colBase = add(blockCol, warpCol);
     batchIndex = decompose(launch.getBlockIds().z, p.batch, p.numBatch);
 
-    // The rows this thread reads of A and writes of C (g and g + 8 of each
-    // mma tile), and the columns it reads of B (g) and writes of C (2t, 2t+1).
+    // The rows this thread writes of C (g and g + 8 of each mma tile), and
+    // its columns (2t, 2t+1).
     for (int64_t i = 0; i < kWarpTileM; ++i)
       for (int64_t half = 0; half < 2; ++half)
         rows.push_back(position(add(rowBase, add(group, constant(16 * i + 8 * half))),
                                 p.rows, p.numRows));
-    for (int64_t j = 0; j < kWarpTileN; ++j) {
-      colsB.push_back(position(add(colBase, add(group, constant(8 * j))), p.cols, p.numCols));
+    for (int64_t j = 0; j < kWarpTileN; ++j)
       for (int64_t e = 0; e < 2; ++e)
         colsC.push_back(position(add(colBase, add(mul(inGroup, 2), constant(8 * j + e))), p.cols,
                                  p.numCols));
-    }
+
+    // Tiles of A and B in shared memory, two stages of kBlockK along the
+    // reduction, each row padded so that fragment reads hit 32 banks.
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+    auto tileType = MemRefType::get({kStages, kBlockM, kBlockK + kPad}, b.getF32Type(),
+                                    MemRefLayoutAttrInterface(), workgroup);
+    Value tileA = launch.addWorkgroupAttribution(tileType, loc);
+    Value tileB = launch.addWorkgroupAttribution(tileType, loc);
+    Staging stageA = staging(p.a, p.mapA, p.rows, p.numRows, blockRow, tid);
+    Staging stageB = staging(p.b, p.mapB, p.cols, p.numCols, blockCol, tid);
 
     // The accumulators start from C (over both scales for fp8, whose
     // products are of unscaled E4M3 values).
@@ -414,36 +430,47 @@ public:
       for (int64_t j = 0; j < kWarpTileN; ++j)
         for (int64_t r = 0; r < 4; ++r)
           init.push_back(scaled(loadC(i, j, r), 1.0f / scale));
-    int64_t depth = p.ranges[p.k];
-    auto loop = scf::ForOp::create(b, loc, constant(0), constant(depth), constant(f.k), init);
+
+    // A two-stage pipeline: while the warps multiply one stage, the next
+    // is on its way (cp.async, or loads and stores for computed operands).
+    // The stage after the last reads zeros past the reduction.
+    int64_t blocks = llvm::divideCeil(p.ranges[p.k], kBlockK);
+    stage(tileA, stageA, constant(0), constant(0));
+    stage(tileB, stageB, constant(0), constant(0));
+    commit();
+    auto loop = scf::ForOp::create(b, loc, constant(0), constant(blocks), constant(1), init);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
-      Value k0 = loop.getInductionVar();
-      SmallVector<SmallVector<Value>> fragA, fragB;
-      for (int64_t i = 0; i < kWarpTileM; ++i)
-        fragA.push_back(loadA(i, k0, inGroup));
-      for (int64_t j = 0; j < kWarpTileN; ++j)
-        fragB.push_back(loadB(j, k0, inGroup));
-      SmallVector<Value> next;
-      Type f32 = b.getF32Type();
-      Type resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-      for (int64_t i = 0; i < kWarpTileM; ++i)
-        for (int64_t j = 0; j < kWarpTileN; ++j) {
-          ValueRange acc = loop.getRegionIterArgs().slice((i * kWarpTileN + j) * 4, 4);
-          Value d = f.precision == Precision::FP8
-                        ? mmaFP8(resultType, fragA[i], fragB[j], acc)
-                        : NVVM::MmaOp::create(
-                              b, loc, resultType, fragA[i], fragB[j], acc, {16, 8, f.k},
-                              std::nullopt, std::nullopt,
-                              std::array<NVVM::MMATypes, 2>{f.type, f.type},
-                              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                                             NVVM::MMALayout::col})
-                              .getResult();
-          for (int64_t r = 0; r < 4; ++r)
-            next.push_back(LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{r}));
-        }
-      scf::YieldOp::create(b, loc, next);
+      Value block = loop.getInductionVar();
+      Value next = add(block, constant(1));
+      Value nextBuffer = rem(next, kStages), buffer = rem(block, kStages);
+      stage(tileA, stageA, nextBuffer, mul(next, kBlockK));
+      stage(tileB, stageB, nextBuffer, mul(next, kBlockK));
+      // This stage's copies have landed (only the next stage's may be in
+      // flight), and every thread's are visible.
+      if (Value group = commit())
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, group, /*numGroups=*/b.getI32IntegerAttr(1));
+      gpu::BarrierOp::create(b, loc);
+      SmallVector<Value> acc(loop.getRegionIterArgs());
+      for (int64_t k = 0; k < kBlockK; k += f.k) {
+        SmallVector<SmallVector<Value>> fragA, fragB;
+        for (int64_t i = 0; i < kWarpTileM; ++i)
+          fragA.push_back(loadA(tileA, buffer, i, k, group, inGroup));
+        for (int64_t j = 0; j < kWarpTileN; ++j)
+          fragB.push_back(loadB(tileB, buffer, j, k, group, inGroup));
+        for (int64_t i = 0; i < kWarpTileM; ++i)
+          for (int64_t j = 0; j < kWarpTileN; ++j) {
+            int64_t at = (i * kWarpTileN + j) * 4;
+            Value d = multiply(fragA[i], fragB[j], ArrayRef(acc).slice(at, 4));
+            for (int64_t r = 0; r < 4; ++r)
+              acc[at + r] = LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{r});
+          }
+      }
+      // Every warp is done with this buffer before the next iteration
+      // fills it again.
+      gpu::BarrierOp::create(b, loc);
+      scf::YieldOp::create(b, loc, acc);
     }
     for (int64_t i = 0; i < kWarpTileM; ++i)
       for (int64_t j = 0; j < kWarpTileN; ++j)
@@ -525,17 +552,116 @@ private:
     return indices;
   }
 
-  /// A's or B's element at (`along`, k) over `scale`, 0 outside.
-  Value load(Value memref, AffineMap map, const Position &along, Value k, float scale) {
+  /// How a thread stages its part of a kBlockM x kBlockK tile of A (or B,
+  /// the columns for rows): 16 elements, along the reduction (`kFast`)
+  /// when that is the operand's contiguous direction, so that a warp reads
+  /// 32 neighbours, else along the rows.
+  struct Staging {
+    Value memref;
+    AffineMap map;
+    bool computed;                 ///< by a fused writer, not copied
+    SmallVector<Position> rows;    ///< one per element, or one for all
+    SmallVector<Value> tileRows;   ///< the same, within the tile
+    SmallVector<int64_t> kOffsets; ///< per element, added to `kBase`
+    Value kBase;
+  };
+
+  Staging staging(Value memref, AffineMap map, ArrayRef<unsigned> loops, int64_t total,
+                  Value blockBase, Value tid) {
+    Staging s{memref, map, false, {}, {}, {}, {}};
+    memref::AllocOp alloc = reshapedAlloc(memref);
+    s.computed = alloc && fusion.writers.count(alloc.getResult());
+    // The memref dimensions the reduction and the innermost row loop index.
+    auto type = cast<MemRefType>(memref.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    bool kFast = true;
+    if (succeeded(type.getStridesAndOffset(strides, offset))) {
+      std::optional<int64_t> kStride, rowStride;
+      for (auto [result, expr] : llvm::enumerate(map.getResults()))
+        if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+          if (dim.getPosition() == p.k)
+            kStride = strides[result];
+          else if (!loops.empty() && dim.getPosition() == loops.back())
+            rowStride = strides[result];
+        }
+      kFast = !kStride || !rowStride || *kStride <= *rowStride;
+    }
+    constexpr int64_t perThread = kBlockM * kBlockK / kThreads;
+    auto place = [&](Value row) {
+      s.tileRows.push_back(row);
+      s.rows.push_back(position(add(blockBase, row), loops, total));
+    };
+    if (kFast) {
+      // Thread t: column t % 32 of rows t / 32 + 4j.
+      s.kBase = rem(tid, kBlockK);
+      for (int64_t j = 0; j < perThread; ++j) {
+        place(add(div(tid, kBlockK), constant(kThreads / kBlockK * j)));
+        s.kOffsets.push_back(0);
+      }
+    } else {
+      // Thread t: row t % 64, columns t / 64 + 2j.
+      place(rem(tid, kBlockM));
+      s.kBase = div(tid, kBlockM);
+      for (int64_t j = 0; j < perThread; ++j)
+        s.kOffsets.push_back(kThreads / kBlockM * j);
+    }
+    return s;
+  }
+
+  /// Fills `buffer` of `tile` with the operand's elements from reduction
+  /// index `k0` on: zeros past the edges.
+  void stage(Value tile, const Staging &s, Value buffer, Value k0) {
     int64_t depth = p.ranges[p.k];
-    Value valid = both(along.valid, lessThan(k, depth));
-    Value clampedK = arith::MinUIOp::create(b, loc, k, constant(depth - 1));
-    SmallVector<std::pair<unsigned, Value>> known(batchIndex);
-    known.append(along.dims);
-    known.push_back({p.k, clampedK});
-    Value value = scaled(read(memref, indicesOf(map, known)), 1.0f / scale);
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-    return arith::SelectOp::create(b, loc, valid, value, zero);
+    for (auto [j, kOffset] : llvm::enumerate(s.kOffsets)) {
+      const Position &row = s.rows[s.rows.size() == 1 ? 0 : j];
+      Value tileRow = s.tileRows[s.tileRows.size() == 1 ? 0 : j];
+      Value column = add(s.kBase, constant(kOffset));
+      Value k = add(k0, column);
+      Value valid = both(row.valid, lessThan(k, depth));
+      SmallVector<std::pair<unsigned, Value>> known(batchIndex);
+      known.append(row.dims);
+      known.push_back({p.k, arith::MinUIOp::create(b, loc, k, constant(depth - 1))});
+      SmallVector<Value> at = indicesOf(s.map, known);
+      SmallVector<Value> into = {buffer, tileRow, column};
+      if (s.computed) {
+        Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+        Value value = arith::SelectOp::create(b, loc, valid, read(s.memref, at), zero);
+        memref::StoreOp::create(b, loc, value, tile, into);
+        continue;
+      }
+      // cp.async reads the clamped element, or nothing (a zero) outside.
+      Value count = arith::SelectOp::create(b, loc, valid, constant(1), constant(0));
+      copies.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile, into, s.memref, at,
+          b.getIndexAttr(1), count, UnitAttr()));
+    }
+  }
+
+  /// Closes the group of copies issued since the last one: its token, or
+  /// null when there were none (both operands computed).
+  Value commit() {
+    if (copies.empty())
+      return {};
+    SmallVector<Value> tokens;
+    for (nvgpu::DeviceAsyncCopyOp copy : copies)
+      tokens.push_back(copy.getAsyncToken());
+    copies.clear();
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  }
+
+  /// One mma.sync on fragments of A and B and four accumulators.
+  Value multiply(ArrayRef<Value> a, ArrayRef<Value> bFragment, ArrayRef<Value> acc) {
+    Type f32 = b.getF32Type();
+    Type resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+    if (f.precision == Precision::FP8)
+      return mmaFP8(resultType, a, bFragment, acc);
+    return NVVM::MmaOp::create(b, loc, resultType, a, bFragment, acc, {16, 8, f.k}, std::nullopt,
+                               std::nullopt, std::array<NVVM::MMATypes, 2>{f.type, f.type},
+                               std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                              NVVM::MMALayout::col})
+        .getResult();
   }
 
   /// One 32-bit register of `perRegister` elements, as mma.sync reads it.
@@ -578,38 +704,42 @@ private:
 
   /// The fragments, as the PTX ISA lays them out: a 32-bit register holds
   /// `perRegister` neighbours along the reduction; thread t of a group of
-  /// four holds the t-th such run of each 128-bit line (k/2 elements).
+  /// four holds the t-th such run of each 128-bit line (k/2 elements). They
+  /// are read from the tiles in shared memory, from column `k` of the stage
+  /// in `buffer` on, and packed (fp8 over its scale).
 
   /// A's fragment of mma tile `i`: registers a0..a3 hold rows g, g+8, g,
   /// g+8, the first two from the first half of the k step, the others from
   /// the second.
-  SmallVector<Value> loadA(int64_t i, Value k0, Value t) {
+  SmallVector<Value> loadA(Value tile, Value buffer, int64_t i, int64_t k, Value g, Value t) {
     SmallVector<Value> registers;
     for (int64_t r = 0; r < 4; ++r) {
-      const Position &row = rows[i * 2 + r % 2];
-      SmallVector<Value> elements;
-      for (int64_t e = 0; e < f.perRegister; ++e) {
-        Value column = add(mul(t, f.perRegister), constant(f.k / 2 * (r / 2) + e));
-        elements.push_back(load(p.a, p.mapA, row, add(k0, column), p.scaleA));
-      }
-      registers.push_back(pack(elements));
+      Value row = add(warpRow, add(g, constant(16 * i + 8 * (r % 2))));
+      registers.push_back(fragment(tile, buffer, row, k + f.k / 2 * (r / 2), t, p.scaleA));
     }
     return registers;
   }
 
   /// B's fragment of mma tile `j`: column g; registers b0 and b1 hold the
   /// first and second half of the k step.
-  SmallVector<Value> loadB(int64_t j, Value k0, Value t) {
+  SmallVector<Value> loadB(Value tile, Value buffer, int64_t j, int64_t k, Value g, Value t) {
     SmallVector<Value> registers;
-    for (int64_t r = 0; r < 2; ++r) {
-      SmallVector<Value> elements;
-      for (int64_t e = 0; e < f.perRegister; ++e) {
-        Value row = add(mul(t, f.perRegister), constant(f.k / 2 * r + e));
-        elements.push_back(load(p.b, p.mapB, colsB[j], add(k0, row), p.scaleB));
-      }
-      registers.push_back(pack(elements));
-    }
+    Value column = add(warpCol, add(g, constant(8 * j)));
+    for (int64_t r = 0; r < 2; ++r)
+      registers.push_back(fragment(tile, buffer, column, k + f.k / 2 * r, t, p.scaleB));
     return registers;
+  }
+
+  /// One register: the `perRegister` elements of `row` of the tile from
+  /// column k + t * perRegister on.
+  Value fragment(Value tile, Value buffer, Value row, int64_t k, Value t, float scale) {
+    SmallVector<Value> elements;
+    for (int64_t e = 0; e < f.perRegister; ++e) {
+      Value column = add(mul(t, f.perRegister), constant(k + e));
+      elements.push_back(
+          scaled(memref::LoadOp::create(b, loc, tile, ValueRange{buffer, row, column}), 1.0f / scale));
+    }
+    return pack(elements);
   }
 
   /// C's element `r` of mma tile (i, j): rows g (r < 2) and g+8, columns
@@ -717,7 +847,9 @@ private:
   const Fusion &fusion;
   Reshapes reshapes;
   SmallVector<std::pair<unsigned, Value>> batchIndex;
-  SmallVector<Position> rows, colsB, colsC;
+  SmallVector<Position> rows, colsC;
+  Value warpRow, warpCol; ///< the warp's first row and column in the block's tile
+  SmallVector<nvgpu::DeviceAsyncCopyOp> copies; ///< issued since the last commit
 };
 
 struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {

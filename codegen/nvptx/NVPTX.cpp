@@ -84,7 +84,8 @@ llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm,
           errors)))
     return llvm::failure();
   pm.addNestedPass<mlir::gpu::GPUModuleOp>(std::make_unique<DeclareLaunchBounds>());
-  return mlir::parsePassPipeline("gpu.module(lower-affine,convert-scf-to-cf,convert-gpu-to-nvvm,"
+  return mlir::parsePassPipeline("gpu.module(lower-affine,convert-scf-to-cf,convert-nvgpu-to-nvvm,"
+                                 "convert-gpu-to-nvvm,"
                                  "reconcile-unrealized-casts,canonicalize,cse),"
                                  "gpu-module-to-binary{format=isa}",
                                  pm, errors);

@@ -7,20 +7,33 @@
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 
 // A tf32 product becomes one launch of mma.sync with the kernels around
-// it: the writer of A (here a rounding) runs where each fragment is
-// loaded, the zero fill of C becomes the accumulators' start, and the
-// epilogue (bias and Relu) runs on them before the store to its output.
-// Neither A nor C is stored any more: their buffers are gone.
+// it: the writer of A (here a rounding) runs as A's tiles are staged in
+// shared memory, the zero fill of C becomes the accumulators' start, and
+// the epilogue (bias and Relu) runs on them before the store to its
+// output. Neither A nor C is stored any more: their buffers are gone. B
+// is copied with cp.async, a stage ahead: the first before the loop, the
+// next in each iteration, whose wait leaves one group in flight.
 // CHECK-LABEL: func.func @fused(
-// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<32x16xf32>, %{{.+}}: memref<16x8xf32>, %[[BIAS:[a-z0-9]+]]: memref<8xf32>, %[[OUT:[a-z0-9]+]]: memref<32x8xf32>)
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<32x16xf32>, %[[W:[a-z0-9]+]]: memref<16x8xf32>, %[[BIAS:[a-z0-9]+]]: memref<8xf32>, %[[OUT:[a-z0-9]+]]: memref<32x8xf32>)
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: linalg.
-// CHECK: gpu.launch
+// CHECK: gpu.launch {{.+}} workgroup(%[[TA:[a-z0-9]+]] : memref<2x64x36xf32, #gpu.address_space<workgroup>>, %[[TB:[a-z0-9]+]] : memref<2x64x36xf32, #gpu.address_space<workgroup>>)
+// CHECK: memref.load %[[X]]
+// CHECK-NEXT: math.roundeven
+// CHECK: memref.store %{{.+}}, %[[TA]]
+// CHECK: nvgpu.device_async_copy %[[W]][{{.+}}], %[[TB]][{{.+}}], 1, %{{.+}} :
+// CHECK: nvgpu.device_async_create_group
 // CHECK: scf.for
 // CHECK: memref.load %[[X]]
 // CHECK-NEXT: math.roundeven
+// CHECK: nvgpu.device_async_copy %[[W]]
+// CHECK: %[[GROUP:.+]] = nvgpu.device_async_create_group
+// CHECK-NEXT: nvgpu.device_async_wait %[[GROUP]] {numGroups = 1 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK: memref.load %[[TA]]
 // CHECK: nvvm.mma.sync
-// CHECK: scf.yield
+// CHECK: gpu.barrier
+// CHECK-NEXT: scf.yield
 // CHECK: scf.if
 // CHECK: memref.load %[[BIAS]]
 // CHECK: arith.addf
@@ -65,17 +78,17 @@ func.func @fused(%x: memref<32x16xf32>, %w: memref<16x8xf32>, %bias: memref<8xf3
 #b = affine_map<(d0, d1, d2) -> (d2, d1)>
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 
-// A buffer two products read keeps its writer: each launch loads it.
+// A buffer two products read keeps its writer: each launch copies it.
 // CHECK-LABEL: func.func @shared
 // CHECK: %[[A:.+]] = memref.alloc() : memref<32x16xf32>
 // CHECK: linalg.generic
 // CHECK: math.roundeven
 // CHECK: gpu.launch
 // CHECK-NOT: math.roundeven
-// CHECK: memref.load %[[A]]
+// CHECK: nvgpu.device_async_copy %[[A]]
 // CHECK: gpu.launch
 // CHECK-NOT: math.roundeven
-// CHECK: memref.load %[[A]]
+// CHECK: nvgpu.device_async_copy %[[A]]
 func.func @shared(%x: memref<32x16xf32>, %w: memref<16x8xf32>, %c1: memref<32x8xf32>,
                   %c2: memref<32x8xf32>) {
   %a = memref.alloc() : memref<32x16xf32>
