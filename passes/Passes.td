@@ -212,6 +212,38 @@ def ListKernels : Pass<"kiln-list-kernels", "mlir::ModuleOp"> {
   }];
 }
 
+def WarpRowReductions : Pass<"kiln-warp-row-reductions", "mlir::func::FuncOp"> {
+  let summary = "Computes each row's statistics (Softmax, LayerNorm) with a warp per row";
+  let description = [{
+    Runs on buffers before `kiln-plan-memory`, for NVIDIA GPUs. Each
+    all-parallel generic whose body loops over a row (of at least 32
+    elements) to reduce it, as the kernel generators write Softmax's and
+    LayerNormalization's statistics, becomes a `gpu.launch` of 8 warps a
+    block, a warp per row: the lanes split each loop (lane i takes elements
+    i, i + 32, ...), then combine their partial results with `gpu.shuffle`
+    xor butterflies (addf, also for an fma into the sum; maximumf;
+    minimumf), so every lane has the row's total for what follows; lane 0
+    stores. The launch carries `kiln.kernel = "reduce"`.
+
+    ```mlir
+    linalg.generic {iterator_types = ["parallel", "parallel"]} outs(%max : memref<768x1xf32>) {
+      %m = scf.for %i = %c0 to %c64 step %c1 iter_args(%acc = %lowest) -> f32 {
+        %x = memref.load %in[%row, %i]
+        %n = arith.maximumf %acc, %x : f32
+        scf.yield %n : f32
+      }
+      linalg.yield %m : f32
+    }
+    ```
+    becomes a launch of 96 blocks of 256 threads whose loop runs from the
+    lane by 32, followed by five shuffles and maximumf.
+  }];
+  let dependentDialects = [
+    "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+    "mlir::memref::MemRefDialect"
+  ];
+}
+
 def PrepareGpuLoops : Pass<"kiln-prepare-gpu-loops", "mlir::func::FuncOp"> {
   let summary = "Orders linalg loops parallel first, for GPU kernel formation";
   let description = [{

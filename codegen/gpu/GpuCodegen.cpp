@@ -5,21 +5,28 @@
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace kiln {
 
 llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, TensorCores tensorCores,
-                                           llvm::raw_ostream &errors) {
+                                           bool warpRows, llvm::raw_ostream &errors) {
   // Products become tensor-core kernels where they can, with the kernels
   // around them they take in (the buffers those wrote take no memory, so
   // this comes before memory is planned: one arena, one weights block, as
-  // on the host). Every other linalg op becomes a loop nest whose parallel
-  // loops map onto threads, one iteration each (parallel loops first; one
-  // thread when there are none). Each kernel is one launch of the plan.
-  std::string pipeline = "kiln-bufferize,";
+  // on the host), and row statistics warp-per-row kernels. Every other
+  // linalg op becomes a loop nest whose parallel loops map onto threads,
+  // one iteration each (parallel loops first; one thread when there are
+  // none). Each kernel is one launch of the plan.
+  std::vector<std::string> kernels;
   if (tensorCores >= TensorCores::Ampere)
-    pipeline += tensorCores >= TensorCores::Ada ? "func.func(kiln-tensor-core-products{fp8=true}),"
-                                                : "func.func(kiln-tensor-core-products),";
+    kernels.push_back(tensorCores >= TensorCores::Ada ? "kiln-tensor-core-products{fp8=true}"
+                                                      : "kiln-tensor-core-products");
+  if (warpRows)
+    kernels.push_back("kiln-warp-row-reductions");
+  std::string pipeline = "kiln-bufferize,";
+  if (!kernels.empty())
+    pipeline += "func.func(" + llvm::join(kernels, ",") + "),";
   pipeline += "kiln-plan-memory,kiln-list-kernels,func.func(kiln-prepare-gpu-loops,"
               "convert-linalg-to-parallel-loops,kiln-map-parallel-loops),"
               "gpu-launch-sink-index-computations,gpu-kernel-outlining,kiln-merge-gpu-modules,"

@@ -27,9 +27,10 @@ enum class TensorCores {
 /// Appends kernel formation for a module of linalg on tensors (the kernel
 /// generators' output): its ops become kernels in `gpu.module @kernels`
 /// launched from the host function. Products in the formats `tensorCores`
-/// takes use mma.sync.
+/// takes use mma.sync; with `warpRows` (NVIDIA's 32-lane warps), row
+/// statistics (Softmax, LayerNorm) take a warp per row.
 llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, TensorCores tensorCores,
-                                           llvm::raw_ostream &errors);
+                                           bool warpRows, llvm::raw_ostream &errors);
 
 /// The serialized object of the kernel module for one target after a
 /// target's lowering has run: PTX text for NVIDIA, AMDGPU assembly for AMD.

@@ -103,7 +103,7 @@ llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
     TensorCores tensorCores = architecture >= 89   ? TensorCores::Ada
                               : architecture >= 80 ? TensorCores::Ampere
                                                    : TensorCores::None;
-    built = buildGpuKernelPipeline(pm, tensorCores, errorStream);
+    built = buildGpuKernelPipeline(pm, tensorCores, target.isNVPTX(), errorStream);
     if (succeeded(built) && stage == Stage::Object)
       built = target.isNVPTX() ? buildNVPTXPipeline(pm, target.chip, errorStream)
                                : buildAMDGPUPipeline(pm, target.chip, errorStream);
