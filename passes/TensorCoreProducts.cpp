@@ -46,9 +46,8 @@ using namespace mlir;
 
 constexpr int64_t kWarpTileM = 2, kWarpTileN = 4; // mma tiles per warp
 constexpr int64_t kBlockM = 64, kBlockN = 64, kThreads = 128;
-/// The reduction a pipeline stage covers, the stages, and the padding of
-/// each row of a tile in shared memory.
-constexpr int64_t kBlockK = 32, kStages = 2, kPad = 4;
+/// The reduction a pipeline stage covers, and the stages.
+constexpr int64_t kBlockK = 32, kStages = 2;
 static_assert(kBlockM == kBlockN, "A's and B's tiles share a shape");
 
 /// The loops of a product by role, outermost first.
@@ -413,14 +412,11 @@ public:
                                  p.numCols));
 
     // Tiles of A and B in shared memory, two stages of kBlockK along the
-    // reduction, each row padded so that fragment reads hit 32 banks.
-    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-    auto tileType = MemRefType::get({kStages, kBlockM, kBlockK + kPad}, b.getF32Type(),
-                                    MemRefLayoutAttrInterface(), workgroup);
-    Value tileA = launch.addWorkgroupAttribution(tileType, loc);
-    Value tileB = launch.addWorkgroupAttribution(tileType, loc);
+    // reduction, laid out as each operand is in memory.
     Staging stageA = staging(p.a, p.mapA, p.rows, p.numRows, blockRow, tid);
     Staging stageB = staging(p.b, p.mapB, p.cols, p.numCols, blockCol, tid);
+    Value tileA = launch.addWorkgroupAttribution(tileType(stageA), loc);
+    Value tileB = launch.addWorkgroupAttribution(tileType(stageB), loc);
 
     // The accumulators start from C (over both scales for fp8, whose
     // products are of unscaled E4M3 values).
@@ -456,9 +452,9 @@ public:
       for (int64_t k = 0; k < kBlockK; k += f.k) {
         SmallVector<SmallVector<Value>> fragA, fragB;
         for (int64_t i = 0; i < kWarpTileM; ++i)
-          fragA.push_back(loadA(tileA, buffer, i, k, group, inGroup));
+          fragA.push_back(loadA(tileA, stageA, buffer, i, k, group, inGroup));
         for (int64_t j = 0; j < kWarpTileN; ++j)
-          fragB.push_back(loadB(tileB, buffer, j, k, group, inGroup));
+          fragB.push_back(loadB(tileB, stageB, buffer, j, k, group, inGroup));
         for (int64_t i = 0; i < kWarpTileM; ++i)
           for (int64_t j = 0; j < kWarpTileN; ++j) {
             int64_t at = (i * kWarpTileN + j) * 4;
@@ -532,9 +528,12 @@ private:
     return indices;
   }
 
-  Position position(Value flat, ArrayRef<unsigned> loops, int64_t total) {
+  /// Clamped to `total - 1`, or to `last` when given (the start of the
+  /// last aligned run).
+  Position position(Value flat, ArrayRef<unsigned> loops, int64_t total,
+                    std::optional<int64_t> last = std::nullopt) {
     Value valid = lessThan(flat, total);
-    Value clamped = arith::MinUIOp::create(b, loc, flat, constant(total - 1));
+    Value clamped = arith::MinUIOp::create(b, loc, flat, constant(last.value_or(total - 1)));
     return {decompose(clamped, loops, total), valid};
   }
 
@@ -553,31 +552,46 @@ private:
   }
 
   /// How a thread stages its part of a kBlockM x kBlockK tile of A (or B,
-  /// the columns for rows): 16 elements, along the reduction (`kFast`)
-  /// when that is the operand's contiguous direction, so that a warp reads
-  /// 32 neighbours, else along the rows.
+  /// the columns for rows): 4 runs of 4 neighbours, along the operand's
+  /// contiguous direction, the reduction (`alongK`) or the rows, so that
+  /// neighbouring threads read neighbouring elements. The tile in shared
+  /// memory keeps that direction contiguous too: a run is one 16-byte
+  /// cp.async where the layout keeps runs aligned, else 4 of 4 bytes.
   struct Staging {
     Value memref;
     AffineMap map;
-    bool computed;                 ///< by a fused writer, not copied
-    SmallVector<Position> rows;    ///< one per element, or one for all
-    SmallVector<Value> tileRows;   ///< the same, within the tile
-    SmallVector<int64_t> kOffsets; ///< per element, added to `kBase`
-    Value kBase;
+    bool alongK = true;
+    bool computed = false;           ///< by a fused writer, not copied
+    bool vector = false;             ///< a run is one 16-byte copy
+    SmallVector<Position> positions; ///< alongK: each run's row; else each of a run's rows
+    SmallVector<Value> rowStarts;    ///< per run, within the tile
+    SmallVector<Value> kStarts;      ///< per run, within the stage
   };
+
+  static constexpr int64_t kRun = 4;
+
+  MemRefType tileType(const Staging &s) {
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+    // Padding makes the fragment reads of a warp hit 32 banks (tf32).
+    SmallVector<int64_t> shape = s.alongK ? SmallVector<int64_t>{kStages, kBlockM, kBlockK + 4}
+                                          : SmallVector<int64_t>{kStages, kBlockK, kBlockM + 8};
+    return MemRefType::get(shape, b.getF32Type(), MemRefLayoutAttrInterface(), workgroup);
+  }
 
   Staging staging(Value memref, AffineMap map, ArrayRef<unsigned> loops, int64_t total,
                   Value blockBase, Value tid) {
-    Staging s{memref, map, false, {}, {}, {}, {}};
+    Staging s;
+    s.memref = memref;
+    s.map = map;
     memref::AllocOp alloc = reshapedAlloc(memref);
     s.computed = alloc && fusion.writers.count(alloc.getResult());
     // The memref dimensions the reduction and the innermost row loop index.
     auto type = cast<MemRefType>(memref.getType());
     SmallVector<int64_t> strides;
-    int64_t offset;
-    bool kFast = true;
-    if (succeeded(type.getStridesAndOffset(strides, offset))) {
-      std::optional<int64_t> kStride, rowStride;
+    int64_t offset = 0;
+    std::optional<int64_t> kStride, rowStride;
+    bool strided = succeeded(type.getStridesAndOffset(strides, offset));
+    if (strided)
       for (auto [result, expr] : llvm::enumerate(map.getResults()))
         if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
           if (dim.getPosition() == p.k)
@@ -585,56 +599,91 @@ private:
           else if (!loops.empty() && dim.getPosition() == loops.back())
             rowStride = strides[result];
         }
-      kFast = !kStride || !rowStride || *kStride <= *rowStride;
-    }
-    constexpr int64_t perThread = kBlockM * kBlockK / kThreads;
-    auto place = [&](Value row) {
-      s.tileRows.push_back(row);
-      s.rows.push_back(position(add(blockBase, row), loops, total));
-    };
-    if (kFast) {
-      // Thread t: column t % 32 of rows t / 32 + 4j.
-      s.kBase = rem(tid, kBlockK);
-      for (int64_t j = 0; j < perThread; ++j) {
-        place(add(div(tid, kBlockK), constant(kThreads / kBlockK * j)));
-        s.kOffsets.push_back(0);
+    s.alongK = !kStride || !rowStride || *kStride <= *rowStride;
+    // 16 bytes at once need 16-byte aligned runs in memory: the run's
+    // direction contiguous, every other stride and the offset multiples of
+    // a run, and the extent along it too (runs never straddle its end).
+    int64_t extent = s.alongK ? p.ranges[p.k] : loops.empty() ? 1 : p.ranges[loops.back()];
+    s.vector = !s.computed && strided && (s.alongK ? kStride : rowStride) == 1 &&
+               !ShapedType::isDynamic(offset) && offset % kRun == 0 && extent % kRun == 0 &&
+               llvm::all_of(strides, [&](int64_t stride) {
+                 return stride == 1 || (!ShapedType::isDynamic(stride) && stride % kRun == 0);
+               });
+    int64_t runs = kBlockM * kBlockK / kThreads / kRun;
+    if (s.alongK) {
+      // Thread t: columns 4(t % 8) to 4(t % 8) + 3 of rows t / 8 + 16j.
+      Value kStart = mul(rem(tid, kBlockK / kRun), kRun);
+      for (int64_t j = 0; j < runs; ++j) {
+        Value row = add(div(tid, kBlockK / kRun), constant(kThreads * kRun / kBlockK * j));
+        s.rowStarts.push_back(row);
+        s.kStarts.push_back(kStart);
+        s.positions.push_back(position(add(blockBase, row), loops, total));
       }
     } else {
-      // Thread t: row t % 64, columns t / 64 + 2j.
-      place(rem(tid, kBlockM));
-      s.kBase = div(tid, kBlockM);
-      for (int64_t j = 0; j < perThread; ++j)
-        s.kOffsets.push_back(kThreads / kBlockM * j);
+      // Thread t: rows 4(t % 16) to 4(t % 16) + 3 of columns t / 16 + 8j.
+      Value rowStart = mul(rem(tid, kBlockM / kRun), kRun);
+      for (int64_t j = 0; j < runs; ++j) {
+        s.rowStarts.push_back(rowStart);
+        s.kStarts.push_back(add(div(tid, kBlockM / kRun), constant(kThreads * kRun / kBlockM * j)));
+      }
+      // A run of rows is one copy from its first, whose address must stay
+      // aligned when clamped.
+      if (s.vector)
+        s.positions.push_back(position(add(blockBase, rowStart), loops, total, total - kRun));
+      else
+        for (int64_t e = 0; e < kRun; ++e)
+          s.positions.push_back(position(add(blockBase, add(rowStart, constant(e))), loops, total));
     }
     return s;
+  }
+
+  /// The element at `row` and reduction index `k` of a stage in `tile`.
+  SmallVector<Value> inTile(const Staging &s, Value buffer, Value row, Value k) {
+    return s.alongK ? SmallVector<Value>{buffer, row, k} : SmallVector<Value>{buffer, k, row};
   }
 
   /// Fills `buffer` of `tile` with the operand's elements from reduction
   /// index `k0` on: zeros past the edges.
   void stage(Value tile, const Staging &s, Value buffer, Value k0) {
     int64_t depth = p.ranges[p.k];
-    for (auto [j, kOffset] : llvm::enumerate(s.kOffsets)) {
-      const Position &row = s.rows[s.rows.size() == 1 ? 0 : j];
-      Value tileRow = s.tileRows[s.tileRows.size() == 1 ? 0 : j];
-      Value column = add(s.kBase, constant(kOffset));
-      Value k = add(k0, column);
-      Value valid = both(row.valid, lessThan(k, depth));
+    auto token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    // The operand's indices at `row` and reduction index `k` (clamped to
+    // `last`), and whether they are inside it.
+    auto source = [&](const Position &row, Value k, int64_t last) {
       SmallVector<std::pair<unsigned, Value>> known(batchIndex);
       known.append(row.dims);
-      known.push_back({p.k, arith::MinUIOp::create(b, loc, k, constant(depth - 1))});
-      SmallVector<Value> at = indicesOf(s.map, known);
-      SmallVector<Value> into = {buffer, tileRow, column};
-      if (s.computed) {
-        Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-        Value value = arith::SelectOp::create(b, loc, valid, read(s.memref, at), zero);
-        memref::StoreOp::create(b, loc, value, tile, into);
+      known.push_back({p.k, arith::MinUIOp::create(b, loc, k, constant(last))});
+      return std::make_pair(indicesOf(s.map, known), both(row.valid, lessThan(k, depth)));
+    };
+    for (auto [j, rowStart, kStart] : llvm::enumerate(s.rowStarts, s.kStarts)) {
+      if (s.vector) {
+        // A whole run or nothing (the extent along it is a multiple of the
+        // run): its first element's place, the last run-aligned one at most.
+        Value k = add(k0, kStart);
+        auto [at, valid] = source(s.positions[s.alongK ? j : 0], k,
+                                  s.alongK ? depth - kRun : depth - 1);
+        Value count = arith::SelectOp::create(b, loc, valid, constant(kRun), constant(0));
+        copies.push_back(nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, token, tile, inTile(s, buffer, rowStart, kStart), s.memref, at,
+            b.getIndexAttr(kRun), count, UnitAttr()));
         continue;
       }
-      // cp.async reads the clamped element, or nothing (a zero) outside.
-      Value count = arith::SelectOp::create(b, loc, valid, constant(1), constant(0));
-      copies.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile, into, s.memref, at,
-          b.getIndexAttr(1), count, UnitAttr()));
+      for (int64_t e = 0; e < kRun; ++e) {
+        Value row = s.alongK ? rowStart : add(rowStart, constant(e));
+        Value column = s.alongK ? add(kStart, constant(e)) : kStart;
+        auto [at, valid] = source(s.positions[s.alongK ? j : e], add(k0, column), depth - 1);
+        SmallVector<Value> into = inTile(s, buffer, row, column);
+        if (s.computed) {
+          Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+          Value value = arith::SelectOp::create(b, loc, valid, read(s.memref, at), zero);
+          memref::StoreOp::create(b, loc, value, tile, into);
+          continue;
+        }
+        // cp.async reads the clamped element, or nothing (a zero) outside.
+        Value count = arith::SelectOp::create(b, loc, valid, constant(1), constant(0));
+        copies.push_back(nvgpu::DeviceAsyncCopyOp::create(b, loc, token, tile, into, s.memref, at,
+                                                          b.getIndexAttr(1), count, UnitAttr()));
+      }
     }
   }
 
@@ -711,33 +760,36 @@ private:
   /// A's fragment of mma tile `i`: registers a0..a3 hold rows g, g+8, g,
   /// g+8, the first two from the first half of the k step, the others from
   /// the second.
-  SmallVector<Value> loadA(Value tile, Value buffer, int64_t i, int64_t k, Value g, Value t) {
+  SmallVector<Value> loadA(Value tile, const Staging &s, Value buffer, int64_t i, int64_t k,
+                           Value g, Value t) {
     SmallVector<Value> registers;
     for (int64_t r = 0; r < 4; ++r) {
       Value row = add(warpRow, add(g, constant(16 * i + 8 * (r % 2))));
-      registers.push_back(fragment(tile, buffer, row, k + f.k / 2 * (r / 2), t, p.scaleA));
+      registers.push_back(fragment(tile, s, buffer, row, k + f.k / 2 * (r / 2), t, p.scaleA));
     }
     return registers;
   }
 
   /// B's fragment of mma tile `j`: column g; registers b0 and b1 hold the
   /// first and second half of the k step.
-  SmallVector<Value> loadB(Value tile, Value buffer, int64_t j, int64_t k, Value g, Value t) {
+  SmallVector<Value> loadB(Value tile, const Staging &s, Value buffer, int64_t j, int64_t k,
+                           Value g, Value t) {
     SmallVector<Value> registers;
     Value column = add(warpCol, add(g, constant(8 * j)));
     for (int64_t r = 0; r < 2; ++r)
-      registers.push_back(fragment(tile, buffer, column, k + f.k / 2 * r, t, p.scaleB));
+      registers.push_back(fragment(tile, s, buffer, column, k + f.k / 2 * r, t, p.scaleB));
     return registers;
   }
 
   /// One register: the `perRegister` elements of `row` of the tile from
   /// column k + t * perRegister on.
-  Value fragment(Value tile, Value buffer, Value row, int64_t k, Value t, float scale) {
+  Value fragment(Value tile, const Staging &s, Value buffer, Value row, int64_t k, Value t,
+                 float scale) {
     SmallVector<Value> elements;
     for (int64_t e = 0; e < f.perRegister; ++e) {
       Value column = add(mul(t, f.perRegister), constant(k + e));
-      elements.push_back(
-          scaled(memref::LoadOp::create(b, loc, tile, ValueRange{buffer, row, column}), 1.0f / scale));
+      elements.push_back(scaled(
+          memref::LoadOp::create(b, loc, tile, inTile(s, buffer, row, column)), 1.0f / scale));
     }
     return pack(elements);
   }

@@ -56,15 +56,21 @@ namespace {
 /// (`.minnctapersm 2`). Left to itself, ptxas spills a few registers to fit
 /// more blocks when a kernel needs a little over a round number of them
 /// (64 where 72 would do); with its launch bounds declared it does not.
-struct DeclareLaunchBounds
-    : mlir::PassWrapper<DeclareLaunchBounds, mlir::OperationPass<mlir::gpu::GPUModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DeclareLaunchBounds)
+/// Aligns shared memory to 16 bytes, for 16-byte cp.async.
+struct DeclareKernelProperties
+    : mlir::PassWrapper<DeclareKernelProperties, mlir::OperationPass<mlir::gpu::GPUModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DeclareKernelProperties)
 
   void runOnOperation() override {
     mlir::Builder b(&getContext());
-    for (auto kernel : getOperation().getOps<mlir::gpu::GPUFuncOp>())
-      if (kernel.isKernel())
-        kernel->setAttr(mlir::NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(2));
+    for (auto kernel : getOperation().getOps<mlir::gpu::GPUFuncOp>()) {
+      if (!kernel.isKernel())
+        continue;
+      kernel->setAttr(mlir::NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(2));
+      for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
+        kernel.setWorkgroupAttributionAttr(i, mlir::LLVM::LLVMDialect::getAlignAttrName(),
+                                           b.getI64IntegerAttr(16));
+    }
   }
 };
 
@@ -83,7 +89,7 @@ llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm,
           llvm::formatv("nvvm-attach-target{{chip={0} O=3{1}}", chip, options).str(), pm,
           errors)))
     return llvm::failure();
-  pm.addNestedPass<mlir::gpu::GPUModuleOp>(std::make_unique<DeclareLaunchBounds>());
+  pm.addNestedPass<mlir::gpu::GPUModuleOp>(std::make_unique<DeclareKernelProperties>());
   return mlir::parsePassPipeline("gpu.module(lower-affine,convert-scf-to-cf,convert-nvgpu-to-nvvm,"
                                  "convert-gpu-to-nvvm,"
                                  "reconcile-unrealized-casts,canonicalize,cse),"

@@ -12,16 +12,18 @@
 // the epilogue (bias and Relu) runs on them before the store to its
 // output. Neither A nor C is stored any more: their buffers are gone. B
 // is copied with cp.async, a stage ahead: the first before the loop, the
-// next in each iteration, whose wait leaves one group in flight.
+// next in each iteration, whose wait leaves one group in flight. Each
+// tile keeps its operand's contiguous direction: A's the reduction, B's
+// the columns, 4 at a time (16 bytes) where runs of 4 stay aligned.
 // CHECK-LABEL: func.func @fused(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<32x16xf32>, %[[W:[a-z0-9]+]]: memref<16x8xf32>, %[[BIAS:[a-z0-9]+]]: memref<8xf32>, %[[OUT:[a-z0-9]+]]: memref<32x8xf32>)
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: linalg.
-// CHECK: gpu.launch {{.+}} workgroup(%[[TA:[a-z0-9]+]] : memref<2x64x36xf32, #gpu.address_space<workgroup>>, %[[TB:[a-z0-9]+]] : memref<2x64x36xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch {{.+}} workgroup(%[[TA:[a-z0-9]+]] : memref<2x64x36xf32, #gpu.address_space<workgroup>>, %[[TB:[a-z0-9]+]] : memref<2x32x72xf32, #gpu.address_space<workgroup>>)
 // CHECK: memref.load %[[X]]
 // CHECK-NEXT: math.roundeven
 // CHECK: memref.store %{{.+}}, %[[TA]]
-// CHECK: nvgpu.device_async_copy %[[W]][{{.+}}], %[[TB]][{{.+}}], 1, %{{.+}} :
+// CHECK: nvgpu.device_async_copy %[[W]][{{.+}}], %[[TB]][{{.+}}], 4, %{{.+}} :
 // CHECK: nvgpu.device_async_create_group
 // CHECK: scf.for
 // CHECK: memref.load %[[X]]
