@@ -7,12 +7,19 @@
 //
 //   - a block of 4 warps computes a 64x64 tile of C; each warp 32x32, as
 //     2x4 mma tiles of 16x8, accumulating in fp32 registers;
-//   - the reduction advances 8 (tf32), 16 (fp16, bf16) or 32 (fp8) at a
-//     time; each thread loads its fragments of A and B straight from global
-//     memory, as the PTX ISA lays fragments out, reading zeros past the
-//     edges;
+//   - the reduction advances 32 at a time through two stages of A's and
+//     B's tiles in shared memory: while the warps multiply one (8, 16 or 32
+//     at a time, each thread reading its fragments as the PTX ISA lays
+//     them out), the block's threads fetch the next with cp.async, zeros
+//     past the edges (see `Staging`);
 //   - C is read first (it holds the product's initial value) and written
 //     once at the end, within bounds.
+//
+// The launch takes in the kernels around the product (see `Fusion`): the
+// writers of its operands run where their elements are staged, and the
+// elementwise kernel after it on the accumulators before the store. This
+// runs on buffers before memory is planned, so that the buffers those
+// kernels wrote take no memory.
 //
 // The operands hold values already rounded to the format (kiln-assign-
 // precision did that), so packing them into registers is exact. An fp8
@@ -253,11 +260,19 @@ linalg::GenericOp findEpilogue(linalg::GenericOp op) {
       return {};
     readsC = true;
   }
-  // Each thread reads what it overwrites there, or other buffers.
+  // Each thread reads what it overwrites there, or other buffers; and C
+  // only as its inputs (its loads would find C never stored).
   Value output = rootOf(epilogue.getDpsInits()[0]);
   for (OpOperand *input : epilogue.getDpsInputOperands())
     if (rootOf(input->get()) == output && !epilogue.getMatchingIndexingMap(input).isIdentity())
       return {};
+  WalkResult loads = epilogue.getRegion().walk([&](memref::LoadOp load) {
+    Value root = rootOf(load.getMemRef());
+    return root == output || root == alloc.getResult() ? WalkResult::interrupt()
+                                                       : WalkResult::advance();
+  });
+  if (loads.wasInterrupted())
+    return {};
   if (!readsC || output == rootOf(op.getDpsInputs()[0]) || output == rootOf(op.getDpsInputs()[1]))
     return {};
   return epilogue;

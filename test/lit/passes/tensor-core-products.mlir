@@ -179,3 +179,43 @@ func.func @fp32(%x: memref<32x16xf32>, %w: memref<16x8xf32>, %c: memref<32x8xf32
   }
   return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// An epilogue that also loads C in its body (here its transpose) needs C
+// stored: it stays a kernel of its own.
+// CHECK-LABEL: func.func @epilogue_loads_c(
+// CHECK: %[[C:.+]] = memref.alloc() : memref<8x8xf32>
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.+}}, %[[C]]
+// CHECK: kiln.kernel = "matmul"
+// CHECK: linalg.generic
+// CHECK: memref.load %[[C]]
+func.func @epilogue_loads_c(%x: memref<8x8xf32>, %w: memref<8x8xf32>, %out: memref<8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x8xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x8xf32>, memref<8x8xf32>) outs(%c : memref<8x8xf32>)
+      attrs = {kiln.precision = "tf32"} {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<8x8xf32>) outs(%out : memref<8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = linalg.index 0 : index
+    %q = linalg.index 1 : index
+    %t = memref.load %c[%q, %r] : memref<8x8xf32>
+    %s = arith.addf %v, %t : f32
+    linalg.yield %s : f32
+  }
+  return
+}
