@@ -448,7 +448,7 @@ public:
     int64_t blocks = llvm::divideCeil(p.ranges[p.k], kBlockK);
     stage(tileA, stageA, constant(0), constant(0));
     stage(tileB, stageB, constant(0), constant(0));
-    commit();
+    Value first = commit();
     auto loop = scf::ForOp::create(b, loc, constant(0), constant(blocks), constant(1), init);
     {
       OpBuilder::InsertionGuard guard(b);
@@ -460,8 +460,8 @@ public:
       stage(tileB, stageB, nextBuffer, mul(next, kBlockK));
       // This stage's copies have landed (only the next stage's may be in
       // flight), and every thread's are visible.
-      if (Value group = commit())
-        nvgpu::DeviceAsyncWaitOp::create(b, loc, group, /*numGroups=*/b.getI32IntegerAttr(1));
+      if (Value copied = commit())
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, copied, /*numGroups=*/b.getI32IntegerAttr(1));
       gpu::BarrierOp::create(b, loc);
       SmallVector<Value> acc(loop.getRegionIterArgs());
       for (int64_t k = 0; k < kBlockK; k += f.k) {
@@ -483,6 +483,9 @@ public:
       gpu::BarrierOp::create(b, loc);
       scf::YieldOp::create(b, loc, acc);
     }
+    // The stage past the end (zeros) lands before the threads exit.
+    if (first)
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, first, /*numGroups=*/b.getI32IntegerAttr(0));
     for (int64_t i = 0; i < kWarpTileM; ++i)
       for (int64_t j = 0; j < kWarpTileN; ++j)
         for (int64_t r = 0; r < 4; ++r)

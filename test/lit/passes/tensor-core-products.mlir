@@ -36,6 +36,8 @@
 // CHECK: nvvm.mma.sync
 // CHECK: gpu.barrier
 // CHECK-NEXT: scf.yield
+// The stage past the end (zeros) lands before the threads exit.
+// CHECK: nvgpu.device_async_wait %{{.+}} {numGroups = 0 : i32}
 // CHECK: scf.if
 // CHECK: memref.load %[[BIAS]]
 // CHECK: arith.addf
