@@ -7,6 +7,10 @@ result, then times kiln against cuBLAS through PyTorch.
 Correctness:
   - every conformance test, at the ONNX backend's tolerances (rtol 1e-3,
     atol 1e-7, or test/conformance/tolerances.txt's);
+  - those with a Conv, Gemm or MatMul in tf32 too (tensor cores, with the
+    kernels around the product fused) against kiln's host result in tf32,
+    which rounds alike (TF32_TOLERANCE of the largest value: the fp32 sums
+    are ordered differently);
   - conv_relu in each precision against kiln's host result in the same
     precision (the host rounds operands exactly as tensor cores read them,
     so only the order of fp32 additions differs: 1e-4 of the largest value,
@@ -53,6 +57,7 @@ PRECISION_TOLERANCE = {"fp32": 1e-5, "tf32": 5e-3, "fp16": 5e-3, "bf16": 3e-2, "
 # fp32 additions differs, except that fp8 tensor cores may add with fewer
 # bits.
 HOST_TOLERANCE = {"fp8": 2e-3}
+TF32_TOLERANCE = 1e-4
 # A GEMM against PyTorch's, relative to the largest value: the operands are
 # rounded alike but for ties, and the sums are ordered differently.
 GEMM_TOLERANCE = {"tf32": 1e-2, "bf16": 2e-2, "fp8": 0.1}
@@ -86,6 +91,31 @@ def check_conformance(runtime, bundle, names, device, report):
                                 f"{np.nanmax(np.abs(got - want)):.3g}")
     report.append(f"- Conformance on {device}: {len(names) - len(failures)} of {len(names)} "
                   "backend tests pass.")
+    report += [f"  - FAILED {failure}" for failure in failures]
+    return not failures
+
+
+def check_conformance_tf32(runtime, bundle, names, device, report):
+    failures = []
+    for name in names:
+        data = np.load(os.path.join(bundle, "conformance", name + ".npz"))
+        try:
+            model = runtime.load(os.path.join(bundle, "conformance", name + ".tf32.kiln"))
+            outputs = model.session(device).run(
+                {k[3:]: data[k] for k in data.files if k.startswith("in:")})
+        except KilnError as error:
+            failures.append(f"{name}: {error}")
+            continue
+        for key in (k for k in data.files if k.startswith("tf32:")):
+            output = key[5:]
+            want = data[key].astype(np.float64)
+            got = outputs[output].astype(np.float64)
+            scale = max(np.abs(want).max(initial=0.0), 1e-30)
+            error = np.abs(got - want).max(initial=0.0) / scale
+            if not error <= TF32_TOLERANCE:
+                failures.append(f"{name}: output {output}: {error:.2e} of the largest value")
+    report.append(f"- Conformance in tf32 on {device}: {len(names) - len(failures)} of "
+                  f"{len(names)} tests with products agree with kiln's host tf32 result.")
     report += [f"  - FAILED {failure}" for failure in failures]
     return not failures
 
@@ -341,6 +371,8 @@ def main():
     steps = [
         ("conformance", lambda: check_conformance(runtime, args.bundle, manifest["conformance"],
                                                   args.device, report)),
+        ("conformance in tf32", lambda: check_conformance_tf32(
+            runtime, args.bundle, manifest["conformance_tf32"], args.device, report)),
         ("precision", lambda: check_precision(runtime, args.bundle, manifest["precision"],
                                               args.device, report)),
     ]

@@ -11,6 +11,10 @@ GPU machine, which has no LLVM and no network:
   conformance/NAME.kiln   each ONNX backend test that passes on the host
   conformance/NAME.npz    (test/conformance/passing.txt), compiled in fp32,
                           with its first data set
+  conformance/NAME.tf32.kiln  those with a Conv, Gemm or MatMul again in
+                          tf32, where the GPU runs them on tensor cores
+                          with what surrounds them fused; the .npz holds
+                          the host's tf32 result, which rounds alike
   precision/P.kiln        conv_relu in each precision P (fp32, tf32, fp16,
   precision/P.npz         bf16, fp8), with its input, kiln's host result in
                           the same precision (bit-exact rounding, so the GPU
@@ -53,8 +57,10 @@ from onnx import TensorProto, helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "test", "conformance"))
 import run as conformance  # noqa: E402  (test/conformance/run.py)
+from kiln_runtime import Runtime  # noqa: E402
 
 LIMIT = 64 << 20
 PRECISIONS = ["fp32", "tf32", "fp16", "bf16", "fp8"]
@@ -80,8 +86,13 @@ def kiln_compile(kiln, model, out, *flags):
                            f"{conformance.first_line(done.stderr)}")
 
 
+PRODUCTS = {"Conv", "Gemm", "MatMul"}
+
+
 def prepare_conformance(args, out):
-    """Each passing backend test, compiled for the target, with its data."""
+    """Each passing backend test, compiled for the target, with its data;
+    those with a product in tf32 too, with the host's result."""
+    runtime = Runtime(os.path.realpath(args.runtime))
     names = [l.strip() for l in open(os.path.join(ROOT, "test", "conformance", "passing.txt"))
              if l.strip() and not l.startswith("#")]
     directories = {}
@@ -113,13 +124,26 @@ def prepare_conformance(args, out):
                 os.path.join(data_set, f"output_{i}.pb"))
             if output.type.tensor_type.elem_type == TensorProto.BFLOAT16:
                 arrays["bf16:" + output.name] = np.array(True)
+        if PRODUCTS & {node.op_type for node in model.graph.node}:
+            tf32 = os.path.join(out, name + ".tf32.kiln")
+            try:
+                kiln_compile(args.kiln, model_path, tf32, "--target", with_host(args.target),
+                             "--precision", "tf32")
+                session = runtime.load(tf32).session("host")
+                results = session.run({k[3:]: arrays[k] for k in arrays if k.startswith("in:")})
+            except RuntimeError as error:  # kiln compile's, or the runtime's KilnError
+                return name, f"tf32: {error}"
+            for output, value in results.items():
+                arrays["tf32:" + output] = value
         np.savez(os.path.join(out, name + ".npz"), **arrays)
         return name, None
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(one, names))
     failed = {name: reason for name, reason in results if reason}
-    return sorted(name for name, reason in results if not reason), failed
+    passed = sorted(name for name, reason in results if not reason)
+    tf32 = [name for name in passed if os.path.exists(os.path.join(out, name + ".tf32.kiln"))]
+    return passed, tf32, failed
 
 
 def prepare_precision(args, out, work):
@@ -270,7 +294,7 @@ def main():
     os.makedirs(args.out)
     shutil.copy(os.path.realpath(args.runtime), os.path.join(args.out, "libkiln_runtime.so"))
     with tempfile.TemporaryDirectory(prefix="kiln-gpu-check-") as work:
-        passed, failed = prepare_conformance(args, os.path.join(args.out, "conformance"))
+        passed, tf32, failed = prepare_conformance(args, os.path.join(args.out, "conformance"))
         precisions = prepare_precision(args, os.path.join(args.out, "precision"), work)
         gemms = prepare_gemm(args, os.path.join(args.out, "gemm"), work)
         models = [] if args.no_models else prepare_models(args, os.path.join(args.out, "models"),
@@ -278,14 +302,15 @@ def main():
     left_out = dict(SKIPPED)
     if args.no_models:
         left_out["resnet50"] = "left out with --no-models"
-    manifest = {"target": args.target, "conformance": passed,
+    manifest = {"target": args.target, "conformance": passed, "conformance_tf32": tf32,
                 "conformance_not_compiled": failed, "precision": precisions, "gemm": gemms,
                 "models": models, "models_left_out": left_out}
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
 
     size = size_of(args.out)
-    print(f"{args.out}: {len(passed)} conformance tests, {len(precisions)} precisions, "
+    print(f"{args.out}: {len(passed)} conformance tests ({len(tf32)} in tf32 too), "
+          f"{len(precisions)} precisions, "
           f"{len(gemms)} GEMMs, {len(models)} model artifacts for {args.target}; "
           f"{size / (1 << 20):.1f} MiB")
     for name, reason in sorted(failed.items()):
