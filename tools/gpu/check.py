@@ -372,7 +372,7 @@ def main():
         ("conformance", lambda: check_conformance(runtime, args.bundle, manifest["conformance"],
                                                   args.device, report)),
         ("conformance in tf32", lambda: check_conformance_tf32(
-            runtime, args.bundle, manifest["conformance_tf32"], args.device, report)),
+            runtime, args.bundle, manifest.get("conformance_tf32", []), args.device, report)),
         ("precision", lambda: check_precision(runtime, args.bundle, manifest["precision"],
                                               args.device, report)),
     ]
