@@ -294,7 +294,10 @@ def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp">
         transpose, a fill), and of what those read, when only their reader
         reads what they write: a fill or an elementwise generic with no
         loops in its body. The launch computes each element where it reads
-        it, and the buffer is gone;
+        it, and the buffer is gone. A writer of A (B) is taken in only when
+        at most two blocks compute each element (B has at most 128
+        columns): beyond that, recomputing costs more than a pass over
+        memory;
       - the elementwise generic right after the product that reads C by
         identity (bias, activation, residual, rounding), where C dies: its
         body runs on the accumulators, and its output is stored instead of

@@ -278,6 +278,18 @@ linalg::GenericOp findEpilogue(linalg::GenericOp op) {
   return epilogue;
 }
 
+/// The most blocks that may each compute the same element of A or B with
+/// a taken-in writer. Every block along B's columns stages the same tile
+/// of A, so a writer of A taken in runs once per column block. Computed
+/// staging already takes more issue slots per stage than the tensor cores
+/// (a rounding's dozen integer operations, or a gather's index arithmetic,
+/// for each of 32 elements a thread, against 32 mma.sync a warp), so past
+/// two such blocks the recomputation should outweigh the pass over memory
+/// it saves. An estimate from issue slots, not yet a measurement: the GPU
+/// check's GEMMs (whose operands are rounded by kernels of their own) and
+/// ResNet-50 (whose layer3 and layer4 gathers are too) will tell.
+constexpr int64_t kMaxRecomputation = 2;
+
 /// The fusions of `product`'s launch: with its epilogue if the buffers
 /// computed in the launch do not include what the epilogue writes, else
 /// without it.
@@ -288,8 +300,10 @@ Fusion fuse(const Product &product) {
     fusion.epilogue = epilogue;
     fusion.anchor = epilogue ? epilogue.getOperation() : op.getOperation();
     fuseWriter(product.c, op, fusion, /*isC=*/true);
-    fuseWriter(product.a, op, fusion);
-    fuseWriter(product.b, op, fusion);
+    if (llvm::divideCeil(product.numCols, kBlockN) <= kMaxRecomputation)
+      fuseWriter(product.a, op, fusion);
+    if (llvm::divideCeil(product.numRows, kBlockM) <= kMaxRecomputation)
+      fuseWriter(product.b, op, fusion);
     if (!epilogue)
       return fusion;
     Value output = rootOf(epilogue.getDpsInits()[0]);

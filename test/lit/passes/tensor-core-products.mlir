@@ -221,3 +221,38 @@ func.func @epilogue_loads_c(%x: memref<8x8xf32>, %w: memref<8x8xf32>, %out: memr
   }
   return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// With 192 columns, three blocks would each round the same elements of A:
+// its writer stays a kernel of its own, and A is copied with cp.async.
+// CHECK-LABEL: func.func @wide
+// CHECK: %[[A:.+]] = memref.alloc() : memref<32x16xf32>
+// CHECK: linalg.generic
+// CHECK: math.roundeven
+// CHECK: gpu.launch
+// CHECK-NOT: math.roundeven
+// CHECK: nvgpu.device_async_copy %[[A]]
+func.func @wide(%x: memref<32x16xf32>, %w: memref<16x192xf32>, %c: memref<32x192xf32>) {
+  %a = memref.alloc() : memref<32x16xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<32x16xf32>) outs(%a : memref<32x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = math.roundeven %in : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<32x16xf32>, memref<16x192xf32>) outs(%c : memref<32x192xf32>)
+      attrs = {kiln.precision = "tf32"} {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
