@@ -2,6 +2,7 @@
 
 #include "passes/Buffers.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -88,6 +89,35 @@ void eraseIfDead(Value root) {
   for (Operation *view : llvm::reverse(views))
     view->erase();
   root.getDefiningOp()->erase();
+}
+
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat, ArrayRef<int64_t> extents) {
+  SmallVector<Value> indices(extents.size());
+  for (int64_t i = int64_t(extents.size()) - 1; i >= 0; --i) {
+    if (extents[i] == 1) {
+      indices[i] = arith::ConstantIndexOp::create(b, loc, 0);
+      continue;
+    }
+    // The outermost (non-unit) index is what remains.
+    if (llvm::all_of(extents.take_front(i), [](int64_t e) { return e == 1; })) {
+      indices[i] = flat;
+      continue;
+    }
+    Value extent = arith::ConstantIndexOp::create(b, loc, extents[i]);
+    indices[i] = arith::RemUIOp::create(b, loc, flat, extent);
+    flat = arith::DivUIOp::create(b, loc, flat, extent);
+  }
+  return indices;
+}
+
+SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map, ValueRange loops) {
+  SmallVector<Value> indices;
+  for (AffineExpr result : map.getResults())
+    indices.push_back(
+        isa<AffineDimExpr>(result)
+            ? loops[cast<AffineDimExpr>(result).getPosition()]
+            : arith::ConstantIndexOp::create(b, loc, cast<AffineConstantExpr>(result).getValue()));
+  return indices;
 }
 
 } // namespace kiln

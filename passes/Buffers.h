@@ -43,6 +43,15 @@ bool isAllParallel(mlir::linalg::GenericOp op);
 /// Erases the buffer `root` and its views once nothing else uses them.
 void eraseIfDead(mlir::Value root);
 
+/// The indices of element `flat` (in range) of a row-major shape of
+/// `extents`: the innermost varies fastest, unit extents are 0.
+llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc,
+                                           mlir::Value flat, llvm::ArrayRef<int64_t> extents);
+
+/// The indices `map` (of loop indices and constants) reads at `loops`.
+llvm::SmallVector<mlir::Value> indicesAt(mlir::OpBuilder &b, mlir::Location loc,
+                                         mlir::AffineMap map, mlir::ValueRange loops);
+
 } // namespace kiln
 
 #endif // KILN_PASSES_BUFFERS_H

@@ -28,8 +28,9 @@ constexpr llvm::StringLiteral kTaskAttr = "kiln.task";
 constexpr llvm::StringLiteral kTaskCountAttr = "kiln.task_count";
 /// On the module, from kiln-list-kernels: the kernels of @main, in order.
 constexpr llvm::StringLiteral kKernelsAttr = "kiln.kernels";
-/// On a loop nest that is one kernel (a register-tiled product and what it
-/// fused), its kind for the kernel list.
+/// On an op that is one kernel with what it fused (a register-tiled product
+/// on the host, a gpu.launch of a product or of row statistics on GPUs),
+/// its kind for the kernel list.
 constexpr llvm::StringLiteral kKernelAttr = "kiln.kernel";
 
 #define GEN_PASS_DECL

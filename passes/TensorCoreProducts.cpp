@@ -361,16 +361,10 @@ private:
     SmallVector<Value> result;
     for (auto [g, group] : llvm::enumerate(groups)) {
       if (split) {
-        Value flat = at[g];
-        SmallVector<Value> parts(group.size());
-        for (int64_t i = group.size() - 1; i >= 0; --i) {
-          int64_t extent = expandedType.getDimSize(group[i]);
-          bool last = i == 0;
-          parts[i] = extent == 1 ? constant(0) : last ? flat : rem(flat, extent);
-          if (!last && extent != 1)
-            flat = arith::DivUIOp::create(b, loc, flat, constant(extent));
-        }
-        llvm::append_range(result, parts);
+        SmallVector<int64_t> extents;
+        for (int64_t dim : group)
+          extents.push_back(expandedType.getDimSize(dim));
+        llvm::append_range(result, delinearize(b, loc, at[g], extents));
       } else {
         Value flat = constant(0);
         for (int64_t dim : group) {
@@ -384,7 +378,6 @@ private:
   }
 
   Value constant(int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); }
-  Value rem(Value l, int64_t r) { return arith::RemUIOp::create(b, loc, l, constant(r)); }
 
   OpBuilder &b;
   Location loc;
@@ -427,7 +420,7 @@ public:
     warpRow = mul(div(warp, 2), 32);
     warpCol = mul(rem(warp, 2), 32);
     Value rowBase = add(blockRow, warpRow), colBase = add(blockCol, warpCol);
-    batchIndex = decompose(launch.getBlockIds().z, p.batch, p.numBatch);
+    batchIndex = decompose(launch.getBlockIds().z, p.batch);
 
     // The rows this thread writes of C (g and g + 8 of each mma tile), and
     // its columns (2t, 2t+1).
@@ -549,14 +542,13 @@ private:
 
   /// Splits `flat` (in [0, total)) into the indices of `loops`, innermost
   /// fastest.
-  SmallVector<std::pair<unsigned, Value>> decompose(Value flat, ArrayRef<unsigned> loops,
-                                                    int64_t total) {
+  SmallVector<std::pair<unsigned, Value>> decompose(Value flat, ArrayRef<unsigned> loops) {
+    SmallVector<int64_t> extents;
+    for (unsigned loop : loops)
+      extents.push_back(p.ranges[loop]);
     SmallVector<std::pair<unsigned, Value>> indices;
-    int64_t stride = total;
-    for (unsigned loop : loops) {
-      stride /= p.ranges[loop];
-      indices.push_back({loop, rem(div(flat, stride), p.ranges[loop])});
-    }
+    for (auto [loop, index] : llvm::zip(loops, delinearize(b, loc, flat, extents)))
+      indices.push_back({loop, index});
     return indices;
   }
 
@@ -566,7 +558,7 @@ private:
                     std::optional<int64_t> last = std::nullopt) {
     Value valid = lessThan(flat, total);
     Value clamped = arith::MinUIOp::create(b, loc, flat, constant(last.value_or(total - 1)));
-    return {decompose(clamped, loops, total), valid};
+    return {decompose(clamped, loops), valid};
   }
 
   /// The indices `map` reads at these loop indices (0 for every other loop).
@@ -897,7 +889,8 @@ private:
       if (Value value = known.lookup(number))
         mapping.map(argument, value);
       else if (!argument.use_empty())
-        mapping.map(argument, read(input->get(), apply(op.getMatchingIndexingMap(input), loops)));
+        mapping.map(argument,
+                    read(input->get(), indicesAt(b, loc, op.getMatchingIndexingMap(input), loops)));
     }
     for (Operation &inner : body.without_terminator()) {
       if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
@@ -912,16 +905,6 @@ private:
       }
     }
     return mapping.lookupOrDefault(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
-  }
-
-  /// `map` (of loop indices and constants) at `loops`.
-  SmallVector<Value> apply(AffineMap map, ValueRange loops) {
-    SmallVector<Value> indices;
-    for (AffineExpr result : map.getResults())
-      indices.push_back(isa<AffineDimExpr>(result)
-                            ? loops[cast<AffineDimExpr>(result).getPosition()]
-                            : constant(cast<AffineConstantExpr>(result).getValue()));
-    return indices;
   }
 
   OpBuilder &b;

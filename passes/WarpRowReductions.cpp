@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/Buffers.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -123,15 +124,10 @@ public:
   SmallVector<Value> body(linalg::GenericOp op, ArrayRef<Value> at, Value lane) {
     Block &block = op.getRegion().front();
     IRMapping mapping;
-    for (OpOperand *input : op.getDpsInputOperands()) {
-      SmallVector<Value> indices;
-      for (AffineExpr result : op.getMatchingIndexingMap(input).getResults())
-        indices.push_back(isa<AffineDimExpr>(result)
-                              ? at[cast<AffineDimExpr>(result).getPosition()]
-                              : index(cast<AffineConstantExpr>(result).getValue()));
+    for (OpOperand *input : op.getDpsInputOperands())
       mapping.map(op.getMatchingBlockArgument(input),
-                  memref::LoadOp::create(b, loc, input->get(), indices));
-    }
+                  memref::LoadOp::create(b, loc, input->get(),
+                                         indicesAt(b, loc, op.getMatchingIndexingMap(input), at)));
     Value warp = index(kWarp);
     for (Operation &inner : block.without_terminator()) {
       if (auto position = dyn_cast<linalg::IndexOp>(inner)) {
@@ -194,12 +190,7 @@ struct WarpRowReductions : impl::WarpRowReductionsBase<WarpRowReductions> {
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifInside.thenBlock());
-        SmallVector<Value> at(ranges.size());
-        Value rest = row;
-        for (int64_t d = int64_t(ranges.size()) - 1; d >= 0; --d) {
-          at[d] = arith::RemUIOp::create(b, loc, rest, build.index(ranges[d]));
-          rest = arith::DivUIOp::create(b, loc, rest, build.index(ranges[d]));
-        }
+        SmallVector<Value> at = delinearize(b, loc, row, ranges);
         SmallVector<Value> results = build.body(op, at, lane);
         Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
                                             build.index(0));
