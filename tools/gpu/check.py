@@ -63,6 +63,15 @@ TF32_TOLERANCE = 1e-4
 GEMM_TOLERANCE = {"tf32": 1e-2, "bf16": 2e-2, "fp8": 0.1}
 
 
+def relative_error(actual, expected, scale=None):
+    """The largest error, relative to the largest value of `scale` (by
+    default `expected`); 0 when both are empty or zero."""
+    actual = np.asarray(actual, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    largest = np.abs(expected if scale is None else scale).max(initial=0.0)
+    return np.abs(actual - expected).max(initial=0.0) / max(largest, 1e-30)
+
+
 def check_conformance(runtime, bundle, names, device, report):
     tolerances = conformance.load_tolerances()
     failures = []
@@ -108,10 +117,7 @@ def check_conformance_tf32(runtime, bundle, names, device, report):
             continue
         for key in (k for k in data.files if k.startswith("tf32:")):
             output = key[5:]
-            want = data[key].astype(np.float64)
-            got = outputs[output].astype(np.float64)
-            scale = max(np.abs(want).max(initial=0.0), 1e-30)
-            error = np.abs(got - want).max(initial=0.0) / scale
+            error = relative_error(outputs[output], data[key])
             if not error <= TF32_TOLERANCE:
                 failures.append(f"{name}: output {output}: {error:.2e} of the largest value")
     report.append(f"- Conformance in tf32 on {device}: {len(names) - len(failures)} of "
@@ -127,10 +133,9 @@ def check_precision(runtime, bundle, precisions, device, report):
     for precision in precisions:
         data = np.load(os.path.join(bundle, "precision", precision + ".npz"))
         session = runtime.load(os.path.join(bundle, "precision", precision + ".kiln")).session(device)
-        actual = session.run({"input": data["input"]})["output"].astype(np.float64)
-        scale = np.abs(data["reference"]).max()
-        to_host = np.abs(actual - data["host"]).max() / scale
-        to_reference = np.abs(actual - data["reference"]).max() / scale
+        actual = session.run({"input": data["input"]})["output"]
+        to_host = relative_error(actual, data["host"], scale=data["reference"])
+        to_reference = relative_error(actual, data["reference"])
         good = (to_host <= HOST_TOLERANCE.get(precision, 1e-4)
                 and to_reference <= PRECISION_TOLERANCE[precision])
         ok &= bool(good)
@@ -205,7 +210,7 @@ def bench_gemm(runtime, bundle, gemms, device, report):
             expected = run()
             torch_seconds = time_torch(torch, run)
         expected = expected.float().cpu().numpy()
-        error = np.abs(result - expected).max() / np.abs(expected).max()
+        error = relative_error(result, expected)
         flops = 2.0 * n ** 3
         good = bool(error <= GEMM_TOLERANCE[precision])
         ok &= good
@@ -321,7 +326,7 @@ def check_models(runtime, bundle, models, device, report, bench):
             session = runtime.load(paths[model["file"].removesuffix(".xz")]).session(device)
             got = next(iter(session.run({model["input"]: x}).values())).copy()
             want = reference.run(None, {model["input"]: x})[0]
-            error = np.abs(got - want).max() / np.abs(want).max()
+            error = relative_error(got, want)
             good = bool(error <= 1e-2)
             ok &= good
             report.append(f"- {model['model']} batch {model['batch']} on {device}: largest error "
