@@ -272,7 +272,7 @@ def MapParallelLoops : Pass<"kiln-map-parallel-loops", "mlir::func::FuncOp"> {
 }
 
 def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp"> {
-  let summary = "Turns products that read tf32, fp16, bf16 or fp8 into mma.sync kernels";
+  let summary = "Turns products that read tf32, fp16, bf16 or fp8 into tensor-core kernels";
   let description = [{
     Runs on buffers, for NVIDIA GPUs of sm_80 and later. Each contraction
     (C += A * B over batch, row and column loops and one reduction loop,
@@ -309,10 +309,19 @@ def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp">
     (`kiln.scales`), which the kernel divides out as it packs the operands
     and multiplies back into the accumulators.
 
+    With `wgmma` (sm_90a), the block's 4 warps are one warpgroup and
+    multiply with `wgmma.mma_async` (m64n64k8 for tf32, k16 for fp16 and
+    bf16, k32 for fp8) straight from shared memory: the tiles are laid out
+    as the instruction's no-swizzle K-major core matrices (8 rows of 16
+    bytes each), in the format itself. tf32 tiles arrive by `cp.async`;
+    16-bit and fp8 ones are converted by the threads as they store them.
+
     Other products (fp32; fp8 without `fp8`) keep the scalar kernel.
   }];
   let options = [
-    Option<"fp8", "fp8", "bool", "false", "Run fp8 products on tensor cores (sm_89 and later)">
+    Option<"fp8", "fp8", "bool", "false", "Run fp8 products on tensor cores (sm_89 and later)">,
+    Option<"wgmma", "wgmma", "bool", "false",
+           "Multiply with wgmma.mma_async from shared memory (sm_90a)">
   ];
   let dependentDialects = [
     "mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect", "mlir::LLVM::LLVMDialect",

@@ -1,4 +1,4 @@
-//===- TensorCoreProducts.cpp - products as mma.sync kernels --------------===//
+//===- TensorCoreProducts.cpp - products as tensor-core kernels -----------===//
 //
 // Each product (a linalg contraction on buffers: C += A * B over batch, row,
 // column and one reduction loop) that reads tf32, fp16 or bf16 (or fp8 on
@@ -20,6 +20,11 @@
 // elementwise kernel after it on the accumulators before the store. This
 // runs on buffers before memory is planned, so that the buffers those
 // kernels wrote take no memory.
+//
+// On sm_90a (`wgmma`) the 4 warps are one warpgroup, and `wgmma.mma_async`
+// multiplies the whole 64x64 tile from shared memory, where the tiles are
+// laid out as its core matrices (see `Staging`); each warp's accumulators
+// are then 16 rows of the tile, in mma.sync's layout 8 times over.
 //
 // The operands hold values already rounded to the format (kiln-assign-
 // precision did that), so packing them into registers is exact. An fp8
@@ -383,33 +388,41 @@ private:
   Location loc;
 };
 
-/// How an mma.sync instruction reads its operands for one format.
+/// How the tensor-core instructions read their operands in one format.
 struct Format {
   Precision precision;
-  int64_t k;                 ///< the reduction per instruction
-  int64_t perRegister;       ///< A and B elements per 32-bit register
+  int64_t k;                 ///< the reduction per instruction (32 bytes of it)
+  int64_t perRegister;       ///< A and B elements per 32-bit register (mma.sync)
   NVVM::MMATypes type;       ///< for nvvm.mma.sync (fp8 goes through PTX)
+  NVVM::WGMMATypes wgmmaType;
+  unsigned bits;             ///< an element's, in shared memory for wgmma
 };
 
 std::optional<Format> formatFor(Precision precision, bool fp8) {
+  using NVVM::MMATypes, NVVM::WGMMATypes;
   switch (precision) {
-  case Precision::TF32: return Format{precision, 8, 1, NVVM::MMATypes::tf32};
-  case Precision::FP16: return Format{precision, 16, 2, NVVM::MMATypes::f16};
-  case Precision::BF16: return Format{precision, 16, 2, NVVM::MMATypes::bf16};
+  case Precision::TF32: return Format{precision, 8, 1, MMATypes::tf32, WGMMATypes::tf32, 32};
+  case Precision::FP16: return Format{precision, 16, 2, MMATypes::f16, WGMMATypes::f16, 16};
+  case Precision::BF16: return Format{precision, 16, 2, MMATypes::bf16, WGMMATypes::bf16, 16};
   case Precision::FP8:
     if (fp8)
-      return Format{precision, 32, 4, NVVM::MMATypes::e4m3};
+      return Format{precision, 32, 4, MMATypes::e4m3, WGMMATypes::e4m3, 8};
     return std::nullopt;
   default: return std::nullopt;
   }
 }
 
+/// wgmma's shared-memory operands without swizzling are made of core
+/// matrices: 8 rows of 16 bytes, each 128 contiguous bytes.
+constexpr int64_t kCoreRows = 8, kCoreRowBytes = 16, kCoreBytes = kCoreRows * kCoreRowBytes;
+
 /// Builds the kernel body; `b` is inside the launch.
 class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc, const Product &product, const Format &format,
-                const Fusion &fusion)
-      : b(b), loc(loc), p(product), f(format), fusion(fusion), reshapes(b, loc) {}
+                const Fusion &fusion, bool wgmma)
+      : b(b), loc(loc), p(product), f(format), fusion(fusion), wgmma(wgmma), reshapes(b, loc),
+        tilesM(wgmma ? 1 : kWarpTileM), tilesN(wgmma ? kBlockN / 8 : kWarpTileN) {}
 
   void build(gpu::LaunchOp launch) {
     Value tid = launch.getThreadIds().x;
@@ -417,18 +430,19 @@ public:
     Value group = div(lane, 4), inGroup = rem(lane, 4);
     Value blockRow = mul(launch.getBlockIds().x, kBlockM);
     Value blockCol = mul(launch.getBlockIds().y, kBlockN);
-    warpRow = mul(div(warp, 2), 32);
-    warpCol = mul(rem(warp, 2), 32);
+    // A warp's part of the tile: 32x32, or with wgmma rows 16w to 16w + 15.
+    warpRow = wgmma ? mul(warp, 16) : mul(div(warp, 2), 32);
+    warpCol = wgmma ? constant(0) : mul(rem(warp, 2), 32);
     Value rowBase = add(blockRow, warpRow), colBase = add(blockCol, warpCol);
     batchIndex = decompose(launch.getBlockIds().z, p.batch);
 
     // The rows this thread writes of C (g and g + 8 of each mma tile), and
     // its columns (2t, 2t+1).
-    for (int64_t i = 0; i < kWarpTileM; ++i)
+    for (int64_t i = 0; i < tilesM; ++i)
       for (int64_t half = 0; half < 2; ++half)
         rows.push_back(position(add(rowBase, add(group, constant(16 * i + 8 * half))),
                                 p.rows, p.numRows));
-    for (int64_t j = 0; j < kWarpTileN; ++j)
+    for (int64_t j = 0; j < tilesN; ++j)
       for (int64_t e = 0; e < 2; ++e)
         colsC.push_back(position(add(colBase, add(mul(inGroup, 2), constant(8 * j + e))), p.cols,
                                  p.numCols));
@@ -444,8 +458,8 @@ public:
     // products are of unscaled E4M3 values).
     float scale = p.scaleA * p.scaleB;
     SmallVector<Value> init;
-    for (int64_t i = 0; i < kWarpTileM; ++i)
-      for (int64_t j = 0; j < kWarpTileN; ++j)
+    for (int64_t i = 0; i < tilesM; ++i)
+      for (int64_t j = 0; j < tilesN; ++j)
         for (int64_t r = 0; r < 4; ++r)
           init.push_back(scaled(loadC(i, j, r), 1.0f / scale));
 
@@ -466,25 +480,20 @@ public:
       stage(tileA, stageA, nextBuffer, mul(next, kBlockK));
       stage(tileB, stageB, nextBuffer, mul(next, kBlockK));
       // This stage's copies have landed (only the next stage's may be in
-      // flight), and every thread's are visible.
+      // flight), and every thread's are visible: to wgmma too, which reads
+      // shared memory through the async proxy.
       if (Value copied = commit())
         nvgpu::DeviceAsyncWaitOp::create(b, loc, copied, /*numGroups=*/b.getI32IntegerAttr(1));
+      if (wgmma)
+        NVVM::FenceProxyOp::create(
+            b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+            NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
       gpu::BarrierOp::create(b, loc);
       SmallVector<Value> acc(loop.getRegionIterArgs());
-      for (int64_t k = 0; k < kBlockK; k += f.k) {
-        SmallVector<SmallVector<Value>> fragA, fragB;
-        for (int64_t i = 0; i < kWarpTileM; ++i)
-          fragA.push_back(loadA(tileA, stageA, buffer, i, k, group, inGroup));
-        for (int64_t j = 0; j < kWarpTileN; ++j)
-          fragB.push_back(loadB(tileB, stageB, buffer, j, k, group, inGroup));
-        for (int64_t i = 0; i < kWarpTileM; ++i)
-          for (int64_t j = 0; j < kWarpTileN; ++j) {
-            int64_t at = (i * kWarpTileN + j) * 4;
-            Value d = multiply(fragA[i], fragB[j], ArrayRef(acc).slice(at, 4));
-            for (int64_t r = 0; r < 4; ++r)
-              acc[at + r] = LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{r});
-          }
-      }
+      if (wgmma)
+        acc = multiplyWarpgroup(tileA, tileB, buffer, acc);
+      else
+        multiplyWarps(tileA, stageA, tileB, stageB, buffer, group, inGroup, acc);
       // Every warp is done with this buffer before the next iteration
       // fills it again.
       gpu::BarrierOp::create(b, loc);
@@ -493,10 +502,10 @@ public:
     // The stage past the end (zeros) lands before the threads exit.
     if (first)
       nvgpu::DeviceAsyncWaitOp::create(b, loc, first, /*numGroups=*/b.getI32IntegerAttr(0));
-    for (int64_t i = 0; i < kWarpTileM; ++i)
-      for (int64_t j = 0; j < kWarpTileN; ++j)
+    for (int64_t i = 0; i < tilesM; ++i)
+      for (int64_t j = 0; j < tilesN; ++j)
         for (int64_t r = 0; r < 4; ++r)
-          storeC(i, j, r, scaled(loop.getResult((i * kWarpTileN + j) * 4 + r), scale));
+          storeC(i, j, r, scaled(loop.getResult((i * tilesN + j) * 4 + r), scale));
     gpu::TerminatorOp::create(b, loc);
   }
 
@@ -581,12 +590,17 @@ private:
   /// neighbouring threads read neighbouring elements. The tile in shared
   /// memory keeps that direction contiguous too: a run is one 16-byte
   /// cp.async where the layout keeps runs aligned, else 4 of 4 bytes.
+  /// wgmma's tiles are its core matrices instead, which keep the reduction
+  /// contiguous whatever the operand's layout, and hold the format's bits:
+  /// fp16, bf16 and fp8 are converted and stored by the threads.
   struct Staging {
     Value memref;
     AffineMap map;
     bool alongK = true;
     bool computed = false;           ///< by a fused writer, not copied
+    bool converted = false;          ///< stored by the threads in the format (wgmma)
     bool vector = false;             ///< a run is one 16-byte copy
+    float scale = 1.0f;              ///< fp8's, divided out when converted
     SmallVector<Position> positions; ///< alongK: each run's row; else each of a run's rows
     SmallVector<Value> rowStarts;    ///< per run, within the tile
     SmallVector<Value> kStarts;      ///< per run, within the stage
@@ -594,12 +608,27 @@ private:
 
   static constexpr int64_t kRun = 4;
 
+  /// With wgmma: tf32 as f32, the others as their bits.
+  Type tileElement() {
+    if (!wgmma || f.bits == 32)
+      return b.getF32Type();
+    return b.getIntegerType(f.bits);
+  }
+
+  /// Elements of a core matrix row (wgmma).
+  int64_t coreRow() { return kCoreRowBytes * 8 / f.bits; }
+
   MemRefType tileType(const Staging &s) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-    // Padding makes the fragment reads of a warp hit 32 banks (tf32).
-    SmallVector<int64_t> shape = s.alongK ? SmallVector<int64_t>{kStages, kBlockM, kBlockK + 4}
-                                          : SmallVector<int64_t>{kStages, kBlockK, kBlockM + 8};
-    return MemRefType::get(shape, b.getF32Type(), MemRefLayoutAttrInterface(), workgroup);
+    // For wgmma, core matrices: [stage][row / 8][k / coreRow][row % 8][k %
+    // coreRow]. Otherwise as the operand is in memory; padding makes the
+    // fragment reads of a warp hit 32 banks (tf32).
+    SmallVector<int64_t> shape =
+        wgmma ? SmallVector<int64_t>{kStages, kBlockM / kCoreRows, kBlockK / coreRow(), kCoreRows,
+                                     coreRow()}
+        : s.alongK ? SmallVector<int64_t>{kStages, kBlockM, kBlockK + 4}
+                   : SmallVector<int64_t>{kStages, kBlockK, kBlockM + 8};
+    return MemRefType::get(shape, tileElement(), MemRefLayoutAttrInterface(), workgroup);
   }
 
   Staging staging(Value memref, AffineMap map, ArrayRef<unsigned> loops, int64_t total,
@@ -609,6 +638,7 @@ private:
     s.map = map;
     memref::AllocOp alloc = reshapedAlloc(memref);
     s.computed = alloc && fusion.writers.count(alloc.getResult());
+    s.scale = memref == p.a ? p.scaleA : p.scaleB;
     // The memref dimensions the reduction and the innermost row loop index.
     auto type = cast<MemRefType>(memref.getType());
     SmallVector<int64_t> strides;
@@ -624,11 +654,14 @@ private:
             rowStride = strides[result];
         }
     s.alongK = !kStride || !rowStride || *kStride <= *rowStride;
+    s.converted = wgmma && f.bits != 32 && !s.computed;
     // 16 bytes at once need 16-byte aligned runs in memory: the run's
     // direction contiguous, every other stride and the offset multiples of
     // a run, and the extent along it too (runs never straddle its end).
     int64_t extent = s.alongK ? p.ranges[p.k] : loops.empty() ? 1 : p.ranges[loops.back()];
-    s.vector = !s.computed && strided && (s.alongK ? kStride : rowStride) == 1 &&
+    // (wgmma's tiles keep the reduction contiguous.)
+    s.vector = !s.computed && !s.converted && (s.alongK || !wgmma) && strided &&
+               (s.alongK ? kStride : rowStride) == 1 &&
                !ShapedType::isDynamic(offset) && offset % kRun == 0 && extent % kRun == 0 &&
                llvm::all_of(strides, [&](int64_t stride) {
                  return stride == 1 || (!ShapedType::isDynamic(stride) && stride % kRun == 0);
@@ -636,9 +669,14 @@ private:
     int64_t runs = kBlockM * kBlockK / kThreads / kRun;
     if (s.alongK) {
       // Thread t: columns 4(t % 8) to 4(t % 8) + 3 of rows t / 8 + 16j.
-      Value kStart = mul(rem(tid, kBlockK / kRun), kRun);
+      // With wgmma, 8 neighbouring threads write a core matrix's 8 rows
+      // instead (one 128-byte line, no bank conflicts): columns 4((t / 8)
+      // % 8) on of rows t % 8 + 8(t / 64) + 16j.
+      Value kStart = mul(rem(wgmma ? div(tid, kCoreRows) : tid, kBlockK / kRun), kRun);
+      Value firstRow = wgmma ? add(rem(tid, kCoreRows), mul(div(tid, kThreads / 2), kCoreRows))
+                             : div(tid, kBlockK / kRun);
       for (int64_t j = 0; j < runs; ++j) {
-        Value row = add(div(tid, kBlockK / kRun), constant(kThreads * kRun / kBlockK * j));
+        Value row = add(firstRow, constant(kThreads * kRun / kBlockK * j));
         s.rowStarts.push_back(row);
         s.kStarts.push_back(kStart);
         s.positions.push_back(position(add(blockBase, row), loops, total));
@@ -663,6 +701,9 @@ private:
 
   /// The element at `row` and reduction index `k` of a stage in `tile`.
   SmallVector<Value> inTile(const Staging &s, Value buffer, Value row, Value k) {
+    if (wgmma)
+      return {buffer, div(row, kCoreRows), div(k, coreRow()), rem(row, kCoreRows),
+              rem(k, coreRow())};
     return s.alongK ? SmallVector<Value>{buffer, row, k} : SmallVector<Value>{buffer, k, row};
   }
 
@@ -697,9 +738,11 @@ private:
         Value column = s.alongK ? add(kStart, constant(e)) : kStart;
         auto [at, valid] = source(s.positions[s.alongK ? j : e], add(k0, column), depth - 1);
         SmallVector<Value> into = inTile(s, buffer, row, column);
-        if (s.computed) {
+        if (s.computed || s.converted) {
           Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
           Value value = arith::SelectOp::create(b, loc, valid, read(s.memref, at), zero);
+          if (wgmma && f.bits != 32)
+            value = inFormat(scaled(value, 1.0f / s.scale));
           memref::StoreOp::create(b, loc, value, tile, into);
           continue;
         }
@@ -724,6 +767,77 @@ private:
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
   }
 
+  /// One stage's products with mma.sync: each warp reads its fragments of
+  /// A and B for every step of f.k and multiplies its 2x4 tiles.
+  void multiplyWarps(Value tileA, const Staging &stageA, Value tileB, const Staging &stageB,
+                     Value buffer, Value group, Value inGroup, SmallVector<Value> &acc) {
+    for (int64_t k = 0; k < kBlockK; k += f.k) {
+      SmallVector<SmallVector<Value>> fragA, fragB;
+      for (int64_t i = 0; i < tilesM; ++i)
+        fragA.push_back(loadA(tileA, stageA, buffer, i, k, group, inGroup));
+      for (int64_t j = 0; j < tilesN; ++j)
+        fragB.push_back(loadB(tileB, stageB, buffer, j, k, group, inGroup));
+      for (int64_t i = 0; i < tilesM; ++i)
+        for (int64_t j = 0; j < tilesN; ++j) {
+          int64_t at = (i * tilesN + j) * 4;
+          Value d = multiply(fragA[i], fragB[j], ArrayRef(acc).slice(at, 4));
+          for (int64_t r = 0; r < 4; ++r)
+            acc[at + r] = LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{r});
+        }
+    }
+  }
+
+  /// One stage's products with wgmma: a group of kBlockK / f.k
+  /// instructions of 64x64 on the tiles in shared memory, waited for before
+  /// the accumulators are read again.
+  SmallVector<Value> multiplyWarpgroup(Value tileA, Value tileB, Value buffer,
+                                       ArrayRef<Value> acc) {
+    auto type = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(acc.size(), b.getF32Type()));
+    Value d = LLVM::PoisonOp::create(b, loc, type);
+    for (auto [i, value] : llvm::enumerate(acc))
+      d = LLVM::InsertValueOp::create(b, loc, d, value, ArrayRef<int64_t>{int64_t(i)});
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    MLIRContext *context = b.getContext();
+    auto format = NVVM::WGMMATypesAttr::get(context, f.wgmmaType);
+    auto one = NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one);
+    for (int64_t step = 0; step < kBlockK / f.k; ++step)
+      d = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, type, d, descriptor(tileA, buffer, step), descriptor(tileB, buffer, step),
+          NVVM::MMAShapeAttr::get(context, kBlockM, kBlockN, f.k), format, format,
+          NVVM::WGMMATypesAttr::get(context, NVVM::WGMMATypes::f32),
+          NVVM::WGMMAScaleOutAttr::get(context, NVVM::WGMMAScaleOut::one), one, one,
+          NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::row),
+          NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::col), NVVM::MMAIntOverflowAttr());
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    SmallVector<Value> result;
+    for (int64_t i = 0; i < int64_t(acc.size()); ++i)
+      result.push_back(LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i}));
+    return result;
+  }
+
+  /// The wgmma matrix descriptor of step `step` (f.k along the reduction:
+  /// two core matrices) of the stage in `buffer` of `tile`: its shared
+  /// address, the distance between core matrices along the reduction (the
+  /// leading dimension) and along the rows (the stride dimension), each in
+  /// 16-byte units; no swizzling.
+  Value descriptor(Value tile, Value buffer, int64_t step) {
+    auto type = cast<MemRefType>(tile.getType());
+    int64_t stageBytes = type.getNumElements() / kStages * f.bits / 8;
+    int64_t rowBlockBytes = type.getDimSize(2) * kCoreBytes;
+    Value address = add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile),
+                        add(mul(buffer, stageBytes), constant(step * 2 * kCoreBytes)));
+    Type i64 = b.getI64Type();
+    auto bits = [&](int64_t value) { return arith::ConstantIntOp::create(b, loc, i64, value); };
+    Value start = arith::ShRUIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, arith::IndexCastUIOp::create(b, loc, i64, address),
+                                      bits(0x3ffff)),
+        bits(4));
+    int64_t strides = (kCoreBytes >> 4) << 16 | (rowBlockBytes >> 4) << 32;
+    return arith::OrIOp::create(b, loc, start, bits(strides));
+  }
+
   /// One mma.sync on fragments of A and B and four accumulators.
   Value multiply(ArrayRef<Value> a, ArrayRef<Value> bFragment, ArrayRef<Value> acc) {
     Type f32 = b.getF32Type();
@@ -735,6 +849,33 @@ private:
                                std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                                               NVVM::MMALayout::col})
         .getResult();
+  }
+
+  /// An element's bits in the format, as wgmma reads it from shared memory
+  /// (fp16, bf16 or fp8; the value is rounded to it already).
+  Value inFormat(Value element) {
+    Type i16 = b.getI16Type();
+    switch (f.precision) {
+    case Precision::FP16:
+      return arith::BitcastOp::create(b, loc, i16,
+                                      arith::TruncFOp::create(b, loc, b.getF16Type(), element));
+    case Precision::BF16: {
+      // The high half of the f32 bits.
+      Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), element);
+      Value sixteen = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 16);
+      return arith::TruncIOp::create(b, loc, i16, arith::ShRUIOp::create(b, loc, bits, sixteen));
+    }
+    default: {
+      // cvt makes a pair; the low byte is the second operand's.
+      Value pair = LLVM::InlineAsmOp::create(
+                       b, loc, i16, ValueRange{element, element},
+                       "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;", "=h,f,f",
+                       /*has_side_effects=*/false, /*is_align_stack=*/false,
+                       LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+                       .getResult(0);
+      return arith::TruncIOp::create(b, loc, b.getI8Type(), pair);
+    }
+    }
   }
 
   /// One 32-bit register of `perRegister` elements, as mma.sync reads it.
@@ -912,7 +1053,9 @@ private:
   const Product &p;
   const Format &f;
   const Fusion &fusion;
+  bool wgmma;
   Reshapes reshapes;
+  int64_t tilesM, tilesN; ///< a warp's mma tiles of 16x8 along its rows and columns
   SmallVector<std::pair<unsigned, Value>> batchIndex;
   SmallVector<Position> rows, colsC;
   Value warpRow, warpCol; ///< the warp's first row and column in the block's tile
@@ -967,7 +1110,7 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
         if (Attribute value = product.op->getAttr(name))
           launch->setAttr(name, value);
       b.setInsertionPointToStart(&launch.getBody().front());
-      KernelBuilder(b, loc, product, format, fusion).build(launch);
+      KernelBuilder(b, loc, product, format, fusion, wgmma).build(launch);
 
       // What the launch computes instead of reading is stored no more.
       SmallVector<Value> dead;

@@ -19,9 +19,12 @@ llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, TensorCores 
   // one iteration each (parallel loops first; one thread when there are
   // none). Each kernel is one launch of the plan.
   std::vector<std::string> kernels;
-  if (tensorCores >= TensorCores::Ampere)
-    kernels.push_back(tensorCores >= TensorCores::Ada ? "kiln-tensor-core-products{fp8=true}"
-                                                      : "kiln-tensor-core-products");
+  if (tensorCores == TensorCores::Hopper)
+    kernels.push_back("kiln-tensor-core-products{fp8=true wgmma=true}");
+  else if (tensorCores == TensorCores::Ada)
+    kernels.push_back("kiln-tensor-core-products{fp8=true}");
+  else if (tensorCores == TensorCores::Ampere)
+    kernels.push_back("kiln-tensor-core-products");
   if (warpRows)
     kernels.push_back("kiln-warp-row-reductions");
   std::string pipeline = "kiln-bufferize,";

@@ -22,12 +22,13 @@ enum class TensorCores {
   None,
   Ampere, ///< sm_80 and later: mma.sync on tf32, fp16 and bf16
   Ada,    ///< sm_89 and later: fp8 (E4M3) too
+  Hopper, ///< sm_90a: all four with wgmma.mma_async
 };
 
 /// Appends kernel formation for a module of linalg on tensors (the kernel
 /// generators' output): its ops become kernels in `gpu.module @kernels`
 /// launched from the host function. Products in the formats `tensorCores`
-/// takes use mma.sync; with `warpRows` (NVIDIA's 32-lane warps), row
+/// takes use its instructions; with `warpRows` (NVIDIA's 32-lane warps), row
 /// statistics (Softmax, LayerNorm) take a warp per row.
 llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, TensorCores tensorCores,
                                            bool warpRows, llvm::raw_ostream &errors);

@@ -91,7 +91,7 @@ llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm,
     return llvm::failure();
   pm.addNestedPass<mlir::gpu::GPUModuleOp>(std::make_unique<DeclareKernelProperties>());
   return mlir::parsePassPipeline("gpu.module(lower-affine,convert-scf-to-cf,convert-nvgpu-to-nvvm,"
-                                 "convert-gpu-to-nvvm,"
+                                 "convert-gpu-to-nvvm,convert-nvvm-to-llvm,"
                                  "reconcile-unrealized-casts,canonicalize,cse),"
                                  "gpu-module-to-binary{format=isa}",
                                  pm, errors);

@@ -100,7 +100,9 @@ llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,
     built = buildHostPipeline(pm, target.chip, graph.fuse, errorStream);
   } else {
     int architecture = target.isNVPTX() ? nvidiaArchitecture(target.chip) : 0;
-    TensorCores tensorCores = architecture >= 89   ? TensorCores::Ada
+    // wgmma is sm_90a's alone (later architectures have other instructions).
+    TensorCores tensorCores = target.chip == "sm_90a" ? TensorCores::Hopper
+                              : architecture >= 89   ? TensorCores::Ada
                               : architecture >= 80 ? TensorCores::Ampere
                                                    : TensorCores::None;
     built = buildGpuKernelPipeline(pm, tensorCores, target.isNVPTX(), errorStream);

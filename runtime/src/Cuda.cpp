@@ -195,9 +195,10 @@ std::pair<int, bool> parseArch(const std::string &target) {
 
 /// The code that runs best on a GPU of compute capability `major`.`minor`:
 /// that of the newest architecture it can run (a plan for a newer one may
-/// use more of the hardware), as a cubin when there is one it runs (built
-/// for an architecture of the same major version, no newer than it), else
-/// as PTX, which the driver compiles.
+/// use more of the hardware), the architecture-specific one of its own
+/// first (sm_90a's wgmma before sm_90's mma.sync), as a cubin when there
+/// is one it runs (built for an architecture of the same major version, no
+/// newer than it), else as PTX, which the driver compiles.
 const CodeObject *chooseCode(const kiln_model_t *model, int major, int minor) {
   int device = major * 10 + minor;
   const CodeObject *best = nullptr;
@@ -211,7 +212,7 @@ const CodeObject *chooseCode(const kiln_model_t *model, int major, int minor) {
     bool cubin = code.kind == CodeObject::Kind::Cubin;
     if (cubin && arch / 10 != major)
       continue;
-    int score = 2 * arch + (cubin ? 1 : 0);
+    int score = 4 * arch + (specific ? 2 : 0) + (cubin ? 1 : 0);
     if (score > bestScore) {
       best = &code;
       bestScore = score;

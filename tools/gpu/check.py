@@ -17,6 +17,9 @@ Correctness:
     2e-3 for fp8, whose tensor cores may add with fewer bits)
     and against onnxruntime's fp32 result at that precision's tolerance;
   - each GEMM against PyTorch's in the same format (GEMM_TOLERANCE);
+  - the tf32 conformance tests, the precisions and the GEMMs once per
+    variant the bundle has: on an H200, sm_90's mma.sync kernels and
+    sm_90a's wgmma ones;
   - ResNet-50 at batch 1 and 64 (the artifacts rebuilt whole, the ONNX
     model regenerated with the same seed) against onnxruntime's fp32
     result, at tf32's tolerance (1e-2 of the largest value).
@@ -104,12 +107,13 @@ def check_conformance(runtime, bundle, names, device, report):
     return not failures
 
 
-def check_conformance_tf32(runtime, bundle, names, device, report):
+def check_conformance_tf32(runtime, bundle, names, variant, device, report):
     failures = []
     for name in names:
         data = np.load(os.path.join(bundle, "conformance", name + ".npz"))
         try:
-            model = runtime.load(os.path.join(bundle, "conformance", name + ".tf32.kiln"))
+            model = runtime.load(os.path.join(bundle, "conformance",
+                                              name + ".tf32" + variant["suffix"] + ".kiln"))
             outputs = model.session(device).run(
                 {k[3:]: data[k] for k in data.files if k.startswith("in:")})
         except KilnError as error:
@@ -120,19 +124,21 @@ def check_conformance_tf32(runtime, bundle, names, device, report):
             error = relative_error(outputs[output], data[key])
             if not error <= TF32_TOLERANCE:
                 failures.append(f"{name}: output {output}: {error:.2e} of the largest value")
-    report.append(f"- Conformance in tf32 on {device}: {len(names) - len(failures)} of "
+    report.append(f"- Conformance in tf32 on {device}, code for {variant['target']} "
+                  f"({variant['kernel']}): {len(names) - len(failures)} of "
                   f"{len(names)} tests with products agree with kiln's host tf32 result.")
     report += [f"  - FAILED {failure}" for failure in failures]
     return not failures
 
 
-def check_precision(runtime, bundle, precisions, device, report):
+def check_precision(runtime, bundle, precisions, variant, device, report):
     ok = True
-    report.append(f"- conv_relu per precision on {device} (largest error relative to the "
-                  "largest value):")
+    report.append(f"- conv_relu per precision on {device}, code for {variant['target']} "
+                  f"({variant['kernel']}; largest error relative to the largest value):")
     for precision in precisions:
         data = np.load(os.path.join(bundle, "precision", precision + ".npz"))
-        session = runtime.load(os.path.join(bundle, "precision", precision + ".kiln")).session(device)
+        artifact = os.path.join(bundle, "precision", precision + variant["suffix"] + ".kiln")
+        session = runtime.load(artifact).session(device)
         actual = session.run({"input": data["input"]})["output"]
         to_host = relative_error(actual, data["host"], scale=data["reference"])
         to_reference = relative_error(actual, data["reference"])
@@ -181,9 +187,9 @@ def bench_gemm(runtime, bundle, gemms, device, report):
     ok = True
     torch.backends.cuda.matmul.allow_tf32 = True
     report.append("")
-    report.append("| GEMM | precision | kiln TFLOP/s | kiln with copies | PyTorch TFLOP/s | "
-                  "kiln / PyTorch | max rel. error |")
-    report.append("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    report.append("| GEMM | precision | kiln kernel | kiln TFLOP/s | kiln with copies | "
+                  "PyTorch TFLOP/s | kiln / PyTorch | max rel. error |")
+    report.append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for gemm in gemms:
         n, precision = gemm["n"], gemm["precision"]
         rng = np.random.default_rng(n)
@@ -214,7 +220,8 @@ def bench_gemm(runtime, bundle, gemms, device, report):
         flops = 2.0 * n ** 3
         good = bool(error <= GEMM_TOLERANCE[precision])
         ok &= good
-        report.append(f"| {n}^3 | {precision} | {flops / seconds / 1e12:.3f} | "
+        report.append(f"| {n}^3 | {precision} | {gemm['kernel']} | "
+                      f"{flops / seconds / 1e12:.3f} | "
                       f"{flops / with_copies / 1e12:.3f} | {flops / torch_seconds / 1e12:.1f} | "
                       f"{torch_seconds / seconds:.4f} | {error:.2e}{'' if good else ' FAILED'} |")
     return ok
@@ -376,11 +383,17 @@ def main():
     steps = [
         ("conformance", lambda: check_conformance(runtime, args.bundle, manifest["conformance"],
                                                   args.device, report)),
-        ("conformance in tf32", lambda: check_conformance_tf32(
-            runtime, args.bundle, manifest.get("conformance_tf32", []), args.device, report)),
-        ("precision", lambda: check_precision(runtime, args.bundle, manifest["precision"],
-                                              args.device, report)),
     ]
+    # The tensor-core artifacts come once per variant (mma.sync, wgmma).
+    for variant in manifest["variants"]:
+        steps.append((f"conformance in tf32 ({variant['kernel']})",
+                      lambda variant=variant: check_conformance_tf32(
+                          runtime, args.bundle, manifest["conformance_tf32"], variant,
+                          args.device, report)))
+        steps.append((f"precision ({variant['kernel']})",
+                      lambda variant=variant: check_precision(
+                          runtime, args.bundle, manifest["precision"], variant, args.device,
+                          report)))
     if models and (cuda or manifest["target"] == "host"):
         steps.append(("models", lambda: check_models(runtime, args.bundle, models, args.device,
                                                      report, cuda and not args.no_bench)))

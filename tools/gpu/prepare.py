@@ -30,6 +30,11 @@ GPU machine, which has no LLVM and no network:
                           PyTorch
   manifest.json           what is there, and what was left out and why
 
+For --target sm_90 (the default), the tensor-core artifacts (the tf32
+conformance tests, the precisions and the GEMMs) come twice: NAME.kiln for
+sm_90 (mma.sync) and NAME.wgmma.kiln for sm_90a (wgmma), so that the GPU
+check runs both kernels (manifest.json's "variants").
+
 Every artifact but the models' holds host code beside the target's, so
 `check.py --device host --no-bench` runs the same checks here (CTest does,
 as gpu-check-host); `--target host` makes a bundle whose models run on the
@@ -71,6 +76,20 @@ SKIPPED = {
             "beside ResNet-50 in the 64 MiB the GPU machine takes",
 }
 MODEL_BATCHES = [1, 64]
+# The architecture-specific target whose tensor-core kernels differ: sm_90a
+# multiplies with wgmma where sm_90 has mma.sync.
+SPECIFIC = {"sm_90": ("sm_90a", "wgmma")}
+
+
+def variants(target):
+    """The tensor-core artifacts' variants: a file suffix, the target, and
+    the instruction that multiplies."""
+    made = [{"suffix": "", "target": target,
+             "kernel": "host" if target == "host" else "mma.sync"}]
+    if target in SPECIFIC:
+        specific, kernel = SPECIFIC[target]
+        made.append({"suffix": "." + kernel, "target": specific, "kernel": kernel})
+    return made
 
 
 def with_host(target):
@@ -127,8 +146,10 @@ def prepare_conformance(args, out):
         if PRODUCTS & {node.op_type for node in model.graph.node}:
             tf32 = os.path.join(out, name + ".tf32.kiln")
             try:
-                kiln_compile(args.kiln, model_path, tf32, "--target", with_host(args.target),
-                             "--precision", "tf32")
+                for variant in variants(args.target):
+                    kiln_compile(args.kiln, model_path,
+                                 os.path.join(out, name + ".tf32" + variant["suffix"] + ".kiln"),
+                                 "--target", with_host(variant["target"]), "--precision", "tf32")
                 session = runtime.load(tf32).session("host")
                 results = session.run({k[3:]: arrays[k] for k in arrays if k.startswith("in:")})
             except RuntimeError as error:  # kiln compile's, or the runtime's KilnError
@@ -168,7 +189,9 @@ def prepare_precision(args, out, work):
         if precision == "fp8":
             flags += ["--calibration", scales]
         artifact = os.path.join(out, precision + ".kiln")
-        kiln_compile(args.kiln, model, artifact, "--target", with_host(args.target), *flags)
+        for variant in variants(args.target):
+            kiln_compile(args.kiln, model, os.path.join(out, precision + variant["suffix"] + ".kiln"),
+                         "--target", with_host(variant["target"]), *flags)
         # The host plan runs NCHW, the GPU's NHWC; both round alike.
         result = os.path.join(work, precision + "_out")
         subprocess.run([args.kiln, "run", artifact, "--input", "input=" + os.path.join(
@@ -200,10 +223,13 @@ def prepare_gemm(args, out, work):
             flags = ["--precision", precision]
             if precision == "fp8":
                 flags += ["--calibration", scales]
-            kiln_compile(args.kiln, path, os.path.join(out, f"{n}_{precision}.kiln"),
-                         "--target", with_host(args.target), *flags)
-            made.append({"n": n, "precision": precision, "file": f"{n}_{precision}.kiln",
-                         "scales": {"a": 6.0, "b": 6.0} if precision == "fp8" else None})
+            for variant in variants(args.target):
+                file = f"{n}_{precision}{variant['suffix']}.kiln"
+                kiln_compile(args.kiln, path, os.path.join(out, file),
+                             "--target", with_host(variant["target"]), *flags)
+                made.append({"n": n, "precision": precision, "file": file,
+                             "kernel": variant["kernel"],
+                             "scales": {"a": 6.0, "b": 6.0} if precision == "fp8" else None})
     return made
 
 
@@ -302,7 +328,8 @@ def main():
     left_out = dict(SKIPPED)
     if args.no_models:
         left_out["resnet50"] = "left out with --no-models"
-    manifest = {"target": args.target, "conformance": passed, "conformance_tf32": tf32,
+    manifest = {"target": args.target, "variants": variants(args.target),
+                "conformance": passed, "conformance_tf32": tf32,
                 "conformance_not_compiled": failed, "precision": precisions, "gemm": gemms,
                 "models": models, "models_left_out": left_out}
     with open(os.path.join(args.out, "manifest.json"), "w") as f:

@@ -4,7 +4,7 @@
 // that point into device memory, CUDA graphs, asynchronous runs, and the
 // errors a GPU can give.
 //
-// CTest compiles conv_relu for host,sm_80,sm_90 (with cubins) and for
+// CTest compiles conv_relu for host,sm_80,sm_90,sm_90a (with cubins) and for
 // sm_80,sm_90 as PTX only, into $KILN_TEST_ARTIFACTS.
 
 #include "kiln/runtime.h"
@@ -88,7 +88,7 @@ TEST_CASE("a session runs the cubin for its GPU, as one CUDA graph", "[cuda]") {
   kiln_model_t *model = load("cuda.kiln");
   kiln_session_t *session;
   REQUIRE(open(model, "cuda:0", &session) == KILN_STATUS_OK);
-  CHECK(std::string(kiln_session_device(session)) == "cuda:0 (Fake GPU, sm_90, cubin for sm_90)");
+  CHECK(std::string(kiln_session_device(session)) == "cuda:0 (Fake GPU, sm_90, cubin for sm_90a)");
   CHECK(fake.get("cubins loaded") == 1);
   CHECK(fake.get("graphs") == 1);
   // The weights, then nothing more until a run.
@@ -139,14 +139,18 @@ TEST_CASE("code is chosen for the GPU's architecture", "[cuda]") {
     kiln_model_release(model);
     return message;
   };
-  CHECK(runs(90) == "cuda:0 (Fake GPU, sm_90, cubin for sm_90)");
+  // sm_90 runs sm_90a's code (wgmma) before sm_90's.
+  CHECK(runs(90) == "cuda:0 (Fake GPU, sm_90, cubin for sm_90a)");
+  // sm_89 runs sm_80's: neither sm_90 nor sm_90a is for it.
+  CHECK(runs(89) == "cuda:0 (Fake GPU, sm_89, cubin for sm_80)");
   // sm_86 runs sm_80's cubin unchanged.
   CHECK(runs(86) == "cuda:0 (Fake GPU, sm_86, cubin for sm_80)");
-  // A newer major version compiles the newest PTX.
+  // A newer major version compiles the newest PTX it can run: sm_90a's
+  // is for sm_90 alone.
   CHECK(runs(100) == "cuda:0 (Fake GPU, sm_100, PTX for sm_90)");
   // An older GPU has nothing it can run.
   CHECK(runs(75) == "cuda:0 (Fake GPU) is sm_75, and the artifact has no code it can run (it "
-                    "holds code for x86-64-v3, sm_80, sm_90); compile with --target sm_75");
+                    "holds code for x86-64-v3, sm_80, sm_90, sm_90a); compile with --target sm_75");
 }
 
 TEST_CASE("every launch passes pointers into device memory", "[cuda]") {
