@@ -3,11 +3,13 @@
 // Tensor cores read a convolution as an implicit GEMM whose reduction runs
 // over (window, channel): in NHWC the channels of each pixel are contiguous,
 // so a tile of the reduction is one contiguous load. Here every 2-D-or-more
-// convolution of one group and every pooling becomes its channels-last form
-// between two transposes, its weights transposed once at compile time; then
-// the transposes sink through the elementwise ops between them and cancel
-// in pairs, so the layout changes only where something needs NCHW: the
-// graph's inputs and outputs, and ops without a channels-last form.
+// convolution of one group, every depthwise one (a window per output, whose
+// neighbouring threads then read neighbouring channels) and every pooling
+// becomes its channels-last form between two transposes, its weights
+// transposed once at compile time; then the transposes sink through the
+// elementwise ops between them and cancel in pairs, so the layout changes
+// only where something needs NCHW: the graph's inputs and outputs, and ops
+// without a channels-last form.
 //
 //===----------------------------------------------------------------------===//
 
@@ -146,7 +148,7 @@ struct AssignLayout : impl::AssignLayoutBase<AssignLayout> {
     module.walk([&](Operation *op) {
       if (op->hasAttr("channels_last"))
         return;
-      if (auto conv = dyn_cast<ConvOp>(op); conv && conv.getGroup() == 1)
+      if (auto conv = dyn_cast<ConvOp>(op); conv && (conv.getGroup() == 1 || conv.isDepthwise()))
         work.push_back(op);
       else if (isa<MaxPoolOp, AveragePoolOp, GlobalAveragePoolOp>(op))
         work.push_back(op);

@@ -30,10 +30,12 @@ namespace {
 
 using namespace mlir;
 
-/// The ONNX operator type of a product, or empty.
+/// The ONNX operator type of a product, or empty. A depthwise convolution
+/// is none: each output sums one window of one channel, which no
+/// tensor-core instruction suits, so it stays fp32 wherever it runs.
 StringRef productType(Operation *op) {
-  if (isa<ConvOp>(op))
-    return "Conv";
+  if (auto conv = dyn_cast<ConvOp>(op))
+    return conv.isDepthwise() ? "" : "Conv";
   if (isa<GemmOp>(op))
     return "Gemm";
   if (isa<MatMulOp>(op))

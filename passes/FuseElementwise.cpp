@@ -6,11 +6,14 @@
 // elementwise fusion, with kiln's rule for when): both must be all-parallel,
 // so a product or a reduction is never fused into (that would bury the
 // im2col gather inside the product the host tiles), and the producer must
-// have no other user and no loops in its body (pooling, a row's statistics),
-// so nothing is computed twice.
+// have no other user, so nothing is computed twice. For the same reason a
+// producer with loops in its body (pooling, a depthwise convolution, a
+// row's statistics) is fused only where the consumer reads each of its
+// elements once.
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/kiln/KilnDialect.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -25,14 +28,14 @@ namespace {
 
 using namespace mlir;
 
-bool isElementwise(Operation *op) {
+bool isParallelGeneric(Operation *op) {
   auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
   return generic && generic.getNumLoops() == generic.getNumParallelLoops();
 }
 
-/// A producer whose body loops (pooling, a row's statistics) reduces in
-/// disguise: fused into a consumer that broadcasts its result, the loops
-/// would run once per element of the consumer.
+/// A producer whose body loops (pooling, a depthwise convolution, a row's
+/// statistics) reduces in disguise: fused into a consumer that broadcasts
+/// its result, the loops would run once per element of the consumer.
 bool hasLoops(Operation *op) {
   return op->walk([&](Operation *inner) {
              return inner != op && inner->getNumRegions() > 0 ? WalkResult::interrupt()
@@ -41,14 +44,51 @@ bool hasLoops(Operation *op) {
       .wasInterrupted();
 }
 
+/// Whether the producer of `operand` (of an elementwise generic) joins it.
+bool shouldFuse(OpOperand &operand) {
+  Operation *producer = operand.get().getDefiningOp();
+  auto consumer = cast<linalg::GenericOp>(operand.getOwner());
+  return isParallelGeneric(producer) && operand.get().hasOneUse() &&
+         (!hasLoops(producer) || consumer.getMatchingIndexingMap(&operand).isPermutation());
+}
+
+/// MLIR's elementwise fusion, whose result keeps the locations of both ops
+/// (the ONNX nodes `kiln inspect` names for each kernel) and the producer's
+/// layout.
+struct FuseIntoConsumer : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    if (!isParallelGeneric(consumer.getOperation()))
+      return failure();
+    for (OpOperand &operand : consumer->getOpOperands()) {
+      if (!linalg::areElementwiseOpsFusable(&operand) || !shouldFuse(operand))
+        continue;
+      Operation *producer = operand.get().getDefiningOp();
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, &operand);
+      if (failed(fused))
+        continue;
+      fused->fusedOp->setLoc(rewriter.getFusedLoc({producer->getLoc(), consumer.getLoc()}));
+      // A pooling's or depthwise convolution's layout, for the kernel list.
+      if (Attribute layout = producer->getAttr(kLayoutAttr))
+        fused->fusedOp->setAttr(kLayoutAttr, layout);
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &use) {
+          return use.get().getDefiningOp() != producer;
+        });
+      rewriter.eraseOp(consumer);
+      return success();
+    }
+    return failure();
+  }
+};
+
 struct FuseElementwise : impl::FuseElementwiseBase<FuseElementwise> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *operand) {
-      Operation *producer = operand->get().getDefiningOp();
-      return isElementwise(producer) && !hasLoops(producer) &&
-             isElementwise(operand->getOwner()) && operand->get().hasOneUse();
-    });
+    patterns.add<FuseIntoConsumer>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

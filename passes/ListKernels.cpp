@@ -39,10 +39,17 @@ StringRef kindOf(linalg::LinalgOp op) {
     return "matmul";
   if (reduces)
     return "reduce";
-  // A loop in the body runs, for each output, over a window (pooling) or
-  // over a row for its statistics (several results: Softmax, LayerNorm).
-  if (!body.getOps<scf::ForOp>().empty())
-    return generic.getNumDpsInits() > 1 ? "reduce" : "pool";
+  // A loop in the body runs, for each output, over a window (pooling, or a
+  // depthwise convolution when it multiplies) or over a row for its
+  // statistics (several results: Softmax, LayerNorm).
+  if (!body.getOps<scf::ForOp>().empty()) {
+    if (generic.getNumDpsInits() > 1)
+      return "reduce";
+    bool multiplies = false;
+    for (scf::ForOp loop : body.getOps<scf::ForOp>())
+      loop.walk([&](arith::MulFOp) { multiplies = true; });
+    return multiplies ? "depthwise" : "pool";
+  }
   // A body that reads at indices it computes gathers (im2col columns).
   if (generic.getNumDpsInputs() == 0 && !body.getOps<memref::LoadOp>().empty())
     return "gather";

@@ -56,7 +56,9 @@ def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
     fused into it (MLIR's elementwise fusion): a bias add, a residual add
     and the activation after them become one kernel and one pass over
     memory. Products and reductions are never fused into, and a value with
-    another user is never swallowed, so no work is duplicated.
+    another user is never swallowed, so no work is duplicated; a producer
+    with loops in its body (pooling, a depthwise convolution) only into a
+    consumer that reads each of its elements once.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
@@ -80,10 +82,11 @@ def FuseGelu : Pass<"kiln-fuse-gelu", "mlir::func::FuncOp"> {
 def AssignLayout : Pass<"kiln-assign-layout", "mlir::ModuleOp"> {
   let summary = "Runs convolutions and pooling channels last (NHWC) when asked";
   let description = [{
-    With `layout=nhwc`, every `kiln.conv` of one group and every pooling
-    becomes its `channels_last` form between a transpose of its input to
-    N x D1..Dk x C and one of its result back; a constant weight is
-    transposed at compile time to K1..Kk x C x M. The transposes then sink
+    With `layout=nhwc`, every `kiln.conv` of one group, every depthwise
+    one and every pooling becomes its `channels_last` form between a
+    transpose of its input to N x D1..Dk x C and one of its result back; a
+    constant weight is transposed at compile time to K1..Kk x C/group x M.
+    The transposes then sink
     through elementwise ops of one operand and through Add, Sub, Mul and Div
     of two operands transposed alike, and cancel in pairs (the transpose
     folder), so layout changes remain only at the graph's inputs and outputs
@@ -105,7 +108,10 @@ def AssignPrecision : Pass<"kiln-assign-precision", "mlir::ModuleOp"> {
     `Conv`, `Gemm` or `MatMul` keeps every op of that type, any other item
     keeps the ops whose ONNX node names contain it. An item that is neither
     one of the three types nor part of any node's name is an error.
-    Everything else (bias, softmax, normalization, reductions) stays f32.
+    Everything else (bias, softmax, normalization, reductions) stays f32,
+    and so do depthwise convolutions (one input channel and one filter per
+    group): each output sums one window of one channel, which no
+    tensor-core instruction suits.
 
     A product below f32 gets `kiln.precision`; its constant operands are
     replaced by constants rounded to the format at compile time, its other

@@ -3,6 +3,7 @@
 #include "codegen/kernels/Builders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -63,6 +64,58 @@ TypedAttr lowestValue(Type type) {
     return FloatAttr::get(type, APFloat::getInf(floatType.getFloatSemantics(), true));
   unsigned width = type.getIntOrFloatBitWidth();
   return IntegerAttr::get(type, width == 1 ? APInt(1, 0) : APInt::getSignedMinValue(width));
+}
+
+WindowIndex windowIndex(OpBuilder &b, Location loc, Value output, Value offset, int64_t stride,
+                        int64_t dilation, int64_t pad, int64_t kernel, int64_t inputSize,
+                        int64_t outputSize) {
+  auto index = [&](int64_t value) -> Value { return arith::ConstantIndexOp::create(b, loc, value); };
+  Value position = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, output, index(stride)),
+                                         arith::MulIOp::create(b, loc, offset, index(dilation)));
+  position = arith::SubIOp::create(b, loc, position, index(pad));
+  int64_t last = (outputSize - 1) * stride + (kernel - 1) * dilation - pad;
+  if (pad <= 0 && last < inputSize)
+    return {position, position, Value()};
+  Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, position, index(0));
+  Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, position, index(inputSize));
+  Value inside = arith::AndIOp::create(b, loc, low, high);
+  return {position, arith::SelectOp::create(b, loc, inside, position, index(0)), inside};
+}
+
+Value windowed(OpBuilder &b, Location loc, RankedTensorType type, ArrayRef<int64_t> window,
+               ArrayRef<TypedAttr> start, WindowStep step, WindowFinish finish) {
+  int64_t rank = type.getRank();
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto body = [&](OpBuilder &nested, Location l, ValueRange) {
+    SmallVector<Value> outputAt;
+    for (int64_t d = 0; d < rank; ++d)
+      outputAt.push_back(linalg::IndexOp::create(nested, l, d));
+    SmallVector<Value> offsets(window.size());
+    std::function<SmallVector<Value>(OpBuilder &, size_t, ValueRange)> level =
+        [&](OpBuilder &lb, size_t i, ValueRange carried) -> SmallVector<Value> {
+      if (i == window.size())
+        return step(lb, l, outputAt, offsets, carried);
+      auto index = [&](int64_t value) -> Value {
+        return arith::ConstantIndexOp::create(lb, l, value);
+      };
+      auto loop = scf::ForOp::create(
+          lb, l, index(0), index(window[i]), index(1), carried,
+          [&](OpBuilder &inner, Location, Value k, ValueRange current) {
+            offsets[i] = k;
+            scf::YieldOp::create(inner, l, level(inner, i + 1, current));
+          });
+      return loop.getResults();
+    };
+    SmallVector<Value> initial;
+    for (TypedAttr value : start)
+      initial.push_back(arith::ConstantOp::create(nested, l, value));
+    linalg::YieldOp::create(nested, l, finish(nested, l, level(nested, 0, initial)));
+  };
+  return linalg::GenericOp::create(b, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
+                                   ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank)}, iterators,
+                                   body)
+      .getResult(0);
 }
 
 Value reshape(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape) {

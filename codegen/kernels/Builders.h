@@ -47,6 +47,32 @@ mlir::TypedAttr lowestValue(mlir::Type type);
 mlir::Value reshape(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                     llvm::ArrayRef<int64_t> shape);
 
+/// Where a sliding window reads along one spatial dimension: the input
+/// index output * stride + offset * dilation - pad, and, when some window
+/// overhangs the input there (`outputSize` positions of windows of
+/// `kernel`), whether it is inside [0, inputSize) (`inside`) and the index
+/// clamped to 0 outside (`clamped`; `position` itself otherwise).
+struct WindowIndex {
+  mlir::Value position, clamped, inside;
+};
+WindowIndex windowIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value output,
+                        mlir::Value offset, int64_t stride, int64_t dilation, int64_t pad,
+                        int64_t kernel, int64_t inputSize, int64_t outputSize);
+
+/// A kernel of a window per output (pooling, a depthwise convolution): an
+/// all-parallel generic computing `type` whose body runs one loop per
+/// extent of `window`, carrying values from `start`. `step` gets the
+/// output's indices, the window offsets and the carried values, and returns
+/// them updated; `finish` makes the element of what the loops carried out.
+using WindowStep = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+    mlir::OpBuilder &, mlir::Location, llvm::ArrayRef<mlir::Value> outputAt,
+    llvm::ArrayRef<mlir::Value> offsets, mlir::ValueRange carried)>;
+using WindowFinish = llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                                    mlir::ValueRange carried)>;
+mlir::Value windowed(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
+                     llvm::ArrayRef<int64_t> window, llvm::ArrayRef<mlir::TypedAttr> start,
+                     WindowStep step, WindowFinish finish);
+
 enum class ReduceKind { Sum, Max, Mean };
 
 /// Reduces `value` over sorted `axes`, keeping them as size 1 when

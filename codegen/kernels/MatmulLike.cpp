@@ -97,21 +97,13 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
                  at.push_back(channel);
                Value inside;
                for (int64_t i = 0; i < spatial; ++i) {
-                 int64_t size = inputType.getDimSize(i + 2);
-                 Value position = arith::AddIOp::create(
-                     nested, l, arith::MulIOp::create(nested, l, dim(outputDim + i), index(strides[i])),
-                     arith::MulIOp::create(nested, l, dim(windowDim + i), index(dilations[i])));
-                 position = arith::SubIOp::create(nested, l, position, index(pads[i]));
-                 int64_t last = (type.getDimSize(i + 2) - 1) * strides[i] +
-                                (window[i] - 1) * dilations[i] - pads[i];
-                 if (pads[i] > 0 || last >= size) {
-                   Value low = arith::CmpIOp::create(nested, l, arith::CmpIPredicate::sge, position, index(0));
-                   Value high = arith::CmpIOp::create(nested, l, arith::CmpIPredicate::slt, position, index(size));
-                   Value both = arith::AndIOp::create(nested, l, low, high);
-                   inside = inside ? arith::AndIOp::create(nested, l, inside, both).getResult() : both;
-                   position = arith::SelectOp::create(nested, l, both, position, index(0));
-                 }
-                 at.push_back(position);
+                 WindowIndex read = windowIndex(nested, l, dim(outputDim + i), dim(windowDim + i),
+                                                strides[i], dilations[i], pads[i], window[i],
+                                                inputType.getDimSize(i + 2), type.getDimSize(i + 2));
+                 if (read.inside)
+                   inside = inside ? arith::AndIOp::create(nested, l, inside, read.inside).getResult()
+                                   : read.inside;
+                 at.push_back(read.clamped);
                }
                if (last)
                  at.push_back(channel);
@@ -122,6 +114,54 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
                linalg::YieldOp::create(nested, l, value);
              })
       .getResult(0);
+}
+
+/// A depthwise convolution channels last, a window per output:
+///
+///   out[n, o_1..o_s, c] = sum over k of input[n, o*stride + k*dilation - pad, c]
+///                                       * weight[k_1..k_s, 0, c]
+///
+/// as an all-parallel generic whose body loops over the window (zero where
+/// it falls in the padding), in the order the grouped product sums. Each
+/// output is one thread's loop on a GPU, and neighbouring threads read
+/// neighbouring channels; the bias and what follows fuse into it.
+Value depthwise(OpBuilder &b, Location loc, ConvOp op) {
+  RankedTensorType type = op.getType();
+  Type element = type.getElementType();
+  int64_t spatial = type.getRank() - 2;
+  ArrayRef<int64_t> window = op.getWeight().getType().getShape().take_front(spatial);
+  ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(),
+                    dilations = op.getDilations();
+  Value input = op.getInput(), weight = op.getWeight();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto step = [&](OpBuilder &lb, Location l, ArrayRef<Value> outputAt, ArrayRef<Value> offsets,
+                  ValueRange sum) -> SmallVector<Value> {
+    Value channel = outputAt.back();
+    SmallVector<Value> at = {outputAt[0]};
+    Value inside;
+    for (int64_t d = 0; d < spatial; ++d) {
+      WindowIndex read = windowIndex(lb, l, outputAt[d + 1], offsets[d], strides[d], dilations[d],
+                                     pads[d], window[d], inputType.getDimSize(d + 1),
+                                     type.getDimSize(d + 1));
+      if (read.inside)
+        inside = inside ? arith::AndIOp::create(lb, l, inside, read.inside).getResult()
+                        : read.inside;
+      at.push_back(read.clamped);
+    }
+    at.push_back(channel);
+    Value value = tensor::ExtractOp::create(lb, l, input, at);
+    if (inside)
+      value = arith::SelectOp::create(lb, l, inside, value, scalar(lb, l, element, 0.0));
+    SmallVector<Value> weightAt(offsets);
+    weightAt.append({arith::ConstantIndexOp::create(lb, l, 0), channel});
+    Value product =
+        arith::MulFOp::create(lb, l, value, tensor::ExtractOp::create(lb, l, weight, weightAt));
+    return {arith::AddFOp::create(lb, l, sum[0], product)};
+  };
+  Value result = windowed(b, loc, type, window, {b.getZeroAttr(element)}, step,
+                          [](OpBuilder &, Location, ValueRange sum) { return sum[0]; });
+  result.getDefiningOp()->setAttr(kLayoutAttr, b.getStringAttr("nhwc"));
+  return result;
 }
 
 /// Convolution as a grouped matrix product over im2col columns:
@@ -205,8 +245,8 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
                        });
   }
 
-  /// A channels-last convolution (one group) as one product over im2col
-  /// rows:
+  /// A channels-last convolution of one group as one product over im2col
+  /// rows (a depthwise one: `depthwise`):
   ///
   ///   out[n, o, m] += columns[n, o, (k, c)] * weight[(k, c), m]
   ///
@@ -215,6 +255,11 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
   /// padding reads its input as the rows.
   static LogicalResult rewriteChannelsLast(ConvOp op, PatternRewriter &rewriter) {
     Location loc = op.getLoc();
+    if (op.isDepthwise()) {
+      Value result = depthwise(rewriter, loc, op);
+      rewriter.replaceOp(op, addBias(rewriter, op, result, op.getType().getRank() - 1));
+      return success();
+    }
     RankedTensorType type = op.getType();
     Type element = type.getElementType();
     int64_t spatial = type.getRank() - 2;

@@ -188,90 +188,66 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
   int64_t rank = type.getRank(), spatial = rank - 2;
   // The first spatial dimension, in the input and the output.
   int64_t first = w.channelsLast ? 1 : 2;
-  TypedAttr identity = isMax ? lowestValue(element) : cast<TypedAttr>(b.getZeroAttr(element));
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), element);
-  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-  auto body = [&](OpBuilder &nested, Location l, ValueRange) {
+  // The running result, and for an average the cells counted.
+  SmallVector<TypedAttr> start = {isMax ? lowestValue(element)
+                                        : cast<TypedAttr>(b.getZeroAttr(element))};
+  if (!isMax)
+    start.push_back(b.getZeroAttr(element));
+  auto step = [&](OpBuilder &lb, Location l, ArrayRef<Value> outputAt, ArrayRef<Value> offsets,
+                  ValueRange carried) -> SmallVector<Value> {
     auto index = [&](int64_t value) -> Value {
-      return arith::ConstantIndexOp::create(nested, l, value);
+      return arith::ConstantIndexOp::create(lb, l, value);
     };
-    SmallVector<Value> outputAt;
-    for (int64_t d = 0; d < rank; ++d)
-      outputAt.push_back(linalg::IndexOp::create(nested, l, d));
-    Value one = scalar(nested, l, element, 1.0);
-    SmallVector<Value> offsets(spatial);
-    // One loop per window dimension, carrying the running result and count.
-    std::function<SmallVector<Value>(OpBuilder &, int64_t, ValueRange)> level =
-        [&](OpBuilder &lb, int64_t i, ValueRange carried) -> SmallVector<Value> {
-      if (i < spatial) {
-        auto loop = scf::ForOp::create(
-            lb, l, index(0), index(w.kernel[i]), index(1), carried,
-            [&](OpBuilder &inner, Location, Value k, ValueRange current) {
-              offsets[i] = k;
-              scf::YieldOp::create(inner, l, level(inner, i + 1, current));
-            });
-        return loop.getResults();
-      }
-      SmallVector<Value> at = {outputAt[0]};
-      if (!w.channelsLast)
-        at.push_back(outputAt[1]);
-      Value inside, counted;
-      for (int64_t d = 0; d < spatial; ++d) {
-        int64_t size = inputType.getDimSize(d + first);
-        Value position = arith::AddIOp::create(
-            lb, l, arith::MulIOp::create(lb, l, outputAt[d + first], index(w.strides[d])),
-            arith::MulIOp::create(lb, l, offsets[d], index(w.dilations[d])));
-        position = arith::SubIOp::create(lb, l, position, index(w.pads[d]));
-        int64_t last = (type.getDimSize(d + first) - 1) * w.strides[d] +
-                       (w.kernel[d] - 1) * w.dilations[d] - w.pads[d];
-        auto within = [&](int64_t low, int64_t high) -> Value {
-          Value above = arith::CmpIOp::create(lb, l, arith::CmpIPredicate::sge, position, index(low));
-          Value below = arith::CmpIOp::create(lb, l, arith::CmpIPredicate::slt, position, index(high));
-          return arith::AndIOp::create(lb, l, above, below);
-        };
-        auto both = [&](Value all, Value next) -> Value {
-          return all ? arith::AndIOp::create(lb, l, all, next).getResult() : next;
-        };
-        if (w.pads[d] > 0 || last >= size) {
-          Value ok = within(0, size);
-          inside = both(inside, ok);
-          position = arith::SelectOp::create(lb, l, ok, position, index(0));
-          if (!isMax && w.countIncludePad)
-            counted = both(counted, within(-w.pads[d], size + w.pads[d + spatial]));
+    auto both = [&](Value all, Value next) -> Value {
+      return all ? arith::AndIOp::create(lb, l, all, next).getResult() : next;
+    };
+    SmallVector<Value> at = {outputAt[0]};
+    if (!w.channelsLast)
+      at.push_back(outputAt[1]);
+    Value inside, counted;
+    for (int64_t d = 0; d < spatial; ++d) {
+      int64_t size = inputType.getDimSize(d + first);
+      WindowIndex read = windowIndex(lb, l, outputAt[d + first], offsets[d], w.strides[d],
+                                     w.dilations[d], w.pads[d], w.kernel[d], size,
+                                     type.getDimSize(d + first));
+      if (read.inside) {
+        inside = both(inside, read.inside);
+        if (!isMax && w.countIncludePad) {
+          // Inside the declared padding too.
+          Value above = arith::CmpIOp::create(lb, l, arith::CmpIPredicate::sge, read.position,
+                                              index(-w.pads[d]));
+          Value below = arith::CmpIOp::create(lb, l, arith::CmpIPredicate::slt, read.position,
+                                              index(size + w.pads[d + spatial]));
+          counted = both(counted, arith::AndIOp::create(lb, l, above, below));
         }
-        at.push_back(position);
       }
-      if (w.channelsLast)
-        at.push_back(outputAt[rank - 1]);
-      if (!w.countIncludePad)
-        counted = inside;
-      Value value = tensor::ExtractOp::create(lb, l, input, at);
-      Value combined = isMax ? arith::MaximumFOp::create(lb, l, carried[0], value).getResult()
-                             : arith::AddFOp::create(lb, l, carried[0], value).getResult();
-      if (inside)
-        combined = arith::SelectOp::create(lb, l, inside, combined, carried[0]);
-      if (isMax)
-        return {combined};
-      Value count = arith::AddFOp::create(lb, l, carried[1], one);
-      if (counted)
-        count = arith::SelectOp::create(lb, l, counted, count, carried[1]);
-      return {combined, count};
-    };
-    SmallVector<Value> start = {arith::ConstantOp::create(nested, l, identity)};
-    if (!isMax)
-      start.push_back(scalar(nested, l, element, 0.0));
-    SmallVector<Value> result = level(nested, 0, start);
-    Value pooled = result[0];
-    if (!isMax)
-      pooled = arith::DivFOp::create(nested, l, pooled,
-                                     arith::MaximumFOp::create(nested, l, result[1], one));
-    linalg::YieldOp::create(nested, l, pooled);
+      at.push_back(read.clamped);
+    }
+    if (w.channelsLast)
+      at.push_back(outputAt[rank - 1]);
+    if (!w.countIncludePad)
+      counted = inside;
+    Value value = tensor::ExtractOp::create(lb, l, input, at);
+    Value combined = isMax ? arith::MaximumFOp::create(lb, l, carried[0], value).getResult()
+                           : arith::AddFOp::create(lb, l, carried[0], value).getResult();
+    if (inside)
+      combined = arith::SelectOp::create(lb, l, inside, combined, carried[0]);
+    if (isMax)
+      return {combined};
+    Value count = arith::AddFOp::create(lb, l, carried[1], scalar(lb, l, element, 1.0));
+    if (counted)
+      count = arith::SelectOp::create(lb, l, counted, count, carried[1]);
+    return {combined, count};
   };
-  auto pooled = linalg::GenericOp::create(b, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
-                                          ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank)},
-                                          iterators, body);
-  pooled->setAttr(kLayoutAttr, b.getStringAttr(w.channelsLast ? "nhwc" : "nchw"));
-  return pooled.getResult(0);
+  auto finish = [&](OpBuilder &nb, Location l, ValueRange result) -> Value {
+    if (isMax)
+      return result[0];
+    Value one = scalar(nb, l, element, 1.0);
+    return arith::DivFOp::create(nb, l, result[0], arith::MaximumFOp::create(nb, l, result[1], one));
+  };
+  Value pooled = windowed(b, loc, type, w.kernel, start, step, finish);
+  pooled.getDefiningOp()->setAttr(kLayoutAttr, b.getStringAttr(w.channelsLast ? "nhwc" : "nchw"));
+  return pooled;
 }
 
 template <typename OpT, bool isMax>

@@ -194,8 +194,9 @@ def Kiln_ConvOp : Kiln_InferredOp<"conv"> {
     `input` is N x C x D1..Dk, `weight` is M x C/group x K1..Kk and the
     optional `bias` has M elements. `pads` holds the k leading pads followed by
     the k trailing pads; ONNX's auto_pad is resolved into them on import.
-    With `channels_last` (layout assignment's NHWC, one group only) `input`
-    is N x D1..Dk x C, `weight` K1..Kk x C x M and the result N x D1..Dk x M.
+    With `channels_last` (layout assignment's NHWC, for one group or a
+    depthwise convolution) `input` is N x D1..Dk x C, `weight` K1..Kk x
+    C/group x M and the result N x D1..Dk x M.
 
     ```mlir
     %y = kiln.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64,
@@ -210,6 +211,11 @@ def Kiln_ConvOp : Kiln_InferredOp<"conv"> {
                        UnitAttr:$channels_last);
   let results = (outs Kiln_FloatTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    /// One input channel and one filter per group (MobileNet's depthwise
+    /// convolutions): no product, but a window per output.
+    bool isDepthwise();
+  }];
 }
 
 def Kiln_GemmOp : Kiln_InferredOp<"gemm"> {

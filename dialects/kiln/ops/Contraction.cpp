@@ -26,8 +26,11 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                              " differs from input rank ", rank);
   bool last = adaptor.getChannelsLast();
   if (last) {
-    if (adaptor.getGroup() != 1)
-      return emitOptionalError(location, "channels_last convolutions have one group");
+    int64_t group = int64_t(adaptor.getGroup());
+    bool depthwise = weight.getDimSize(rank - 2) == 1 && weight.getShape().back() == group;
+    if (group != 1 && !depthwise)
+      return emitOptionalError(location,
+                               "channels_last convolutions have one group or are depthwise");
     // K1..Kk x C x M reads as M x C x K1..Kk.
     SmallVector<int64_t> shape = {weight.getShape().back(), weight.getDimSize(rank - 2)};
     llvm::append_range(shape, weight.getShape().drop_back(2));
@@ -73,6 +76,15 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   auto result = RankedTensorType::get(shape, input.getElementType());
   types.push_back(last ? channelsLast(result) : result);
   return success();
+}
+
+bool ConvOp::isDepthwise() {
+  ArrayRef<int64_t> weight = getWeight().getType().getShape();
+  bool last = getChannelsLast();
+  int64_t perGroup = last ? weight[weight.size() - 2] : weight[1];
+  int64_t filters = last ? weight.back() : weight[0];
+  int64_t group = int64_t(getGroup());
+  return group > 1 && perGroup == 1 && filters == group;
 }
 
 LogicalResult GemmOp::inferReturnTypes(MLIRContext *,

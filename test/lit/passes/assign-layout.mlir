@@ -8,9 +8,9 @@
 
 // A residual block, channels last: the input is transposed once; the
 // convolutions read weights transposed at compile time (M x C x KH x KW to
-// KH x KW x C x M); Relu, the residual Add and the max pool run on NHWC
-// values; one transpose restores NCHW where the grouped convolution, which
-// keeps NCHW, reads it.
+// KH x KW x C x M); Relu, the residual Add, the max pool and the depthwise
+// convolution (one channel per group; its weights 1 x 1 x 1 x 2) run on
+// NHWC values; one transpose restores NCHW at the end.
 // CHECK-LABEL: func.func @block
 // CHECK-SAME: (%[[X:.+]]: tensor<1x2x4x4xf32>)
 // CHECK-DAG: %[[W:.+]] = kiln.constant dense<{{\[\[\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]]]> : tensor<1x1x2x2xf32>
@@ -23,9 +23,9 @@
 // CHECK: %[[SUM:.+]] = kiln.add %[[C2]], %[[H]] : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
 // CHECK: %[[R2:.+]] = kiln.relu %[[SUM]]
 // CHECK: %[[POOL:.+]] = kiln.max_pool %[[R2]] {ceil_mode = false, channels_last, {{.+}}} : (tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32>
-// CHECK: %[[BACK:.+]] = kiln.transpose %[[POOL]] {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
-// CHECK: %[[DW:.+]] = kiln.conv %[[BACK]], %{{.+}} {dilations = array<i64: 1, 1>, group = 2 : i64,
-// CHECK: return %[[DW]]
+// CHECK: %[[DW:.+]] = kiln.conv %[[POOL]], %{{.+}} {channels_last, dilations = array<i64: 1, 1>, group = 2 : i64, {{.+}}} : (tensor<1x2x2x2xf32>, tensor<1x1x1x2xf32>) -> tensor<1x2x2x2xf32>
+// CHECK: %[[BACK:.+]] = kiln.transpose %[[DW]] {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+// CHECK: return %[[BACK]]
 func.func @block(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
   %w = kiln.constant dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]]]> : tensor<2x2x1x1xf32>
   %dw = kiln.constant dense<1.0> : tensor<2x1x1x1xf32>
@@ -45,4 +45,17 @@ func.func @block(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
   %6 = kiln.conv %5, %dw {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
       : (tensor<1x2x2x2xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32>
   return %6 : tensor<1x2x2x2xf32>
+}
+
+// A grouped convolution of two channels per group has no channels-last
+// form: it keeps NCHW.
+// CHECK-LABEL: func.func @grouped
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.conv %{{.+}}, %{{.+}} {dilations = array<i64: 1, 1>, group = 2 : i64,
+// CHECK-NOT: kiln.transpose
+func.func @grouped(%x: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
+  %w = kiln.constant dense<1.0> : tensor<4x2x1x1xf32>
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x4x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
 }

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-lower-to-linalg,func.func(kiln-fuse-elementwise))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-lower-to-linalg,func.func(kiln-fuse-elementwise))' --mlir-print-debuginfo --mlir-print-local-scope | FileCheck %s --check-prefix=LOC
 
 // A residual add and the ReLU after it become one kernel.
 // CHECK-LABEL: func.func @residual
@@ -47,9 +48,9 @@ func.func @conv_relu(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor
 
 // -----
 
-// A producer that loops in its body is not fused either: the softmax's row
-// statistics stay a kernel of their own, instead of running again for every
-// element of the normalization that broadcasts them.
+// A producer that loops in its body is not fused into a consumer that
+// broadcasts it: the softmax's row statistics stay a kernel of their own,
+// instead of running again for every element of the normalization.
 // CHECK-LABEL: func.func @softmax
 // CHECK: %[[STATS:.+]]:2 = linalg.generic
 // CHECK: scf.for
@@ -59,4 +60,28 @@ func.func @conv_relu(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor
 func.func @softmax(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %0 = kiln.softmax %x {axis = 1 : i64} : tensor<4x16xf32>
   return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+// It is fused where the consumer reads each of its elements once: the
+// depthwise convolution's window loops, its bias and its Relu are one
+// kernel, which keeps the locations of both nodes and the convolution's
+// layout.
+// CHECK-LABEL: func.func @depthwise_relu
+// CHECK-COUNT-1: linalg.generic
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.mulf
+// CHECK: arith.addf %{{.+}}, %in : f32
+// CHECK-NEXT: arith.maximumf
+// CHECK-NOT: linalg.generic
+// LOC-LABEL: func.func @depthwise_relu
+// LOC: linalg.generic {{.+}}{kiln.layout = "nhwc"}
+// LOC: } -> tensor<1x4x4x2xf32> loc(fused["/conv/Conv", "/relu/Relu"])
+func.func @depthwise_relu(%x: tensor<1x4x4x2xf32>, %w: tensor<3x3x1x2xf32>, %b: tensor<2xf32>) -> tensor<1x4x4x2xf32> {
+  %0 = kiln.conv %x, %w, %b {channels_last, dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+      : (tensor<1x4x4x2xf32>, tensor<3x3x1x2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32> loc("/conv/Conv")
+  %1 = kiln.relu %0 : tensor<1x4x4x2xf32> loc("/relu/Relu")
+  return %1 : tensor<1x4x4x2xf32>
 }

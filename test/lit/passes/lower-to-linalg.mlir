@@ -20,8 +20,8 @@
 // CHECK: %[[ROW_AT:.+]] = arith.select %[[ROW_IN]], %[[ROW]], %[[C0:.+]] : index
 // CHECK: %[[COL:.+]] = arith.subi %{{.+}}, %[[C2:.+]] : index
 // CHECK: %[[COL_IN:.+]] = arith.andi
-// CHECK: %[[IN:.+]] = arith.andi %[[ROW_IN]], %[[COL_IN]] : i1
 // CHECK: %[[COL_AT:.+]] = arith.select %[[COL_IN]], %[[COL]], %[[C0]] : index
+// CHECK: %[[IN:.+]] = arith.andi %[[ROW_IN]], %[[COL_IN]] : i1
 // CHECK: %[[READ:.+]] = tensor.extract %[[X]][%[[C0]], %{{.+}}, %[[ROW_AT]], %[[COL_AT]]]
 // CHECK: %[[CELL:.+]] = arith.select %[[IN]], %[[READ]], %[[ZERO]] : f32
 // CHECK: linalg.yield %[[CELL]]
@@ -118,19 +118,19 @@ func.func @no_generator(%a: tensor<4xui8>) -> tensor<4xui8> {
 
 // -----
 
-// A grouped (depthwise) convolution is a batch of products, one per group:
-// the windows read input channel g (one channel per group) at stride 2
-// and dilation 2.
-// CHECK-LABEL: func.func @depthwise
+// A grouped (depthwise) convolution in NCHW (the host's layout) is a batch
+// of products, one per group: the windows read input channel g (one
+// channel per group) at stride 2 and dilation 2.
+// CHECK-LABEL: func.func @depthwise_nchw
 // CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<1x4x1x3x3x3x3xf32>)
 // CHECK: %[[G:.+]] = linalg.index 1 : index
-// CHECK: %[[KH:.+]] = linalg.index 3 : index
-// CHECK: arith.muli %[[KH]], %[[TWO:.+]] : index
-// CHECK: %[[OH:.+]] = linalg.index 5 : index
-// CHECK: arith.muli %[[OH]], %[[TWO]] : index
+// CHECK-DAG: %[[KH:.+]] = linalg.index 3 : index
+// CHECK-DAG: %[[OH:.+]] = linalg.index 5 : index
+// CHECK-DAG: arith.muli %[[KH]], %[[TWO:c2]] : index
+// CHECK-DAG: arith.muli %[[OH]], %[[TWO]] : index
 // CHECK: tensor.extract %{{.+}}[%{{.+}}, %[[G]], %{{.+}}, %{{.+}}]
 // CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<4x1x9xf32>, tensor<1x4x9x9xf32>) outs(%{{.+}} : tensor<1x4x1x9xf32>)
-func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x3x3xf32> {
+func.func @depthwise_nchw(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x3x3xf32> {
   %0 = kiln.conv %x, %w {dilations = array<i64: 2, 2>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
       : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x3x3xf32>
   return %0 : tensor<1x4x3x3xf32>
@@ -158,6 +158,33 @@ func.func @conv_channels_last(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x6xf32>, 
   %0 = kiln.conv %x, %w, %b {channels_last, dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
       : (tensor<1x8x8x3xf32>, tensor<3x3x3x6xf32>, tensor<6xf32>) -> tensor<1x4x4x6xf32>
   return %0 : tensor<1x4x4x6xf32>
+}
+
+// -----
+
+// A depthwise convolution channels last is no product but a window per
+// output: an all-parallel generic (n, oh, ow, c) whose body loops over kh
+// and kw, reading the input at (oh * 2 + kh - 1, ow * 2 + kw - 1) and zero
+// in the padding, times the weight of that offset and channel; the bias
+// follows.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @depthwise_channels_last
+// CHECK-SAME: (%[[X:.+]]: tensor<1x5x5x3xf32>, %[[W:.+]]: tensor<3x3x1x3xf32>, %[[B:.+]]: tensor<3xf32>)
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[DW:.+]] = linalg.generic {indexing_maps = [#[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%{{.+}} : tensor<1x3x3x3xf32>) attrs = {kiln.layout = "nhwc"}
+// CHECK: %[[C:.+]] = linalg.index 3 : index
+// CHECK: scf.for %[[KH:.+]] = %{{.+}} iter_args(%[[OUTER:.+]] = %[[ZERO]]) -> (f32)
+// CHECK: scf.for %[[KW:.+]] = %{{.+}} iter_args(%[[SUM:.+]] = %[[OUTER]]) -> (f32)
+// CHECK: %[[IN:.+]] = tensor.extract %[[X]][%{{.+}}, %{{.+}}, %{{.+}}, %[[C]]] : tensor<1x5x5x3xf32>
+// CHECK: %[[CELL:.+]] = arith.select %{{.+}}, %[[IN]], %[[ZERO]] : f32
+// CHECK: %[[WEIGHT:.+]] = tensor.extract %[[W]][%[[KH]], %[[KW]], %{{.+}}, %[[C]]] : tensor<3x3x1x3xf32>
+// CHECK: %[[PRODUCT:.+]] = arith.mulf %[[CELL]], %[[WEIGHT]] : f32
+// CHECK: arith.addf %[[SUM]], %[[PRODUCT]] : f32
+// CHECK: linalg.generic {{.+}} ins(%[[DW]], %[[B]] : tensor<1x3x3x3xf32>, tensor<3xf32>)
+func.func @depthwise_channels_last(%x: tensor<1x5x5x3xf32>, %w: tensor<3x3x1x3xf32>, %b: tensor<3xf32>) -> tensor<1x3x3x3xf32> {
+  %0 = kiln.conv %x, %w, %b {channels_last, dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+      : (tensor<1x5x5x3xf32>, tensor<3x3x1x3xf32>, tensor<3xf32>) -> tensor<1x3x3x3xf32>
+  return %0 : tensor<1x3x3x3xf32>
 }
 
 // -----
