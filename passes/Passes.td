@@ -286,7 +286,8 @@ def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp">
     `kiln.precision` is tf32, fp16 or bf16 becomes a `gpu.launch`: blocks of
     4 warps compute 64x64 tiles of C, each warp 32x32 as 2x4 `mma.sync`
     tiles of 16x8 (m16n8k8 for tf32, m16n8k16 for fp16 and bf16),
-    accumulating in fp32 registers. The reduction advances 32 at a time
+    accumulating in fp32 registers; a product that would launch fewer than
+    128 such blocks takes 32x32 tiles instead (each warp 16x16). The reduction advances 32 at a time
     through a two-stage pipeline in shared memory: while the warps multiply
     one stage (each thread reading its fragments as the PTX ISA lays them
     out), the block's 128 threads fetch the next tiles of A and B with

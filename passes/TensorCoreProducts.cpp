@@ -6,7 +6,8 @@
 // tensor cores with mma.sync:
 //
 //   - a block of 4 warps computes a 64x64 tile of C; each warp 32x32, as
-//     2x4 mma tiles of 16x8, accumulating in fp32 registers;
+//     2x4 mma tiles of 16x8, accumulating in fp32 registers (32x32 tiles,
+//     1x2 a warp, for products that would launch few blocks);
 //   - the reduction advances 32 at a time through two stages of A's and
 //     B's tiles in shared memory: while the warps multiply one (8, 16 or 32
 //     at a time, each thread reading its fragments as the PTX ISA lays
@@ -56,11 +57,19 @@ namespace {
 
 using namespace mlir;
 
-constexpr int64_t kWarpTileM = 2, kWarpTileN = 4; // mma tiles per warp
-constexpr int64_t kBlockM = 64, kBlockN = 64, kThreads = 128;
+/// A block is 4 warps (one warpgroup) computing a square tile of C, as
+/// large as A's and B's tiles in shared memory: 64x64 (each warp 32x32,
+/// with mma.sync), or 32x32 (each warp 16x16) for products that would
+/// launch few blocks of 64x64: BERT's at batch 1 (64 rows) would launch 12
+/// of them on a GPU of 132 SMs, and get 48 of 32x32. wgmma multiplies 64
+/// rows a warpgroup, so its tiles are 64x64 always.
+constexpr int64_t kThreads = 128;
+constexpr int64_t kLargeTile = 64, kSmallTile = 32;
+/// Fewer blocks of 64x64 than this take 32x32 ones: about an H100's or
+/// H200's SMs, so that each gets a block before any gets two.
+constexpr int64_t kFewBlocks = 128;
 /// The reduction a pipeline stage covers, and the stages.
 constexpr int64_t kBlockK = 32, kStages = 2;
-static_assert(kBlockM == kBlockN, "A's and B's tiles share a shape");
 
 /// The loops of a product by role, outermost first.
 struct Product {
@@ -283,21 +292,24 @@ linalg::GenericOp findEpilogue(linalg::GenericOp op) {
   return epilogue;
 }
 
-/// The most blocks that may each compute the same element of A or B with
-/// a taken-in writer. Every block along B's columns stages the same tile
-/// of A, so a writer of A taken in runs once per column block. Computed
-/// staging already takes more issue slots per stage than the tensor cores
-/// (a rounding's dozen integer operations, or a gather's index arithmetic,
-/// for each of 32 elements a thread, against 32 mma.sync a warp), so past
-/// two such blocks the recomputation should outweigh the pass over memory
-/// it saves. An estimate from issue slots, not yet a measurement: the GPU
+/// The most blocks of 64x64 that may each compute the same element of A
+/// or B with a taken-in writer. Every block along B's columns stages the
+/// same tile of A, so a writer of A taken in runs once per column block.
+/// Computed staging already takes more issue slots per stage than the
+/// tensor cores (a rounding's dozen integer operations, or a gather's index
+/// arithmetic, for each of 32 elements a thread, against 32 mma.sync a
+/// warp), so past two such blocks the recomputation should outweigh the
+/// pass over memory it saves. An estimate from issue slots, not yet a measurement: the GPU
 /// check's GEMMs (whose operands are rounded by kernels of their own) and
 /// ResNet-50 (whose layer3 and layer4 gathers are too) will tell.
 constexpr int64_t kMaxRecomputation = 2;
 
 /// The fusions of `product`'s launch: with its epilogue if the buffers
 /// computed in the launch do not include what the epilogue writes, else
-/// without it.
+/// without it. The limit on recomputation counts blocks of 64x64 whatever
+/// the tile: 32x32 tiles double the count, but they are for products small
+/// enough that a kernel's launch costs more than computing an element
+/// again.
 Fusion fuse(const Product &product) {
   linalg::GenericOp op = product.op;
   for (linalg::GenericOp epilogue : {findEpilogue(op), linalg::GenericOp()}) {
@@ -305,9 +317,9 @@ Fusion fuse(const Product &product) {
     fusion.epilogue = epilogue;
     fusion.anchor = epilogue ? epilogue.getOperation() : op.getOperation();
     fuseWriter(product.c, op, fusion, /*isC=*/true);
-    if (llvm::divideCeil(product.numCols, kBlockN) <= kMaxRecomputation)
+    if (llvm::divideCeil(product.numCols, kLargeTile) <= kMaxRecomputation)
       fuseWriter(product.a, op, fusion);
-    if (llvm::divideCeil(product.numRows, kBlockM) <= kMaxRecomputation)
+    if (llvm::divideCeil(product.numRows, kLargeTile) <= kMaxRecomputation)
       fuseWriter(product.b, op, fusion);
     if (!epilogue)
       return fusion;
@@ -420,19 +432,20 @@ constexpr int64_t kCoreRows = 8, kCoreRowBytes = 16, kCoreBytes = kCoreRows * kC
 class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc, const Product &product, const Format &format,
-                const Fusion &fusion, bool wgmma)
-      : b(b), loc(loc), p(product), f(format), fusion(fusion), wgmma(wgmma), reshapes(b, loc),
-        tilesM(wgmma ? 1 : kWarpTileM), tilesN(wgmma ? kBlockN / 8 : kWarpTileN) {}
+                const Fusion &fusion, bool wgmma, int64_t tile)
+      : b(b), loc(loc), p(product), f(format), fusion(fusion), wgmma(wgmma), tile(tile),
+        reshapes(b, loc), tilesM(wgmma ? 1 : tile / 2 / 16), tilesN(wgmma ? tile / 8 : tile / 2 / 8) {}
 
   void build(gpu::LaunchOp launch) {
     Value tid = launch.getThreadIds().x;
     Value warp = div(tid, 32), lane = rem(tid, 32);
     Value group = div(lane, 4), inGroup = rem(lane, 4);
-    Value blockRow = mul(launch.getBlockIds().x, kBlockM);
-    Value blockCol = mul(launch.getBlockIds().y, kBlockN);
-    // A warp's part of the tile: 32x32, or with wgmma rows 16w to 16w + 15.
-    warpRow = wgmma ? mul(warp, 16) : mul(div(warp, 2), 32);
-    warpCol = wgmma ? constant(0) : mul(rem(warp, 2), 32);
+    Value blockRow = mul(launch.getBlockIds().x, tile);
+    Value blockCol = mul(launch.getBlockIds().y, tile);
+    // A warp's part of the tile: a quarter (2x2 warps), or with wgmma rows
+    // 16w to 16w + 15.
+    warpRow = wgmma ? mul(warp, 16) : mul(div(warp, 2), tile / 2);
+    warpCol = wgmma ? constant(0) : mul(rem(warp, 2), tile / 2);
     Value rowBase = add(blockRow, warpRow), colBase = add(blockCol, warpCol);
     batchIndex = decompose(launch.getBlockIds().z, p.batch);
 
@@ -584,7 +597,7 @@ private:
     return indices;
   }
 
-  /// How a thread stages its part of a kBlockM x kBlockK tile of A (or B,
+  /// How a thread stages its part of a tile x kBlockK tile of A (or B,
   /// the columns for rows): 4 runs of 4 neighbours, along the operand's
   /// contiguous direction, the reduction (`alongK`) or the rows, so that
   /// neighbouring threads read neighbouring elements. The tile in shared
@@ -624,10 +637,10 @@ private:
     // coreRow]. Otherwise as the operand is in memory; padding makes the
     // fragment reads of a warp hit 32 banks (tf32).
     SmallVector<int64_t> shape =
-        wgmma ? SmallVector<int64_t>{kStages, kBlockM / kCoreRows, kBlockK / coreRow(), kCoreRows,
+        wgmma ? SmallVector<int64_t>{kStages, tile / kCoreRows, kBlockK / coreRow(), kCoreRows,
                                      coreRow()}
-        : s.alongK ? SmallVector<int64_t>{kStages, kBlockM, kBlockK + 4}
-                   : SmallVector<int64_t>{kStages, kBlockK, kBlockM + 8};
+        : s.alongK ? SmallVector<int64_t>{kStages, tile, kBlockK + 4}
+                   : SmallVector<int64_t>{kStages, kBlockK, tile + 8};
     return MemRefType::get(shape, tileElement(), MemRefLayoutAttrInterface(), workgroup);
   }
 
@@ -666,7 +679,7 @@ private:
                llvm::all_of(strides, [&](int64_t stride) {
                  return stride == 1 || (!ShapedType::isDynamic(stride) && stride % kRun == 0);
                });
-    int64_t runs = kBlockM * kBlockK / kThreads / kRun;
+    int64_t runs = tile * kBlockK / kThreads / kRun;
     if (s.alongK) {
       // Thread t: columns 4(t % 8) to 4(t % 8) + 3 of rows t / 8 + 16j.
       // With wgmma, 8 neighbouring threads write a core matrix's 8 rows
@@ -683,10 +696,10 @@ private:
       }
     } else {
       // Thread t: rows 4(t % 16) to 4(t % 16) + 3 of columns t / 16 + 8j.
-      Value rowStart = mul(rem(tid, kBlockM / kRun), kRun);
+      Value rowStart = mul(rem(tid, tile / kRun), kRun);
       for (int64_t j = 0; j < runs; ++j) {
         s.rowStarts.push_back(rowStart);
-        s.kStarts.push_back(add(div(tid, kBlockM / kRun), constant(kThreads * kRun / kBlockM * j)));
+        s.kStarts.push_back(add(div(tid, tile / kRun), constant(kThreads * kRun / tile * j)));
       }
       // A run of rows is one copy from its first, whose address must stay
       // aligned when clamped.
@@ -768,7 +781,7 @@ private:
   }
 
   /// One stage's products with mma.sync: each warp reads its fragments of
-  /// A and B for every step of f.k and multiplies its 2x4 tiles.
+  /// A and B for every step of f.k and multiplies its mma tiles.
   void multiplyWarps(Value tileA, const Staging &stageA, Value tileB, const Staging &stageB,
                      Value buffer, Value group, Value inGroup, SmallVector<Value> &acc) {
     for (int64_t k = 0; k < kBlockK; k += f.k) {
@@ -804,7 +817,7 @@ private:
     for (int64_t step = 0; step < kBlockK / f.k; ++step)
       d = NVVM::WgmmaMmaAsyncOp::create(
           b, loc, type, d, descriptor(tileA, buffer, step), descriptor(tileB, buffer, step),
-          NVVM::MMAShapeAttr::get(context, kBlockM, kBlockN, f.k), format, format,
+          NVVM::MMAShapeAttr::get(context, tile, tile, f.k), format, format,
           NVVM::WGMMATypesAttr::get(context, NVVM::WGMMATypes::f32),
           NVVM::WGMMAScaleOutAttr::get(context, NVVM::WGMMAScaleOut::one), one, one,
           NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::row),
@@ -1054,6 +1067,7 @@ private:
   const Format &f;
   const Fusion &fusion;
   bool wgmma;
+  int64_t tile; ///< a block's tile of C is tile x tile
   Reshapes reshapes;
   int64_t tilesM, tilesN; ///< a warp's mma tiles of 16x8 along its rows and columns
   SmallVector<std::pair<unsigned, Value>> batchIndex;
@@ -1064,6 +1078,13 @@ private:
 
 struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
   using TensorCoreProductsBase::TensorCoreProductsBase;
+
+  /// The side of a block's tile of C for `product`.
+  int64_t tileFor(const Product &product) const {
+    int64_t blocks = llvm::divideCeil(product.numRows, kLargeTile) *
+                     llvm::divideCeil(product.numCols, kLargeTile) * product.numBatch;
+    return wgmma || blocks >= kFewBlocks ? kLargeTile : kSmallTile;
+  }
 
   void runOnOperation() override {
     std::vector<std::pair<Product, Format>> products;
@@ -1086,6 +1107,7 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
       products.push_back({*product, *format});
     }
     for (auto &[product, format] : products) {
+      int64_t tile = tileFor(product);
       Fusion fusion = fuse(product);
       SmallVector<Operation *> joined = {product.op};
       if (fusion.epilogue)
@@ -1102,15 +1124,15 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
       Value one = size(1);
       // Rows on x, which allows the most blocks.
       auto launch = gpu::LaunchOp::create(
-          b, loc, size(llvm::divideCeil(product.numRows, kBlockM)),
-          size(llvm::divideCeil(product.numCols, kBlockN)), size(product.numBatch),
+          b, loc, size(llvm::divideCeil(product.numRows, tile)),
+          size(llvm::divideCeil(product.numCols, tile)), size(product.numBatch),
           size(kThreads), one, one);
       launch->setAttr(kKernelAttr, b.getStringAttr("matmul"));
       for (StringRef name : {kPrecisionAttr, kLayoutAttr})
         if (Attribute value = product.op->getAttr(name))
           launch->setAttr(name, value);
       b.setInsertionPointToStart(&launch.getBody().front());
-      KernelBuilder(b, loc, product, format, fusion, wgmma).build(launch);
+      KernelBuilder(b, loc, product, format, fusion, wgmma, tile).build(launch);
 
       // What the launch computes instead of reading is stored no more.
       SmallVector<Value> dead;

@@ -14,12 +14,14 @@
 // is copied with cp.async, a stage ahead: the first before the loop, the
 // next in each iteration, whose wait leaves one group in flight. Each
 // tile keeps its operand's contiguous direction: A's the reduction, B's
-// the columns, 4 at a time (16 bytes) where runs of 4 stay aligned.
+// the columns, 4 at a time (16 bytes) where runs of 4 stay aligned. The
+// product is small, so a block computes 32x32 outputs: the tiles are 32
+// rows (A) or columns (B) by the 32 of a stage's reduction, padded.
 // CHECK-LABEL: func.func @fused(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<32x16xf32>, %[[W:[a-z0-9]+]]: memref<16x8xf32>, %[[BIAS:[a-z0-9]+]]: memref<8xf32>, %[[OUT:[a-z0-9]+]]: memref<32x8xf32>)
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: linalg.
-// CHECK: gpu.launch {{.+}} workgroup(%[[TA:[a-z0-9]+]] : memref<2x64x36xf32, #gpu.address_space<workgroup>>, %[[TB:[a-z0-9]+]] : memref<2x32x72xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch {{.+}} workgroup(%[[TA:[a-z0-9]+]] : memref<2x32x36xf32, #gpu.address_space<workgroup>>, %[[TB:[a-z0-9]+]] : memref<2x32x40xf32, #gpu.address_space<workgroup>>)
 // CHECK: memref.load %[[X]]
 // CHECK-NEXT: math.roundeven
 // CHECK: memref.store %{{.+}}, %[[TA]]
@@ -248,6 +250,33 @@ func.func @wide(%x: memref<32x16xf32>, %w: memref<16x192xf32>, %c: memref<32x192
   }
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %w : memref<32x16xf32>, memref<16x192xf32>) outs(%c : memref<32x192xf32>)
+      attrs = {kiln.precision = "tf32"} {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// A product of 128 blocks of 64x64 or more keeps them (16x16 here): each
+// warp computes 32x32 outputs, 2x4 mma tiles, so the loop carries 32
+// accumulators a thread; the tiles in shared memory are 64 rows or columns.
+// CHECK-LABEL: func.func @large(
+// CHECK: gpu.launch blocks({{.+}}) in ({{[^,]+}} = %c16{{[_0-9]*}}, {{[^,]+}} = %c16{{[_0-9]*}}, {{.+}}) threads({{.+}}) in ({{.+}} = %c128, {{.+}} workgroup({{.+}} : memref<2x64x36xf32, #gpu.address_space<workgroup>>, {{.+}} : memref<2x32x72xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for {{.+}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-COUNT-32: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: scf.yield
+func.func @large(%x: memref<1024x256xf32>, %w: memref<256x1024xf32>, %out: memref<1024x1024xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<1024x256xf32>, memref<256x1024xf32>) outs(%out : memref<1024x1024xf32>)
       attrs = {kiln.precision = "tf32"} {
   ^bb0(%i: f32, %j: f32, %o: f32):
     %m = arith.mulf %i, %j : f32
