@@ -143,7 +143,7 @@ std::optional<Product> matchProduct(linalg::GenericOp op) {
 /// The kernels a product's launch takes in.
 struct Fusion {
   /// Buffers the launch never reads: it computes each element where it
-  /// needs it, with the fill or generic that wrote the buffer (by
+  /// needs it, with the fill, transpose or generic that wrote the buffer (by
   /// allocation). Writers of A and B (an im2col gather, a rounding, a
   /// transpose) and of C (its initial value), and the writers of what
   /// those read, when only their reader reads them.
@@ -185,9 +185,12 @@ bool isComputable(linalg::GenericOp op) {
   });
 }
 
-/// The buffers, by root, `op` (a fill or a computable generic) reads.
+/// The buffers, by root, `op` (a fill, a transpose or a computable
+/// generic) reads.
 SmallVector<Value> readRoots(Operation *op) {
   SmallVector<Value> roots;
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op))
+    return {rootOf(transpose.getInput())};
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic)
     return roots;
@@ -213,10 +216,10 @@ bool unchangedUntil(Operation *writer, Operation *anchor, ArrayRef<Value> roots)
 }
 
 /// Records the writer of `buffer` in `fusion` if the launch can compute it
-/// in place of reading it: a fill or a computable generic writing the whole
-/// allocation `buffer` views, before `reader`, the only other op that
-/// touches it, with its own inputs unchanged until the launch. Then the
-/// same for what that writer reads. With `isC`, ops after the product may
+/// in place of reading it: a fill, a transpose or a computable generic
+/// writing the whole allocation `buffer` views, before `reader`, the only
+/// other op that touches it, with its own inputs unchanged until the
+/// launch. Then the same for what that writer reads. With `isC`, ops after the product may
 /// touch the buffer too: the launch stores C whole, or the epilogue it
 /// takes in was C's last reader.
 void fuseWriter(Value buffer, Operation *reader, Fusion &fusion, bool isC = false) {
@@ -233,6 +236,9 @@ void fuseWriter(Value buffer, Operation *reader, Fusion &fusion, bool isC = fals
              generic && generic.getNumDpsInits() == 1 &&
              generic.getDpsInits()[0] == alloc.getResult() && isComputable(generic))
       writer = generic;
+    else if (auto transpose = dyn_cast<linalg::TransposeOp>(access);
+             transpose && transpose.getInit() == alloc.getResult())
+      writer = transpose;
     else if (access != reader && !(isC && reader->isBeforeInBlock(access)))
       return;
   }
@@ -1027,6 +1033,14 @@ private:
       return memref::LoadOp::create(b, loc, buffer, indices);
     if (auto fill = dyn_cast<linalg::FillOp>(writer))
       return fill.getInputs()[0];
+    if (auto transpose = dyn_cast<linalg::TransposeOp>(writer)) {
+      // Output dimension d is input dimension perm[d].
+      SmallVector<Value> inAlloc = reshapes.toAlloc(buffer, indices);
+      SmallVector<Value> at(inAlloc.size());
+      for (auto [d, from] : llvm::enumerate(transpose.getPermutation()))
+        at[from] = inAlloc[d];
+      return read(transpose.getInput(), at);
+    }
     return compute(cast<linalg::GenericOp>(writer), reshapes.toAlloc(buffer, indices),
                    llvm::DenseMap<unsigned, Value>());
   }

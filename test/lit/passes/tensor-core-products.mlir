@@ -285,3 +285,36 @@ func.func @large(%x: memref<1024x256xf32>, %w: memref<256x1024xf32>, %out: memre
   }
   return
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// A transpose that only the product reads is taken in (BERT's heads): B's
+// element (k, n) is loaded from W at (n, k), the reduction index clamped
+// to W's last (15), and stored to B's tile; the transposed buffer is gone.
+// CHECK-LABEL: func.func @transposed(
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<32x16xf32>, %[[W:[a-z0-9]+]]: memref<8x16xf32>
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: linalg.transpose
+// CHECK: gpu.launch {{.+}} workgroup({{.+}}, %[[TB:[a-z0-9]+]] : memref<2x32x40xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[K:.+]] = arith.minui %{{.+}}, %c15{{[_0-9]*}} : index
+// CHECK: %[[VALUE:.+]] = memref.load %[[W]][%{{.+}}, %[[K]]] : memref<8x16xf32>
+// CHECK: %[[ELEMENT:.+]] = arith.select %{{.+}}, %[[VALUE]], %{{.+}} : f32
+// CHECK-NEXT: memref.store %[[ELEMENT]], %[[TB]]
+// CHECK-NOT: linalg.transpose
+func.func @transposed(%x: memref<32x16xf32>, %w: memref<8x16xf32>, %out: memref<32x8xf32>) {
+  %t = memref.alloc() : memref<16x8xf32>
+  linalg.transpose ins(%w : memref<8x16xf32>) outs(%t : memref<16x8xf32>) permutation = [1, 0]
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %t : memref<32x16xf32>, memref<16x8xf32>) outs(%out : memref<32x8xf32>)
+      attrs = {kiln.precision = "tf32"} {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
