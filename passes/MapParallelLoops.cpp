@@ -3,8 +3,11 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace kiln {
 
@@ -16,6 +19,71 @@ namespace {
 using namespace mlir;
 
 constexpr int64_t kThreadsPerBlock = 256;
+/// Neighbours a thread takes along the innermost loop where it can: 16
+/// bytes of 32-bit elements, one vector load or store each.
+constexpr int64_t kVector = 4;
+
+/// Whether each run of kVector elements of `memref`'s innermost dimension
+/// that starts at a multiple of kVector is 16 bytes aligned: the dimension
+/// contiguous, the offset and every other stride multiples of kVector, the
+/// elements 32-bit. (kiln's buffers start 16-byte aligned or better: the
+/// arena's offsets, the weights' and the runtime's allocations.)
+bool alignedRuns(Value memref) {
+  auto type = dyn_cast<MemRefType>(memref.getType());
+  if (!type || type.getRank() == 0 || !type.getElementType().isIntOrFloat() ||
+      type.getElementType().getIntOrFloatBitWidth() != 32)
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1 ||
+      ShapedType::isDynamic(offset) || offset % kVector != 0)
+    return false;
+  return llvm::all_of(ArrayRef(strides).drop_back(), [](int64_t stride) {
+    return !ShapedType::isDynamic(stride) && stride % kVector == 0;
+  });
+}
+
+/// Whether a thread of `loop` can take kVector neighbours along its
+/// innermost loop (from 0 by 1, `trip` iterations): the body has no
+/// regions; the innermost index is only ever the last index of loads and
+/// stores of aligned runs, whose other indices do not depend on it; every
+/// store is one of those; and what depends on the loads is elementwise.
+/// Fills `varying` with the values that differ between the neighbours.
+bool vectorizable(scf::ParallelOp loop, int64_t trip, llvm::DenseSet<Value> &varying) {
+  if (trip % kVector != 0)
+    return false;
+  Value iv = loop.getInductionVars().back();
+  auto depends = [&](Value value) { return value == iv || varying.contains(value); };
+  auto alongIv = [&](Value memref, ValueRange indices) {
+    return !indices.empty() && indices.back() == iv &&
+           llvm::none_of(indices.drop_back(), depends) && alignedRuns(memref);
+  };
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (op.getNumRegions() != 0)
+      return false;
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      if (llvm::none_of(load.getIndices(), depends))
+        continue;
+      if (!alongIv(load.getMemRef(), load.getIndices()))
+        return false;
+      varying.insert(load.getResult());
+      continue;
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      if (store.getValueToStore() == iv || !alongIv(store.getMemRef(), store.getIndices()))
+        return false;
+      continue;
+    }
+    if (llvm::none_of(op.getOperands(), depends))
+      continue;
+    if (llvm::is_contained(op.getOperands(), iv) || op.getNumResults() != 1 ||
+        !OpTrait::hasElementwiseMappableTraits(&op) || !isMemoryEffectFree(&op) ||
+        !op.getResult(0).getType().isIntOrFloat())
+      return false;
+    varying.insert(op.getResult(0));
+  }
+  return true;
+}
 
 struct MapParallelLoops : impl::MapParallelLoopsBase<MapParallelLoops> {
   void runOnOperation() override {
@@ -45,6 +113,17 @@ struct MapParallelLoops : impl::MapParallelLoopsBase<MapParallelLoops> {
     if (total == 0) {
       loop.erase();
       return success();
+    }
+    // Each thread takes kVector neighbours along the innermost loop where
+    // it can (16-byte loads and stores), else one iteration.
+    llvm::DenseSet<Value> varying;
+    int64_t width = lower.back() == 0 && steps.back() == 1 && vectorizable(loop, trips.back(), varying)
+                        ? kVector
+                        : 1;
+    if (width != 1) {
+      trips.back() /= width;
+      steps.back() = width;
+      total /= width;
     }
     OpBuilder b(loop);
     Location loc = loop.getLoc();
@@ -78,10 +157,61 @@ struct MapParallelLoops : impl::MapParallelLoopsBase<MapParallelLoops> {
           b, loc, constant(lower[d]), arith::MulIOp::create(b, loc, index, constant(steps[d])));
       mapping.map(loop.getInductionVars()[d], iv);
     }
-    for (Operation &op : loop.getBody()->without_terminator())
-      b.clone(op, mapping);
+    if (width == 1) {
+      for (Operation &op : loop.getBody()->without_terminator())
+        b.clone(op, mapping);
+    } else {
+      vectorize(b, loop, varying, mapping);
+    }
     loop.erase();
     return success();
+  }
+
+  /// `loop`'s body for kVector neighbours at once: the values in `varying`
+  /// become vectors (loads and stores of 16 aligned bytes, elementwise ops
+  /// on vectors), the others stay scalars, broadcast where a vector op
+  /// reads them.
+  void vectorize(OpBuilder &b, scf::ParallelOp loop, const llvm::DenseSet<Value> &varying,
+                 IRMapping &scalars) {
+    Location loc = loop.getLoc();
+    llvm::DenseMap<Value, Value> vectors;
+    auto vectorOf = [&](Value value) -> Value {
+      if (Value vector = vectors.lookup(value))
+        return vector;
+      Value scalar = scalars.lookupOrDefault(value);
+      Value vector =
+          vector::BroadcastOp::create(b, loc, VectorType::get({kVector}, scalar.getType()), scalar);
+      vectors[value] = vector;
+      return vector;
+    };
+    auto indices = [&](ValueRange values) {
+      SmallVector<Value> mapped;
+      for (Value value : values)
+        mapped.push_back(scalars.lookupOrDefault(value));
+      return mapped;
+    };
+    llvm::Align aligned(kVector * 4);
+    for (Operation &op : loop.getBody()->without_terminator()) {
+      if (auto load = dyn_cast<memref::LoadOp>(op); load && varying.contains(load.getResult())) {
+        auto type = VectorType::get({kVector}, load.getType());
+        vectors[load.getResult()] =
+            vector::LoadOp::create(b, loc, type, scalars.lookupOrDefault(load.getMemRef()),
+                                   indices(load.getIndices()), /*nontemporal=*/false, aligned);
+      } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+        vector::StoreOp::create(b, loc, vectorOf(store.getValueToStore()),
+                                scalars.lookupOrDefault(store.getMemRef()),
+                                indices(store.getIndices()), /*nontemporal=*/false, aligned);
+      } else if (op.getNumResults() == 1 && varying.contains(op.getResult(0))) {
+        OperationState state(op.getLoc(), op.getName());
+        for (Value operand : op.getOperands())
+          state.addOperands(vectorOf(operand));
+        state.addTypes(VectorType::get({kVector}, op.getResult(0).getType()));
+        state.addAttributes(op.getAttrs());
+        vectors[op.getResult(0)] = b.create(state)->getResult(0);
+      } else {
+        b.clone(op, scalars);
+      }
+    }
   }
 };
 

@@ -272,9 +272,18 @@ def MapParallelLoops : Pass<"kiln-map-parallel-loops", "mlir::func::FuncOp"> {
     256 threads on a 1-D grid, the innermost loop varying fastest across
     threads so that neighbouring threads read neighbouring elements. Loops
     inside (a reduction's) stay loops within the thread.
+
+    Where the innermost loop allows, a thread takes 4 neighbours along it:
+    its trip count a multiple of 4, its index only the last index of loads
+    and stores of 32-bit elements whose runs of 4 are 16-byte aligned (the
+    dimension contiguous, offset and other strides multiples of 4), and
+    everything computed from those loads elementwise. Those loads and
+    stores become 16-byte `vector.load` and `vector.store`, the ops between
+    them ops on `vector<4x...>`, and values the 4 share are broadcast.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect", "mlir::vector::VectorDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp"> {
