@@ -117,9 +117,8 @@ struct MapParallelLoops : impl::MapParallelLoopsBase<MapParallelLoops> {
     // Each thread takes kVector neighbours along the innermost loop where
     // it can (16-byte loads and stores), else one iteration.
     llvm::DenseSet<Value> varying;
-    int64_t width = lower.back() == 0 && steps.back() == 1 && vectorizable(loop, trips.back(), varying)
-                        ? kVector
-                        : 1;
+    bool fromZero = lower.back() == 0 && steps.back() == 1;
+    int64_t width = fromZero && vectorizable(loop, trips.back(), varying) ? kVector : 1;
     if (width != 1) {
       trips.back() /= width;
       steps.back() = width;

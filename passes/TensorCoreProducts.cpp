@@ -219,9 +219,9 @@ bool unchangedUntil(Operation *writer, Operation *anchor, ArrayRef<Value> roots)
 /// in place of reading it: a fill, a transpose or a computable generic
 /// writing the whole allocation `buffer` views, before `reader`, the only
 /// other op that touches it, with its own inputs unchanged until the
-/// launch. Then the same for what that writer reads. With `isC`, ops after the product may
-/// touch the buffer too: the launch stores C whole, or the epilogue it
-/// takes in was C's last reader.
+/// launch. Then the same for what that writer reads. With `isC`, ops
+/// after the product may touch the buffer too: the launch stores C whole,
+/// or the epilogue it takes in was C's last reader.
 void fuseWriter(Value buffer, Operation *reader, Fusion &fusion, bool isC = false) {
   memref::AllocOp alloc = reshapedAlloc(buffer);
   if (!alloc || fusion.writers.count(alloc.getResult()))
@@ -305,9 +305,10 @@ linalg::GenericOp findEpilogue(linalg::GenericOp op) {
 /// tensor cores (a rounding's dozen integer operations, or a gather's index
 /// arithmetic, for each of 32 elements a thread, against 32 mma.sync a
 /// warp), so past two such blocks the recomputation should outweigh the
-/// pass over memory it saves. An estimate from issue slots, not yet a measurement: the GPU
-/// check's GEMMs (whose operands are rounded by kernels of their own) and
-/// ResNet-50 (whose layer3 and layer4 gathers are too) will tell.
+/// pass over memory it saves. An estimate from issue slots, not yet a
+/// measurement: the GPU check's GEMMs (whose operands are rounded by
+/// kernels of their own) and ResNet-50 (whose layer3 and layer4 gathers are
+/// too) will tell.
 constexpr int64_t kMaxRecomputation = 2;
 
 /// The fusions of `product`'s launch: with its epilogue if the buffers
@@ -440,7 +441,8 @@ public:
   KernelBuilder(OpBuilder &b, Location loc, const Product &product, const Format &format,
                 const Fusion &fusion, bool wgmma, int64_t tile)
       : b(b), loc(loc), p(product), f(format), fusion(fusion), wgmma(wgmma), tile(tile),
-        reshapes(b, loc), tilesM(wgmma ? 1 : tile / 2 / 16), tilesN(wgmma ? tile / 8 : tile / 2 / 8) {}
+        reshapes(b, loc), tilesM(wgmma ? 1 : tile / 2 / 16),
+        tilesN(wgmma ? tile / 8 : tile / 2 / 8) {}
 
   void build(gpu::LaunchOp launch) {
     Value tid = launch.getThreadIds().x;

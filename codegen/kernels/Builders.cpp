@@ -69,9 +69,12 @@ TypedAttr lowestValue(Type type) {
 WindowIndex windowIndex(OpBuilder &b, Location loc, Value output, Value offset, int64_t stride,
                         int64_t dilation, int64_t pad, int64_t kernel, int64_t inputSize,
                         int64_t outputSize) {
-  auto index = [&](int64_t value) -> Value { return arith::ConstantIndexOp::create(b, loc, value); };
-  Value position = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, output, index(stride)),
-                                         arith::MulIOp::create(b, loc, offset, index(dilation)));
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value position =
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, output, index(stride)),
+                            arith::MulIOp::create(b, loc, offset, index(dilation)));
   position = arith::SubIOp::create(b, loc, position, index(pad));
   int64_t last = (outputSize - 1) * stride + (kernel - 1) * dilation - pad;
   if (pad <= 0 && last < inputSize)

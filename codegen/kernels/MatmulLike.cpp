@@ -97,11 +97,13 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
                  at.push_back(channel);
                Value inside;
                for (int64_t i = 0; i < spatial; ++i) {
-                 WindowIndex read = windowIndex(nested, l, dim(outputDim + i), dim(windowDim + i),
-                                                strides[i], dilations[i], pads[i], window[i],
-                                                inputType.getDimSize(i + 2), type.getDimSize(i + 2));
+                 WindowIndex read =
+                     windowIndex(nested, l, dim(outputDim + i), dim(windowDim + i), strides[i],
+                                 dilations[i], pads[i], window[i], inputType.getDimSize(i + 2),
+                                 type.getDimSize(i + 2));
                  if (read.inside)
-                   inside = inside ? arith::AndIOp::create(nested, l, inside, read.inside).getResult()
+                   inside = inside ? arith::AndIOp::create(nested, l, inside, read.inside)
+                                         .getResult()
                                    : read.inside;
                  at.push_back(read.clamped);
                }

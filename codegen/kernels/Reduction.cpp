@@ -243,7 +243,8 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
     if (isMax)
       return result[0];
     Value one = scalar(nb, l, element, 1.0);
-    return arith::DivFOp::create(nb, l, result[0], arith::MaximumFOp::create(nb, l, result[1], one));
+    Value cells = arith::MaximumFOp::create(nb, l, result[1], one);
+    return arith::DivFOp::create(nb, l, result[0], cells);
   };
   Value pooled = windowed(b, loc, type, w.kernel, start, step, finish);
   pooled.getDefiningOp()->setAttr(kLayoutAttr, b.getStringAttr(w.channelsLast ? "nhwc" : "nchw"));
