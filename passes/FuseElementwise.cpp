@@ -88,6 +88,9 @@ struct FuseIntoConsumer : OpRewritePattern<linalg::GenericOp> {
 struct FuseElementwise : impl::FuseElementwiseBase<FuseElementwise> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    // Upstream's clean-ups (fills and splat constants folded into bodies,
+    // unused operands erased), with its fusion left to FuseIntoConsumer.
+    linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *) { return false; });
     patterns.add<FuseIntoConsumer>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
