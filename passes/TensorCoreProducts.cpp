@@ -621,7 +621,7 @@ private:
     bool computed = false;           ///< by a fused writer, not copied
     bool converted = false;          ///< stored by the threads in the format (wgmma)
     bool vector = false;             ///< a run is one 16-byte copy
-    float scale = 1.0f;              ///< fp8's, divided out when converted
+    float scale = 1.0f;              ///< fp8's, divided out when packed or converted
     SmallVector<Position> positions; ///< alongK: each run's row; else each of a run's rows
     SmallVector<Value> rowStarts;    ///< per run, within the tile
     SmallVector<Value> kStarts;      ///< per run, within the stage
@@ -951,7 +951,7 @@ private:
     SmallVector<Value> registers;
     for (int64_t r = 0; r < 4; ++r) {
       Value row = add(warpRow, add(g, constant(16 * i + 8 * (r % 2))));
-      registers.push_back(fragment(tile, s, buffer, row, k + f.k / 2 * (r / 2), t, p.scaleA));
+      registers.push_back(fragment(tile, s, buffer, row, k + f.k / 2 * (r / 2), t));
     }
     return registers;
   }
@@ -963,19 +963,18 @@ private:
     SmallVector<Value> registers;
     Value column = add(warpCol, add(g, constant(8 * j)));
     for (int64_t r = 0; r < 2; ++r)
-      registers.push_back(fragment(tile, s, buffer, column, k + f.k / 2 * r, t, p.scaleB));
+      registers.push_back(fragment(tile, s, buffer, column, k + f.k / 2 * r, t));
     return registers;
   }
 
   /// One register: the `perRegister` elements of `row` of the tile from
-  /// column k + t * perRegister on.
-  Value fragment(Value tile, const Staging &s, Value buffer, Value row, int64_t k, Value t,
-                 float scale) {
+  /// column k + t * perRegister on, over the operand's scale.
+  Value fragment(Value tile, const Staging &s, Value buffer, Value row, int64_t k, Value t) {
     SmallVector<Value> elements;
     for (int64_t e = 0; e < f.perRegister; ++e) {
       Value column = add(mul(t, f.perRegister), constant(k + e));
       elements.push_back(scaled(
-          memref::LoadOp::create(b, loc, tile, inTile(s, buffer, row, column)), 1.0f / scale));
+          memref::LoadOp::create(b, loc, tile, inTile(s, buffer, row, column)), 1.0f / s.scale));
     }
     return pack(elements);
   }

@@ -66,6 +66,10 @@ TypedAttr lowestValue(Type type) {
   return IntegerAttr::get(type, width == 1 ? APInt(1, 0) : APInt::getSignedMinValue(width));
 }
 
+Value both(OpBuilder &b, Location loc, Value all, Value next) {
+  return all ? arith::AndIOp::create(b, loc, all, next).getResult() : next;
+}
+
 WindowIndex windowIndex(OpBuilder &b, Location loc, Value output, Value offset, int64_t stride,
                         int64_t dilation, int64_t pad, int64_t kernel, int64_t inputSize,
                         int64_t outputSize) {

@@ -55,6 +55,10 @@ mlir::Value reshape(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
 struct WindowIndex {
   mlir::Value position, clamped, inside;
 };
+/// `all && next`, or `next` when `all` is null (no condition yet): the
+/// running "inside the input" of a window's read.
+mlir::Value both(mlir::OpBuilder &b, mlir::Location loc, mlir::Value all, mlir::Value next);
+
 WindowIndex windowIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value output,
                         mlir::Value offset, int64_t stride, int64_t dilation, int64_t pad,
                         int64_t kernel, int64_t inputSize, int64_t outputSize);

@@ -102,9 +102,7 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
                                  dilations[i], pads[i], window[i], inputType.getDimSize(i + 2),
                                  type.getDimSize(i + 2));
                  if (read.inside)
-                   inside = inside ? arith::AndIOp::create(nested, l, inside, read.inside)
-                                         .getResult()
-                                   : read.inside;
+                   inside = both(nested, l, inside, read.inside);
                  at.push_back(read.clamped);
                }
                if (last)
@@ -146,8 +144,7 @@ Value depthwise(OpBuilder &b, Location loc, ConvOp op) {
                                      pads[d], window[d], inputType.getDimSize(d + 1),
                                      type.getDimSize(d + 1));
       if (read.inside)
-        inside = inside ? arith::AndIOp::create(lb, l, inside, read.inside).getResult()
-                        : read.inside;
+        inside = both(lb, l, inside, read.inside);
       at.push_back(read.clamped);
     }
     at.push_back(channel);

@@ -198,9 +198,6 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
     auto index = [&](int64_t value) -> Value {
       return arith::ConstantIndexOp::create(lb, l, value);
     };
-    auto both = [&](Value all, Value next) -> Value {
-      return all ? arith::AndIOp::create(lb, l, all, next).getResult() : next;
-    };
     SmallVector<Value> at = {outputAt[0]};
     if (!w.channelsLast)
       at.push_back(outputAt[1]);
@@ -211,14 +208,14 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
                                      w.dilations[d], w.pads[d], w.kernel[d], size,
                                      type.getDimSize(d + first));
       if (read.inside) {
-        inside = both(inside, read.inside);
+        inside = both(lb, l, inside, read.inside);
         if (!isMax && w.countIncludePad) {
           // Inside the declared padding too.
           Value above = arith::CmpIOp::create(lb, l, arith::CmpIPredicate::sge, read.position,
                                               index(-w.pads[d]));
           Value below = arith::CmpIOp::create(lb, l, arith::CmpIPredicate::slt, read.position,
                                               index(size + w.pads[d + spatial]));
-          counted = both(counted, arith::AndIOp::create(lb, l, above, below));
+          counted = both(lb, l, counted, arith::AndIOp::create(lb, l, above, below));
         }
       }
       at.push_back(read.clamped);
