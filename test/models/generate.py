@@ -21,7 +21,7 @@ Node, value and initializer names follow the exporter's conventions
 
 Usage:
     python3 test/models/generate.py --out DIR [--models resnet50,mobilenetv2,bert]
-                                    [--seed 0] [--layers N] [--verify]
+                                    [--seed 0] [--layers N] [--vocab N] [--verify]
 """
 
 import argparse
@@ -576,12 +576,12 @@ def bert_layer(b, hidden_states, attention_mask, cfg):
         return layer_norm(b, out, hidden)
 
 
-def build_bert(rng, num_layers=12):
+def build_bert(rng, num_layers=12, vocab=30522):
     cfg = dict(
         hidden=768,
         heads=12,
         intermediate=3072,
-        vocab=30522,
+        vocab=vocab,
         max_positions=512,
         type_vocab=2,
     )
@@ -645,13 +645,17 @@ MODELS = {
     "conv_relu": lambda rng, args: build_conv_relu(rng),
     "resnet50": lambda rng, args: build_resnet50(rng),
     "mobilenetv2": lambda rng, args: build_mobilenetv2(rng),
-    "bert": lambda rng, args: build_bert(rng, num_layers=args.layers),
+    "bert": lambda rng, args: build_bert(rng, num_layers=args.layers, vocab=args.vocab),
 }
 
 
 def random_feed(model, batch=1, seq=128, seed=0):
-    """Random inputs for a model with symbolic "batch"/"sequence" dims."""
+    """Random inputs for a model with symbolic "batch"/"sequence" dims:
+    token ids below the model's vocabulary, an attention mask that pads the
+    last quarter, N(0, 1) for the rest."""
     rng = np.random.default_rng(seed)
+    vocab = next((t.dims[0] for t in model.graph.initializer
+                  if t.name == "embeddings.word_embeddings.weight"), 30522)
     feed = {}
     for value in model.graph.input:
         tensor_type = value.type.tensor_type
@@ -666,7 +670,7 @@ def random_feed(model, batch=1, seq=128, seed=0):
                 data = np.ones(dims, np.int64)
                 data[..., dims[-1] * 3 // 4 :] = 0  # pad the tail
             else:
-                data = rng.integers(0, 30522, dims, dtype=np.int64)
+                data = rng.integers(0, vocab, dims, dtype=np.int64)
         else:
             data = rng.standard_normal(dims, dtype=np.float32)
         feed[value.name] = data
@@ -699,6 +703,12 @@ def main(argv=None):
     )
     parser.add_argument("--seed", type=int, default=0, help="weight RNG seed")
     parser.add_argument("--layers", type=int, default=12, help="BERT encoder layers")
+    parser.add_argument(
+        "--vocab",
+        type=int,
+        default=30522,
+        help="BERT's vocabulary (the word embedding table's rows)",
+    )
     parser.add_argument(
         "--verify",
         action="store_true",

@@ -2,7 +2,10 @@
 """The GPU check: runs what tools/gpu/prepare.py made on a GPU, checks every
 result, then times kiln against cuBLAS through PyTorch.
 
-    tools/gpu/check.py [--bundle gpu-check] [--device cuda:0] [--no-bench]
+    tools/gpu/check.py [--bundle gpu-check/part1] [--device cuda:0] [--no-bench]
+
+Run once per part (part1: the kernels, MobileNetV2 and BERT; part2:
+ResNet-50), each in one call of the GPU machine.
 
 Correctness:
   - every conformance test, at the ONNX backend's tolerances (rtol 1e-3,
@@ -20,17 +23,20 @@ Correctness:
   - the tf32 conformance tests, the precisions and the GEMMs once per
     variant the bundle has: on an H200, sm_90's mma.sync kernels and
     sm_90a's wgmma ones;
-  - ResNet-50 at batch 1 and 64 (the artifacts rebuilt whole, the ONNX
-    model regenerated with the same seed) against onnxruntime's fp32
-    result, at tf32's tolerance (1e-2 of the largest value).
+  - the part's models at batch 1 and 64 in each variant (the artifacts
+    rebuilt whole, the ONNX model regenerated with the same seed) against
+    onnxruntime's fp32 result, at tf32's tolerance (1e-2 of the largest
+    value).
 
 Speed (needs PyTorch with CUDA): each NxN GEMM's kiln run against
 torch.matmul (cuBLAS; TF32 allowed for tf32, bf16 operands for bf16) and
 torch._scaled_mm for fp8, in TFLOP/s, after warm-up, both timed by CUDA
 events around the kernels (kiln_session_kernel_milliseconds); kiln's whole
 runs, with the copies of inputs and result its API makes, are shown too.
-ResNet-50 at each batch against PyTorch eager and torch.compile running
-the same graph with the same weights (TF32 allowed, as kiln's default).
+Each model at each batch against PyTorch eager and torch.compile (static
+shapes) with the same weights, TF32 allowed as in kiln's default:
+tools/gpu/torch_models.py runs the CNNs' graphs node by node and BERT as
+HuggingFace's BertModel.
 
 Prints a report, writes it as Markdown to --report, and exits 1 on any
 wrong result. The artifacts hold host code too: `--device host --no-bench`
@@ -227,68 +233,6 @@ def bench_gemm(runtime, bundle, gemms, device, report):
     return ok
 
 
-def torch_graph(torch, onnx_path, device):
-    """The ONNX model as a PyTorch module that runs its graph node by node,
-    its initializers as weights: the operators the generated ResNet-50
-    uses."""
-    import onnx
-    from onnx import numpy_helper
-
-    functional = torch.nn.functional
-    graph = onnx.load(onnx_path).graph
-    weights = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()).to(device)
-               for t in graph.initializer}
-    nodes = [(n.op_type, list(n.input), n.output[0],
-              {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute})
-             for n in graph.node]
-    input_name = next(v.name for v in graph.input if v.name not in weights)
-    output_name = graph.output[0].name
-
-    def padding(attrs):
-        pads = list(attrs.get("pads", [0, 0, 0, 0]))
-        if pads[:2] != pads[2:]:
-            raise NotImplementedError(f"asymmetric pads {pads}")
-        return tuple(pads[:2])
-
-    class Graph(torch.nn.Module):
-        def forward(self, x):
-            env = dict(weights)
-            env[input_name] = x
-            for op, inputs, output, attrs in nodes:
-                args = [env[name] for name in inputs if name]
-                if op == "Conv":
-                    y = functional.conv2d(args[0], args[1], args[2] if len(args) > 2 else None,
-                                          stride=tuple(attrs.get("strides", [1, 1])),
-                                          padding=padding(attrs),
-                                          dilation=tuple(attrs.get("dilations", [1, 1])),
-                                          groups=attrs.get("group", 1))
-                elif op == "Relu":
-                    y = functional.relu(args[0])
-                elif op == "Add":
-                    y = args[0] + args[1]
-                elif op == "MaxPool":
-                    y = functional.max_pool2d(args[0], tuple(attrs["kernel_shape"]),
-                                              tuple(attrs.get("strides", [1, 1])),
-                                              padding(attrs),
-                                              ceil_mode=bool(attrs.get("ceil_mode", 0)))
-                elif op == "GlobalAveragePool":
-                    y = args[0].mean((2, 3), keepdim=True)
-                elif op == "Flatten":
-                    y = torch.flatten(args[0], attrs.get("axis", 1))
-                elif op == "Gemm":
-                    a = args[0].t() if attrs.get("transA", 0) else args[0]
-                    b = args[1].t() if attrs.get("transB", 0) else args[1]
-                    y = attrs.get("alpha", 1.0) * (a @ b)
-                    if len(args) > 2:
-                        y = y + attrs.get("beta", 1.0) * args[2]
-                else:
-                    raise NotImplementedError(f"operator {op}")
-                env[output] = y
-            return env[output_name]
-
-    return Graph().eval()
-
-
 def restore_models(bundle, models, work):
     """The model artifacts whole again, in `work`: {file name: path}."""
     data = {}
@@ -312,64 +256,87 @@ def restore_models(bundle, models, work):
 
 
 def check_models(runtime, bundle, models, device, report, bench):
-    """Each model against onnxruntime, then (with `bench`) against PyTorch."""
+    """Each model against onnxruntime, then (with `bench`) against PyTorch
+    eager and torch.compile: the ONNX model regenerated with the same seed,
+    PyTorch's timed once per batch, kiln's once per variant."""
+    import onnx
     import onnxruntime
+
+    from prepare import weights_digest
+
+    sys.path.insert(0, os.path.join(ROOT, "test", "models"))
+    import generate
 
     ok = True
     rows = []
     with tempfile.TemporaryDirectory(prefix="kiln-gpu-models-") as work:
         paths = restore_models(bundle, models, work)
-        subprocess.run([sys.executable, os.path.join(ROOT, "test", "models", "generate.py"),
-                        "--out", work, "--models", "resnet50"], check=True, capture_output=True)
-        onnx_path = os.path.join(work, "resnet50.onnx")
-        from prepare import weights_digest
-        if weights_digest(onnx_path) != models[0]["weights_digest"]:
-            raise RuntimeError("the regenerated ResNet-50 has other weights than the one "
-                               "compiled (another NumPy?): nothing to compare against")
-        reference = onnxruntime.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
-        for model in models:
-            x = np.random.default_rng(model["batch"]).standard_normal(model["shape"],
-                                                                      dtype=np.float32)
-            session = runtime.load(paths[model["file"].removesuffix(".xz")]).session(device)
-            got = next(iter(session.run({model["input"]: x}).values())).copy()
-            want = reference.run(None, {model["input"]: x})[0]
-            error = relative_error(got, want)
-            good = bool(error <= 1e-2)
-            ok &= good
-            report.append(f"- {model['model']} batch {model['batch']} on {device}: largest error "
-                          f"{error:.2e} of the largest value against onnxruntime fp32 "
-                          f"(allowed 1e-2)" + ("" if good else " FAILED"))
-            if bench:
-                rows.append(bench_model(session, x, model, onnx_path))
+        for name in dict.fromkeys(model["model"] for model in models):
+            entries = [model for model in models if model["model"] == name]
+            subprocess.run([sys.executable, os.path.join(ROOT, "test", "models", "generate.py"),
+                            "--out", work, "--models", name, *entries[0]["generate"]],
+                           check=True, capture_output=True)
+            onnx_path = os.path.join(work, name + ".onnx")
+            if weights_digest(onnx_path) != entries[0]["weights_digest"]:
+                raise RuntimeError(f"the regenerated {name} has other weights than the one "
+                                   "compiled (another NumPy?): nothing to compare against")
+            graph = onnx.load(onnx_path, load_external_data=False)
+            reference = onnxruntime.InferenceSession(onnx_path,
+                                                     providers=["CPUExecutionProvider"])
+            for batch in dict.fromkeys(entry["batch"] for entry in entries):
+                inputs = generate.random_feed(graph, batch=batch, seq=entries[0]["sequence"],
+                                              seed=batch)
+                want = reference.run(None, inputs)[0]
+                timings = []
+                for entry in (entry for entry in entries if entry["batch"] == batch):
+                    session = runtime.load(paths[entry["file"].removesuffix(".xz")]) \
+                        .session(device)
+                    got = next(iter(session.run(inputs).values())).copy()
+                    error = relative_error(got, want)
+                    good = bool(error <= 1e-2)
+                    ok &= good
+                    report.append(f"- {name} batch {batch} ({entry['kernel']}) on {device}: "
+                                  f"largest error {error:.2e} of the largest value against "
+                                  f"onnxruntime fp32 (allowed 1e-2)" + ("" if good else " FAILED"))
+                    if bench:
+                        timings.append((entry["kernel"], *time_kiln(session, inputs, budget=5.0)))
+                    del session
+                if timings:
+                    eager, compiled = time_pytorch(name, onnx_path, inputs)
+                    rows += [f"| {name} | {batch} | {kernel} | {kernels * 1e3:.3f} | "
+                             f"{with_copies * 1e3:.3f} | {eager * 1e3:.3f} | "
+                             f"{compiled * 1e3:.3f} | {compiled / kernels:.3f} |"
+                             for kernel, kernels, with_copies in timings]
     if rows:
         report.append("")
-        report.append("| model | batch | kiln ms | kiln with copies ms | PyTorch eager ms | "
-                      "torch.compile ms | torch.compile / kiln |")
-        report.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        report.append("| model | batch | kiln kernel | kiln ms | kiln with copies ms | "
+                      "PyTorch eager ms | torch.compile ms | torch.compile / kiln |")
+        report.append("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
         report += rows
     return ok
 
 
-def bench_model(session, x, model, onnx_path):
+def time_pytorch(name, onnx_path, inputs):
+    """Seconds per run of the model in PyTorch eager and torch.compile (one
+    static shape, as kiln's), TF32 allowed as in kiln's default."""
     import torch
+
+    from torch_models import module
 
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
-    kernels, with_copies = time_kiln(session, {model["input"]: x}, budget=5.0)
-    net = torch_graph(torch, onnx_path, "cuda")
-    tx = torch.from_numpy(x).cuda()
+    net, feed = module(torch, name, onnx_path, "cuda")
+    args = feed(inputs)
     with torch.no_grad():
-        eager = time_torch(torch, lambda: net(tx))
-        compiled_net = torch.compile(net)
-        compiled = time_torch(torch, lambda: compiled_net(tx))
-    return (f"| {model['model']} | {model['batch']} | {kernels * 1e3:.3f} | "
-            f"{with_copies * 1e3:.3f} | {eager * 1e3:.3f} | {compiled * 1e3:.3f} | "
-            f"{compiled / kernels:.3f} |")
+        eager = time_torch(torch, lambda: net(*args))
+        compiled_net = torch.compile(net, dynamic=False)
+        compiled = time_torch(torch, lambda: compiled_net(*args))
+    return eager, compiled
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bundle", default=os.path.join(ROOT, "gpu-check"))
+    parser.add_argument("--bundle", default=os.path.join(ROOT, "gpu-check", "part1"))
     parser.add_argument("--device", default="cuda:0")
     parser.add_argument("--no-bench", action="store_true", help="check results only")
     parser.add_argument("--report", help="also write the report here (Markdown)")
@@ -380,28 +347,29 @@ def main():
     report = [f"GPU check on {args.device}, code for {manifest['target']}"]
     cuda = args.device.startswith("cuda")
     models = manifest.get("models", [])
-    steps = [
-        ("conformance", lambda: check_conformance(runtime, args.bundle, manifest["conformance"],
-                                                  args.device, report)),
-    ]
-    # The tensor-core artifacts come once per variant (mma.sync, wgmma).
-    for variant in manifest["variants"]:
-        steps.append((f"conformance in tf32 ({variant['kernel']})",
-                      lambda variant=variant: check_conformance_tf32(
-                          runtime, args.bundle, manifest["conformance_tf32"], variant,
-                          args.device, report)))
-        steps.append((f"precision ({variant['kernel']})",
-                      lambda variant=variant: check_precision(
-                          runtime, args.bundle, manifest["precision"], variant, args.device,
-                          report)))
+    # The first part holds the kernels' checks, and each part some models.
+    steps = []
+    if "conformance" in manifest:
+        steps.append(("conformance", lambda: check_conformance(
+            runtime, args.bundle, manifest["conformance"], args.device, report)))
+        # The tensor-core artifacts come once per variant (mma.sync, wgmma).
+        for variant in manifest["variants"]:
+            steps.append((f"conformance in tf32 ({variant['kernel']})",
+                          lambda variant=variant: check_conformance_tf32(
+                              runtime, args.bundle, manifest["conformance_tf32"], variant,
+                              args.device, report)))
+            steps.append((f"precision ({variant['kernel']})",
+                          lambda variant=variant: check_precision(
+                              runtime, args.bundle, manifest["precision"], variant,
+                              args.device, report)))
+    if not args.no_bench and cuda and "gemm" in manifest:
+        steps.append(("GEMMs", lambda: bench_gemm(runtime, args.bundle, manifest["gemm"],
+                                                  args.device, report)))
     if models and (cuda or manifest["target"] == "host"):
         steps.append(("models", lambda: check_models(runtime, args.bundle, models, args.device,
                                                      report, cuda and not args.no_bench)))
     elif models:
         report.append(f"- models: their artifacts hold code for {manifest['target']} only")
-    if not args.no_bench and cuda:
-        steps.append(("GEMMs", lambda: bench_gemm(runtime, args.bundle, manifest["gemm"],
-                                                  args.device, report)))
     # A step that breaks is reported, and the others still run: the GPU
     # machine's minutes are few.
     # Each step's lines are printed as it ends, so a run cut short still
@@ -415,7 +383,7 @@ def main():
             ok = False
         print("\n".join(report[printed:]), flush=True)
         printed = len(report)
-    for name, reason in manifest["models_left_out"].items():
+    for name, reason in manifest.get("models_left_out", {}).items():
         report.append(f"- {name} left out: {reason}")
     print("\n".join(report[printed:]), flush=True)
     text = "\n".join(report)

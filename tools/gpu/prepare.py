@@ -5,9 +5,15 @@
                          [--out gpu-check] [--target sm_90] [--jobs 2] [--no-models]
 
 Writes into OUT (git ignores it) everything tools/gpu/check.py needs on the
-GPU machine, which has no LLVM and no network:
+GPU machine, which has no LLVM and no network. That machine takes 64 MiB a
+call, the source tree among them, so the check comes in two parts, each
+under 60 MiB and run by one call: OUT/part1 and OUT/part2. Each part holds
 
   libkiln_runtime.so      the runtime, which is all of kiln that runs there
+  manifest.json           what the part holds
+
+and part1 the kernels' checks:
+
   conformance/NAME.kiln   each ONNX backend test that passes on the host
   conformance/NAME.npz    (test/conformance/passing.txt), compiled in fp32,
                           with its first data set
@@ -21,30 +27,28 @@ GPU machine, which has no LLVM and no network:
                           must agree closely) and onnxruntime's fp32 result
   gemm/N_P.kiln           an NxN MatMul of two inputs, N 4096 and 8192, P
                           tf32, bf16 and fp8, for the throughput comparison
-  models/resnet50_b1.kiln.xz   the generated ResNet-50 for the target (tf32,
-  models/resnet50_b64.kiln.xz  NHWC: the GPU defaults) at batch 1 and 64,
-                          compressed (tf32's zero low bits halve the
-                          weights), batch 64 without its weights, which are
-                          batch 1's: check.py puts them back, and regenerates
-                          the ONNX model (same seed) for onnxruntime and
-                          PyTorch
-  manifest.json           what is there, and what was left out and why
 
-For --target sm_90 (the default), the tensor-core artifacts (the tf32
-conformance tests, the precisions and the GEMMs) come twice: NAME.kiln for
-sm_90 (mma.sync) and NAME.wgmma.kiln for sm_90a (wgmma), so that the GPU
-check runs both kernels (manifest.json's "variants").
+and the generated models (test/models/generate.py), MobileNetV2 and the
+BERT encoder in part1, ResNet-50 in part2:
 
-Every artifact but the models' holds host code beside the target's, so
+  models/M_bB.kiln.xz     model M for the target (tf32, NHWC: the GPU
+                          defaults) at batch B, 1 and 64, compressed (tf32's
+                          zero low bits halve the weights). Only batch 1's
+                          artifact holds the weights; the others travel
+                          without them, and check.py puts them back. The
+                          check regenerates the ONNX model (same seed) for
+                          onnxruntime and PyTorch.
+
+For --target sm_90 (the default), every tensor-core artifact (the tf32
+conformance tests, the precisions, the GEMMs and the models) comes twice:
+NAME.kiln for sm_90 (mma.sync) and NAME.wgmma.kiln for sm_90a (wgmma), so
+that the GPU check runs both kernels (manifest.json's "variants").
+
+The kernels' artifacts hold host code beside the target's, so
 `check.py --device host --no-bench` runs the same checks here (CTest does,
-as gpu-check-host); `--target host` makes a bundle whose models run on the
-host too.
-
-The GPU machine takes 64 MiB of files in all, the source tree among them:
-the script fails if OUT holds more than 60. The generated BERT encoder is left out for that reason (its fp32
-weights, even with two layers, are about 150 MB): manifest.json says so,
-and check.py reports it. --no-models leaves ResNet-50 out too (CTest does,
-to keep CI short).
+as gpu-check-host, with --no-models to keep CI short); `--target host`
+makes a bundle whose models run on the host too (and may exceed 60 MiB: it
+does not travel).
 """
 import argparse
 import concurrent.futures
@@ -71,11 +75,23 @@ LIMIT = 64 << 20
 PRECISIONS = ["fp32", "tf32", "fp16", "bf16", "fp8"]
 GEMM_SIZES = [4096, 8192]
 GEMM_PRECISIONS = ["tf32", "bf16", "fp8"]
-SKIPPED = {
-    "bert": "its fp32 weights (about 150 MB with 2 layers, 60 MB compressed) do not fit "
-            "beside ResNet-50 in the 64 MiB the GPU machine takes",
-}
 MODEL_BATCHES = [1, 64]
+# The generated models: generate.py's flags, and the sequence length. BERT
+# is the encoder with 2 layers and a 1024-word vocabulary: the work is
+# BERT-base's (a gather of the batch's rows from the table, then the
+# layers), but the full table's 94 MB would not travel.
+MODELS = {
+    "resnet50": {"generate": []},
+    "mobilenetv2": {"generate": []},
+    "bert": {"generate": ["--layers", "2", "--vocab", "1024"], "sequence": 128},
+}
+# The GPU machine takes 64 MiB a call, so the check comes in two parts, one
+# call each: the kernels' checks with MobileNetV2 and BERT, and ResNet-50,
+# whose weights alone are 45 MB compressed.
+PARTS = {
+    "part1": {"kernels": True, "models": ["mobilenetv2", "bert"]},
+    "part2": {"kernels": False, "models": ["resnet50"]},
+}
 # The architecture-specific target whose tensor-core kernels differ: sm_90a
 # multiplies with wgmma where sm_90 has mma.sync.
 SPECIFIC = {"sm_90": ("sm_90a", "wgmma")}
@@ -258,51 +274,112 @@ def weights_digest(onnx_path):
     return digest.hexdigest()
 
 
-def prepare_models(args, out, work):
-    """ResNet-50 at batch 1 (compressed) and 64 (without its weights)."""
+def model_shapes(onnx_path, batch, sequence):
+    """The model's inputs' shapes, its symbolic "batch" and "sequence"
+    dimensions fixed."""
+    graph = onnx.load(onnx_path, load_external_data=False).graph
+    weights = {t.name for t in graph.initializer}
+    fixed = {"batch": batch, "sequence": sequence}
+    return {value.name: [fixed[d.dim_param] if d.dim_param else d.dim_value
+                         for d in value.type.tensor_type.shape.dim]
+            for value in graph.input if value.name not in weights}
+
+
+def compress(data, path):
+    """xz on all cores where there is one; Python's lzma otherwise."""
     import lzma
 
-    subprocess.run([sys.executable, os.path.join(ROOT, "test", "models", "generate.py"),
-                    "--out", work, "--models", "resnet50"], check=True, capture_output=True)
-    model = os.path.join(work, "resnet50.onnx")
-    digest = weights_digest(model)
+    if shutil.which("xz"):
+        with open(path, "wb") as f:
+            subprocess.run(["xz", "-T0", "-6", "-c"], input=data, stdout=f, check=True)
+    else:
+        with lzma.open(path, "wb", preset=6) as f:
+            f.write(data)
+
+
+def prepare_models(args, names, out, work):
+    """Each model at each batch, once per variant, compressed. Only the
+    first artifact of a model keeps its weights: the others' are the same
+    bytes, which check.py puts back."""
     os.makedirs(out, exist_ok=True)
-    files = {}
-    for batch in MODEL_BATCHES:
-        path = os.path.join(work, f"resnet50_b{batch}.kiln")
-        kiln_compile(args.kiln, model, path, "--target", args.target,
-                     "--input-shape", f"input={batch}x3x224x224")
-        files[batch] = (path, weights_offset(args.kiln, path))
-    first, offset = files[MODEL_BATCHES[0]]
-    weights = open(first, "rb").read()[offset:]
     entries = []
-    for batch, (path, at) in files.items():
-        data = open(path, "rb").read()
-        name = f"resnet50_b{batch}.kiln"
-        entry = {"model": "resnet50", "batch": batch, "input": "input",
-                 "shape": [batch, 3, 224, 224], "size": len(data), "weights_digest": digest}
-        if batch != MODEL_BATCHES[0]:
-            if data[at:] != weights:
-                raise RuntimeError(f"{name}: its weights differ from batch "
-                                   f"{MODEL_BATCHES[0]}'s")
-            data = data[:at]
-            entry.update(weights_from=f"resnet50_b{MODEL_BATCHES[0]}.kiln", weights_at=at,
-                         weights_from_at=offset)
-        # xz on all cores where there is one; Python's lzma otherwise.
-        if shutil.which("xz"):
-            with open(os.path.join(out, name + ".xz"), "wb") as f:
-                subprocess.run(["xz", "-T0", "-6", "-c"], input=data, stdout=f, check=True)
-        else:
-            with lzma.open(os.path.join(out, name + ".xz"), "wb", preset=6) as f:
-                f.write(data)
-        entry.update(file=name + ".xz", compressed=True)
-        entries.append(entry)
+    for name in names:
+        spec = MODELS[name]
+        subprocess.run([sys.executable, os.path.join(ROOT, "test", "models", "generate.py"),
+                        "--out", work, "--models", name, *spec["generate"]],
+                       check=True, capture_output=True)
+        model = os.path.join(work, name + ".onnx")
+        digest = weights_digest(model)
+        made = []
+        for batch in MODEL_BATCHES:
+            shapes = model_shapes(model, batch, spec.get("sequence"))
+            for variant in variants(args.target):
+                made.append({"model": name, "generate": spec["generate"], "batch": batch,
+                             "sequence": spec.get("sequence"), "inputs": shapes,
+                             "kernel": variant["kernel"], "target": variant["target"],
+                             "file": f"{name}_b{batch}{variant['suffix']}.kiln",
+                             "weights_digest": digest})
+
+        def build(entry):
+            path = os.path.join(work, entry["file"])
+            flags = [flag for i, shape in entry["inputs"].items()
+                     for flag in ("--input-shape", f"{i}={'x'.join(map(str, shape))}")]
+            kiln_compile(args.kiln, model, path, "--target", entry["target"], *flags)
+            return path, weights_offset(args.kiln, path)
+
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            built = list(pool.map(build, made))
+        weights = None
+        for entry, (path, at) in zip(made, built):
+            data = open(path, "rb").read()
+            entry["size"] = len(data)
+            if weights is None:
+                weights, first, first_at = data[at:], entry["file"], at
+            elif data[at:] != weights:
+                raise RuntimeError(f"{entry['file']}: its weights differ from {first}'s")
+            else:
+                data = data[:at]
+                entry.update(weights_from=first, weights_at=at, weights_from_at=first_at)
+            compress(data, os.path.join(out, entry["file"] + ".xz"))
+            entry.update(file=entry["file"] + ".xz", compressed=True)
+            os.remove(path)
+        entries += made
     return entries
 
 
 def size_of(directory):
     return sum(os.path.getsize(os.path.join(d, f))
                for d, _, files in os.walk(directory) for f in files)
+
+
+def prepare_part(args, out, work, kernels, models):
+    os.makedirs(out)
+    shutil.copy(os.path.realpath(args.runtime), os.path.join(out, "libkiln_runtime.so"))
+    manifest = {"target": args.target, "variants": variants(args.target)}
+    failed = {}
+    if kernels:
+        passed, tf32, failed = prepare_conformance(args, os.path.join(out, "conformance"))
+        manifest.update(conformance=passed, conformance_tf32=tf32,
+                        conformance_not_compiled=failed,
+                        precision=prepare_precision(args, os.path.join(out, "precision"), work),
+                        gemm=prepare_gemm(args, os.path.join(out, "gemm"), work))
+        print(f"{out}: {len(passed)} conformance tests ({len(tf32)} in tf32 too), "
+              f"{len(manifest['precision'])} precisions, {len(manifest['gemm'])} GEMMs")
+        for name, reason in sorted(failed.items()):
+            print(f"  not compiled: {name}: {reason}")
+    manifest["models"] = prepare_models(args, models, os.path.join(out, "models"), work)
+    if args.no_models:
+        manifest["models_left_out"] = {name: "left out with --no-models" for name in MODELS}
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    size = size_of(out)
+    print(f"{out}: {len(manifest['models'])} model artifacts "
+          f"({', '.join(models) or 'none'}); {size / (1 << 20):.1f} MiB")
+    # Only a GPU's bundle travels to the GPU machine.
+    if args.target != "host" and size > LIMIT - (4 << 20):
+        sys.exit(f"{out} holds {size / (1 << 20):.1f} MiB; with the source tree it must "
+                 "stay under the GPU machine's 64 MiB")
+    return not failed
 
 
 def main():
@@ -313,41 +390,19 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "gpu-check"))
     parser.add_argument("--target", default="sm_90")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--no-models", action="store_true", help="leave ResNet-50 out")
+    parser.add_argument("--no-models", action="store_true",
+                        help="leave the models out (part1 only)")
     args = parser.parse_args()
 
     shutil.rmtree(args.out, ignore_errors=True)
-    os.makedirs(args.out)
-    shutil.copy(os.path.realpath(args.runtime), os.path.join(args.out, "libkiln_runtime.so"))
+    ok = True
     with tempfile.TemporaryDirectory(prefix="kiln-gpu-check-") as work:
-        passed, tf32, failed = prepare_conformance(args, os.path.join(args.out, "conformance"))
-        precisions = prepare_precision(args, os.path.join(args.out, "precision"), work)
-        gemms = prepare_gemm(args, os.path.join(args.out, "gemm"), work)
-        models = [] if args.no_models else prepare_models(args, os.path.join(args.out, "models"),
-                                                          work)
-    left_out = dict(SKIPPED)
-    if args.no_models:
-        left_out["resnet50"] = "left out with --no-models"
-    manifest = {"target": args.target, "variants": variants(args.target),
-                "conformance": passed, "conformance_tf32": tf32,
-                "conformance_not_compiled": failed, "precision": precisions, "gemm": gemms,
-                "models": models, "models_left_out": left_out}
-    with open(os.path.join(args.out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-
-    size = size_of(args.out)
-    print(f"{args.out}: {len(passed)} conformance tests ({len(tf32)} in tf32 too), "
-          f"{len(precisions)} precisions, "
-          f"{len(gemms)} GEMMs, {len(models)} model artifacts for {args.target}; "
-          f"{size / (1 << 20):.1f} MiB")
-    for name, reason in sorted(failed.items()):
-        print(f"  not compiled: {name}: {reason}")
-    for name, reason in left_out.items():
-        print(f"  left out: {name}: {reason}")
-    if size > LIMIT - (4 << 20):
-        sys.exit(f"{args.out} holds {size / (1 << 20):.1f} MiB; with the source tree it must "
-                 "stay under the GPU machine's 64 MiB")
-    if failed:
+        for name, part in PARTS.items():
+            models = [] if args.no_models else part["models"]
+            if part["kernels"] or models:
+                ok &= prepare_part(args, os.path.join(args.out, name), work, part["kernels"],
+                                   models)
+    if not ok:
         sys.exit(1)
 
 
