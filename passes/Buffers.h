@@ -9,6 +9,7 @@
 #ifndef KILN_PASSES_BUFFERS_H
 #define KILN_PASSES_BUFFERS_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -51,6 +52,35 @@ llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location lo
 /// The indices `map` (of loop indices and constants) reads at `loops`.
 llvm::SmallVector<mlir::Value> indicesAt(mlir::OpBuilder &b, mlir::Location loc,
                                          mlir::AffineMap map, mlir::ValueRange loops);
+
+/// Index arithmetic at one place of a kernel being built: the passes that
+/// write launches derive their builders from it.
+struct IndexArithmetic {
+  IndexArithmetic(mlir::OpBuilder &b, mlir::Location loc) : b(b), loc(loc) {}
+
+  mlir::Value constant(int64_t value) {
+    return mlir::arith::ConstantIndexOp::create(b, loc, value);
+  }
+  mlir::Value add(mlir::Value l, mlir::Value r) { return mlir::arith::AddIOp::create(b, loc, l, r); }
+  mlir::Value mul(mlir::Value l, int64_t r) {
+    return mlir::arith::MulIOp::create(b, loc, l, constant(r));
+  }
+  mlir::Value div(mlir::Value l, int64_t r) {
+    return mlir::arith::DivUIOp::create(b, loc, l, constant(r));
+  }
+  mlir::Value rem(mlir::Value l, int64_t r) {
+    return mlir::arith::RemUIOp::create(b, loc, l, constant(r));
+  }
+  mlir::Value lessThan(mlir::Value l, int64_t r) {
+    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, l, constant(r));
+  }
+  mlir::Value both(mlir::Value l, mlir::Value r) {
+    return mlir::arith::AndIOp::create(b, loc, l, r);
+  }
+
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+};
 
 } // namespace kiln
 

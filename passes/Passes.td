@@ -250,6 +250,34 @@ def WarpRowReductions : Pass<"kiln-warp-row-reductions", "mlir::func::FuncOp"> {
   ];
 }
 
+def SharedTransposes : Pass<"kiln-shared-transposes", "mlir::func::FuncOp"> {
+  let summary = "Transposes the innermost dimension through shared memory";
+  let description = [{
+    Runs on buffers before `kiln-plan-memory`, for GPUs, after the products
+    took in the transposes they read. Each `linalg.transpose` whose output's
+    innermost dimension is another of the input's (both of more than one
+    element) becomes a `gpu.launch` of 256 threads a block, a block per
+    tile of those two dimensions (32x32, or the dimension's extent when it
+    is smaller) and per index of the others. The threads copy the tile
+    into shared memory along the input's innermost dimension, meet at a
+    barrier, and copy it out along the output's, so both the reads and the
+    writes of a warp are contiguous. The tile's rows are padded by one
+    element, so reading a column takes 32 banks. The launch carries
+    `kiln.kernel = "transpose"`.
+
+    ```mlir
+    linalg.transpose ins(%x : memref<1x3x224x224xf32>)
+                     outs(%y : memref<1x224x224x3xf32>) permutation = [0, 2, 3, 1]
+    ```
+    becomes 1568 blocks (224 rows times 7 tiles of 3x32) with a
+    `memref<3x33xf32, #gpu.address_space<workgroup>>` tile.
+  }];
+  let dependentDialects = [
+    "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+    "mlir::memref::MemRefDialect"
+  ];
+}
+
 def PrepareGpuLoops : Pass<"kiln-prepare-gpu-loops", "mlir::func::FuncOp"> {
   let summary = "Orders linalg loops parallel first, for GPU kernel formation";
   let description = [{

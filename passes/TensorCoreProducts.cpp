@@ -436,11 +436,11 @@ std::optional<Format> formatFor(Precision precision, bool fp8) {
 constexpr int64_t kCoreRows = 8, kCoreRowBytes = 16, kCoreBytes = kCoreRows * kCoreRowBytes;
 
 /// Builds the kernel body; `b` is inside the launch.
-class KernelBuilder {
+class KernelBuilder : IndexArithmetic {
 public:
   KernelBuilder(OpBuilder &b, Location loc, const Product &product, const Format &format,
                 const Fusion &fusion, bool wgmma, int64_t tile)
-      : b(b), loc(loc), p(product), f(format), fusion(fusion), wgmma(wgmma), tile(tile),
+      : IndexArithmetic(b, loc), p(product), f(format), fusion(fusion), wgmma(wgmma), tile(tile),
         reshapes(b, loc), tilesM(wgmma ? 1 : tile / 2 / 16),
         tilesN(wgmma ? tile / 8 : tile / 2 / 8) {}
 
@@ -538,15 +538,6 @@ private:
     Value valid;
   };
 
-  Value constant(int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); }
-  Value add(Value l, Value r) { return arith::AddIOp::create(b, loc, l, r); }
-  Value mul(Value l, int64_t r) { return arith::MulIOp::create(b, loc, l, constant(r)); }
-  Value div(Value l, int64_t r) { return arith::DivUIOp::create(b, loc, l, constant(r)); }
-  Value rem(Value l, int64_t r) { return arith::RemUIOp::create(b, loc, l, constant(r)); }
-  Value lessThan(Value l, int64_t r) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, l, constant(r));
-  }
-  Value both(Value l, Value r) { return arith::AndIOp::create(b, loc, l, r); }
   Value scaled(Value value, float scale) {
     if (scale == 1.0f)
       return value;
@@ -1076,8 +1067,6 @@ private:
     return mapping.lookupOrDefault(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
   }
 
-  OpBuilder &b;
-  Location loc;
   const Product &p;
   const Format &f;
   const Fusion &fusion;

@@ -96,11 +96,8 @@ bool isRowStatistics(linalg::GenericOp op) {
   return loops;
 }
 
-class Builder {
-public:
-  Builder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
-
-  Value index(int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); }
+struct Builder : IndexArithmetic {
+  using IndexArithmetic::IndexArithmetic;
 
   /// `value` combined across the warp's lanes: every lane gets the total.
   Value acrossWarp(Value value, Combiner combiner) {
@@ -128,7 +125,7 @@ public:
       mapping.map(op.getMatchingBlockArgument(input),
                   memref::LoadOp::create(b, loc, input->get(),
                                          indicesAt(b, loc, op.getMatchingIndexingMap(input), at)));
-    Value warp = index(kWarp);
+    Value warp = constant(kWarp);
     for (Operation &inner : block.without_terminator()) {
       if (auto position = dyn_cast<linalg::IndexOp>(inner)) {
         mapping.map(position.getResult(), at[position.getDim()]);
@@ -150,10 +147,6 @@ public:
       results.push_back(mapping.lookupOrDefault(yielded));
     return results;
   }
-
-private:
-  OpBuilder &b;
-  Location loc;
 };
 
 struct WarpRowReductions : impl::WarpRowReductionsBase<WarpRowReductions> {
@@ -170,22 +163,19 @@ struct WarpRowReductions : impl::WarpRowReductionsBase<WarpRowReductions> {
       int64_t rows = 1;
       for (int64_t extent : ranges)
         rows *= extent;
-      Value one = build.index(1);
+      Value one = build.constant(1);
       auto launch = gpu::LaunchOp::create(
-          b, loc, build.index(llvm::divideCeil(rows, kWarpsPerBlock)), one, one,
-          build.index(kWarp * kWarpsPerBlock), one, one);
+          b, loc, build.constant(llvm::divideCeil(rows, kWarpsPerBlock)), one, one,
+          build.constant(kWarp * kWarpsPerBlock), one, one);
       launch->setAttr(kKernelAttr, b.getStringAttr("reduce"));
       b.setInsertionPointToStart(&launch.getBody().front());
       Value tid = launch.getThreadIds().x;
-      Value lane = arith::RemUIOp::create(b, loc, tid, build.index(kWarp));
-      Value row = arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, launch.getBlockIds().x, build.index(kWarpsPerBlock)),
-          arith::DivUIOp::create(b, loc, tid, build.index(kWarp)));
+      Value lane = build.rem(tid, kWarp);
+      Value row = build.add(build.mul(launch.getBlockIds().x, kWarpsPerBlock),
+                            build.div(tid, kWarp));
       // The row is the same on all of a warp's lanes, so the shuffles
       // inside run on full warps.
-      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                                           build.index(rows));
+      Value inside = build.lessThan(row, rows);
       auto ifInside = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
       {
         OpBuilder::InsertionGuard guard(b);
@@ -193,7 +183,7 @@ struct WarpRowReductions : impl::WarpRowReductionsBase<WarpRowReductions> {
         SmallVector<Value> at = delinearize(b, loc, row, ranges);
         SmallVector<Value> results = build.body(op, at, lane);
         Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
-                                            build.index(0));
+                                            build.constant(0));
         auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
         b.setInsertionPointToStart(ifFirst.thenBlock());
         for (auto [result, init] : llvm::zip(results, op.getDpsInits()))

@@ -17,7 +17,8 @@ llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, TensorCores 
   // on the host), and row statistics warp-per-row kernels. Every other
   // linalg op becomes a loop nest whose parallel loops map onto threads,
   // one iteration each (parallel loops first; one thread when there are
-  // none). Each kernel is one launch of the plan.
+  // none), except the transposes of the innermost dimension, which go
+  // through shared memory. Each kernel is one launch of the plan.
   std::vector<std::string> kernels;
   if (tensorCores == TensorCores::Hopper)
     kernels.push_back("kiln-tensor-core-products{fp8=true wgmma=true}");
@@ -27,9 +28,8 @@ llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, TensorCores 
     kernels.push_back("kiln-tensor-core-products");
   if (warpRows)
     kernels.push_back("kiln-warp-row-reductions");
-  std::string pipeline = "kiln-bufferize,";
-  if (!kernels.empty())
-    pipeline += "func.func(" + llvm::join(kernels, ",") + "),";
+  kernels.push_back("kiln-shared-transposes");
+  std::string pipeline = "kiln-bufferize,func.func(" + llvm::join(kernels, ",") + "),";
   pipeline += "kiln-plan-memory,kiln-list-kernels,func.func(kiln-prepare-gpu-loops,"
               "convert-linalg-to-parallel-loops,kiln-map-parallel-loops),"
               "gpu-launch-sink-index-computations,gpu-kernel-outlining,kiln-merge-gpu-modules,"
