@@ -302,10 +302,12 @@ def check_models(runtime, bundle, models, device, report, bench):
                         timings.append((entry["kernel"], *time_kiln(session, inputs, budget=5.0)))
                     del session
                 if timings:
-                    eager, compiled = time_pytorch(name, onnx_path, inputs)
+                    eager, compiled = time_pytorch(name, onnx_path, inputs, device)
+                    # The host has no kernel timer: its time is 0.
                     rows += [f"| {name} | {batch} | {kernel} | {kernels * 1e3:.3f} | "
                              f"{with_copies * 1e3:.3f} | {eager * 1e3:.3f} | "
-                             f"{compiled * 1e3:.3f} | {compiled / kernels:.3f} |"
+                             f"{compiled * 1e3:.3f} | "
+                             f"{compiled / kernels if kernels else float('nan'):.3f} |"
                              for kernel, kernels, with_copies in timings]
     if rows:
         report.append("")
@@ -316,16 +318,17 @@ def check_models(runtime, bundle, models, device, report, bench):
     return ok
 
 
-def time_pytorch(name, onnx_path, inputs):
+def time_pytorch(name, onnx_path, inputs, device):
     """Seconds per run of the model in PyTorch eager and torch.compile (one
-    static shape, as kiln's), TF32 allowed as in kiln's default."""
+    static shape, as kiln's) on kiln's `device` (cuda:N, or the CPU),
+    TF32 allowed as in kiln's default."""
     import torch
 
     from torch_models import module
 
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
-    net, feed = module(torch, name, onnx_path, "cuda")
+    net, feed = module(torch, name, onnx_path, device if device.startswith("cuda") else "cpu")
     args = feed(inputs)
     with torch.no_grad():
         eager = time_torch(torch, lambda: net(*args))
@@ -371,16 +374,18 @@ def main():
     elif models:
         report.append(f"- models: their artifacts hold code for {manifest['target']} only")
     # A step that breaks is reported, and the others still run: the GPU
-    # machine's minutes are few.
-    # Each step's lines are printed as it ends, so a run cut short still
-    # says how far it got.
+    # machine's minutes are few. Each step's lines are printed as it ends,
+    # with the seconds it took, so a run cut short still says how far it
+    # got and the next one can be planned to fit.
     ok, printed = True, 0
     for name, step in steps:
+        start = time.perf_counter()
         try:
             ok &= step()
         except Exception as error:  # noqa: BLE001
             report.append(f"- {name} FAILED: {type(error).__name__}: {error}")
             ok = False
+        report.append(f"- ({name}: {time.perf_counter() - start:.1f} s)")
         print("\n".join(report[printed:]), flush=True)
         printed = len(report)
     for name, reason in manifest.get("models_left_out", {}).items():

@@ -31,6 +31,11 @@ def cnn(torch, onnx_path, device):
     nodes = [(n.op_type, list(n.input), n.output[0],
               {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute})
              for n in graph.node if n.op_type != "Constant"]
+    # Clip's bounds as numbers now: read from tensors as it runs, they
+    # would break torch.compile's graph at every Clip.
+    for op, inputs, _, attrs in nodes:
+        if op == "Clip":
+            attrs["bounds"] = tuple(weights[name].item() for name in inputs[1:])
     input_name = next(v.name for v in graph.input if v.name not in weights)
     output_name = graph.output[0].name
 
@@ -53,7 +58,7 @@ def cnn(torch, onnx_path, device):
         if op == "Relu":
             return functional.relu(args[0])
         if op == "Clip":
-            return torch.clamp(args[0], args[1].item(), args[2].item())
+            return torch.clamp(args[0], *attrs["bounds"])
         if op in ("Dropout", "Identity"):
             return args[0]
         if op == "Add":
