@@ -4,6 +4,7 @@
 
 #include "Cuda.h"
 
+#include <algorithm>
 #include <cstring>
 #include <dlfcn.h>
 #include <new>
@@ -233,7 +234,7 @@ struct ModelState {
   CUdeviceptr weights = 0;
   const Plan *plan = nullptr;
   std::vector<CUfunction> functions; ///< one per launch of the plan
-  std::string description;
+  std::string description, target;
 
   ~ModelState() {
     if (!context)
@@ -284,6 +285,7 @@ kiln_status_t modelState(kiln_model_t *model, const Driver &d, int ordinal, Mode
                       "code for %s); compile with --target sm_%d%d",
                       ordinal, name, major, minor, codeTargets(*model).c_str(), major, minor);
   state->plan = &model->plans[code->plan];
+  state->target = code->target;
   state->description = "cuda:" + std::to_string(ordinal) + " (" + name + ", sm_" +
                        std::to_string(major) + std::to_string(minor) + ", " +
                        (code->kind == CodeObject::Kind::Cubin ? "cubin for " : "PTX for ") +
@@ -354,6 +356,10 @@ public:
   /// Recorded around the plan's kernels, for the device time of a run.
   CUevent started = nullptr, finished = nullptr;
   double kernelMilliseconds = 0;
+  /// When profiling: recorded before each kernel, and each kernel's time
+  /// in the last run.
+  std::vector<CUevent> marks;
+  std::vector<double> profile;
   /// Where the queued run's outputs go when it is waited for.
   std::vector<void *> pending;
   bool queued = false;
@@ -372,6 +378,8 @@ public:
       d->eventDestroy(started);
     if (finished)
       d->eventDestroy(finished);
+    for (CUevent mark : marks)
+      d->eventDestroy(mark);
     if (stream)
       d->streamDestroy(stream);
     if (memory)
@@ -384,6 +392,9 @@ public:
     const Plan &plan = *state->plan;
     for (size_t i = 0; i < plan.launches.size(); ++i) {
       const Launch &launch = plan.launches[i];
+      if (!marks.empty())
+        if (CUresult status = d->eventRecord(marks[i], stream))
+          return failure(*d, status, state->ordinal, "cannot record an event");
       if (CUresult status = d->launchKernel(state->functions[i], launch.grid[0], launch.grid[1],
                                             launch.grid[2], launch.block[0], launch.block[1],
                                             launch.block[2], launch.sharedBytes, stream,
@@ -443,7 +454,7 @@ void buildParams(Session &session) {
   }
 }
 
-kiln_status_t setUp(Session &session, bool useGraph) {
+kiln_status_t setUp(Session &session, bool useGraph, bool profile) {
   const Driver &d = *session.d;
   int ordinal = session.state->ordinal;
   kiln_model_t *model = session.model;
@@ -454,7 +465,13 @@ kiln_status_t setUp(Session &session, bool useGraph) {
     session.stream = nullptr;
     return failure(d, status, ordinal, "cannot create a stream");
   }
-  for (CUevent *event : {&session.started, &session.finished})
+  std::vector<CUevent *> events = {&session.started, &session.finished};
+  if (profile) {
+    session.marks.resize(session.state->plan->launches.size());
+    for (CUevent &mark : session.marks)
+      events.push_back(&mark);
+  }
+  for (CUevent *event : events)
     if (CUresult status = d.eventCreate(event, 0)) {
       *event = nullptr;
       return failure(d, status, ordinal, "cannot create an event");
@@ -517,7 +534,8 @@ kiln_status_t setUp(Session &session, bool useGraph) {
 
 } // namespace
 
-kiln_status_t createSession(kiln_model_t *model, int ordinal, bool useGraph, Session **out) {
+kiln_status_t createSession(kiln_model_t *model, int ordinal, bool useGraph, bool profile,
+                            Session **out) {
   const Loaded &loaded = loadDriver();
   if (!loaded.error.empty())
     return makeStatus(KILN_STATUS_UNAVAILABLE, "device 'cuda:%d' is not available: %s", ordinal,
@@ -531,7 +549,7 @@ kiln_status_t createSession(kiln_model_t *model, int ordinal, bool useGraph, Ses
   session->state = state;
   session->d = &loaded.driver;
   session->model = model;
-  if (kiln_status_t status = setUp(*session, useGraph))
+  if (kiln_status_t status = setUp(*session, useGraph && !profile, profile))
     return status;
   *out = session.release();
   return nullptr;
@@ -540,6 +558,8 @@ kiln_status_t createSession(kiln_model_t *model, int ordinal, bool useGraph, Ses
 void destroySession(Session *session) { delete session; }
 
 const char *describe(const Session *session) { return session->state->description.c_str(); }
+
+const char *target(const Session *session) { return session->state->target.c_str(); }
 
 kiln_status_t wait(Session *session) {
   if (!session->queued)
@@ -561,10 +581,22 @@ kiln_status_t wait(Session *session) {
   if (CUresult status = d.eventElapsedTime(&milliseconds, session->started, session->finished))
     return failure(d, status, session->state->ordinal, "cannot time the run");
   session->kernelMilliseconds = milliseconds;
+  session->profile.clear();
+  for (size_t i = 0; i < session->marks.size(); ++i) {
+    CUevent end = i + 1 < session->marks.size() ? session->marks[i + 1] : session->finished;
+    if (CUresult status = d.eventElapsedTime(&milliseconds, session->marks[i], end))
+      return failure(d, status, session->state->ordinal, "cannot time a kernel");
+    session->profile.push_back(milliseconds);
+  }
   return nullptr;
 }
 
 double kernelMilliseconds(const Session *session) { return session->kernelMilliseconds; }
+
+size_t kernelProfile(const Session *session, double *milliseconds, size_t count) {
+  std::copy_n(session->profile.begin(), std::min(count, session->profile.size()), milliseconds);
+  return session->profile.size();
+}
 
 kiln_status_t enqueue(Session *session, const std::vector<const void *> &inputs,
                       const std::vector<void *> &outputs) {

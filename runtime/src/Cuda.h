@@ -15,12 +15,16 @@ class Session;
 /// device's architecture (a cubin built for it, else PTX for the driver to
 /// compile), uploads the weights (once per model and device), allocates the
 /// session's memory in one piece and, with `useGraph`, captures the plan as
-/// a CUDA graph.
-kiln_status_t createSession(kiln_model_t *model, int ordinal, bool useGraph, Session **out);
+/// a CUDA graph. With `profile`, every run records an event before each
+/// kernel (the plan runs kernel by kernel).
+kiln_status_t createSession(kiln_model_t *model, int ordinal, bool useGraph, bool profile,
+                            Session **out);
 void destroySession(Session *session);
 
 /// What the session runs on: "cuda:0 (NVIDIA H200, sm_90, cubin)".
 const char *describe(const Session *session);
+/// The target of the code it runs: "sm_90a".
+const char *target(const Session *session);
 
 /// Queues a run on the session's stream and returns: the inputs are copied
 /// to pinned staging memory (the caller may reuse them at once), then to
@@ -36,6 +40,11 @@ kiln_status_t wait(Session *session);
 /// How long the last run's kernels took on the GPU (CUDA events around
 /// them), in milliseconds.
 double kernelMilliseconds(const Session *session);
+
+/// With `profile`: each kernel's milliseconds in the last run, the first
+/// `count` of them written to `milliseconds`; the number of kernels (0
+/// without `profile` or before the first run).
+size_t kernelProfile(const Session *session, double *milliseconds, size_t count);
 
 } // namespace kiln::cuda
 

@@ -96,6 +96,7 @@ int hostLevel() {
 struct kiln_session_s {
   kiln_model_t *model;
   std::string device;
+  std::string target; ///< of the code it runs, on the host
   // On the host: the arena and the threads.
   void *arena = nullptr;
   std::unique_ptr<kiln::ThreadPool> pool;
@@ -566,8 +567,9 @@ kiln_status_t kiln_session_create(kiln_model_t *model, const kiln_session_option
     if (device[4] && (end == device + 5 || *end != '\0' || ordinal < 0 || ordinal > 1024))
       return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                         "device '%s': expected cuda:N, N the GPU's number from 0", device);
+    bool profile = options && options->api_version >= 4 && (flags & KILN_SESSION_PROFILE);
     if (kiln_status_t status = cuda::createSession(model, int(ordinal),
-                                                   !(flags & KILN_SESSION_NO_CUDA_GRAPH),
+                                                   !(flags & KILN_SESSION_NO_CUDA_GRAPH), profile,
                                                    &session->cuda))
       return status;
     session->device = cuda::describe(session->cuda);
@@ -580,6 +582,9 @@ kiln_status_t kiln_session_create(kiln_model_t *model, const kiln_session_option
                       device);
   if (model->hostPlan < 0)
     return makeStatus(KILN_STATUS_UNAVAILABLE, "%s", model->hostUnavailable.c_str());
+  for (const kiln::CodeObject &code : model->code)
+    if (code.kind == kiln::CodeObject::Kind::Host)
+      session->target = code.target;
   unsigned threads = options && options->api_version >= 2 ? options->threads : 0;
   if (threads == 0)
     threads = kiln::ThreadPool::availableThreads();
@@ -609,6 +614,12 @@ uint32_t kiln_session_threads(const kiln_session_t *session) {
 
 const char *kiln_session_device(const kiln_session_t *session) {
   return session ? session->device.c_str() : "";
+}
+
+const char *kiln_session_target(const kiln_session_t *session) {
+  if (!session)
+    return "";
+  return session->cuda ? cuda::target(session->cuda) : session->target.c_str();
 }
 
 namespace {
@@ -730,6 +741,13 @@ kiln_status_t kiln_session_run_async(kiln_session_t *session, const kiln_tensor_
 
 double kiln_session_kernel_milliseconds(const kiln_session_t *session) {
   return session && session->cuda ? cuda::kernelMilliseconds(session->cuda) : 0.0;
+}
+
+size_t kiln_session_kernel_profile(const kiln_session_t *session, double *milliseconds,
+                                   size_t count) {
+  if (!session || !session->cuda)
+    return 0;
+  return cuda::kernelProfile(session->cuda, milliseconds, milliseconds ? count : 0);
 }
 
 kiln_status_t kiln_session_wait(kiln_session_t *session) {

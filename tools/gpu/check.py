@@ -268,7 +268,7 @@ def check_models(runtime, bundle, models, device, report, bench):
     import generate
 
     ok = True
-    rows = []
+    rows, slowest = [], []
     with tempfile.TemporaryDirectory(prefix="kiln-gpu-models-") as work:
         paths = restore_models(bundle, models, work)
         for name in dict.fromkeys(model["model"] for model in models):
@@ -289,8 +289,8 @@ def check_models(runtime, bundle, models, device, report, bench):
                 want = reference.run(None, inputs)[0]
                 timings = []
                 for entry in (entry for entry in entries if entry["batch"] == batch):
-                    session = runtime.load(paths[entry["file"].removesuffix(".xz")]) \
-                        .session(device)
+                    path = paths[entry["file"].removesuffix(".xz")]
+                    session = runtime.load(path).session(device)
                     got = next(iter(session.run(inputs).values())).copy()
                     error = relative_error(got, want)
                     good = bool(error <= 1e-2)
@@ -301,6 +301,8 @@ def check_models(runtime, bundle, models, device, report, bench):
                     if bench:
                         timings.append((entry["kernel"], *time_kiln(session, inputs, budget=5.0)))
                     del session
+                    if bench:
+                        slowest += slowest_kernels(runtime, path, device, inputs, entry, batch)
                 if timings:
                     eager, compiled = time_pytorch(name, onnx_path, inputs, device)
                     # The host has no kernel timer: its time is 0.
@@ -315,7 +317,41 @@ def check_models(runtime, bundle, models, device, report, bench):
                       "PyTorch eager ms | torch.compile ms | torch.compile / kiln |")
         report.append("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
         report += rows
+    if slowest:
+        report.append("")
+        report.append("Slowest kernels (each kernel timed alone, launched one by one):")
+        report += slowest
     return ok
+
+
+def slowest_kernels(runtime, path, device, inputs, entry, batch, count=5):
+    """Report lines for the `count` slowest kernels of the model's plan,
+    from a profiled session's runs (none on the host, which has no kernels
+    to time)."""
+    if not device.startswith("cuda"):
+        return []
+    session = runtime.load(path).session(device, graph=False, profile=True)
+    if session.target != entry["target"]:
+        raise RuntimeError(f"{entry['file']} ran its code for {session.target}, "
+                           f"not {entry['target']}")
+    session.run(inputs)
+    runs = 3
+    total = [0.0] * len(entry["kernels"])
+    for _ in range(runs):
+        session.run(inputs)
+        times = session.kernel_profile()
+        if len(times) != len(total):
+            raise RuntimeError(f"{entry['file']}: {len(times)} kernels timed, "
+                               f"{len(total)} listed")
+        total = [t + ms / runs for t, ms in zip(total, times)]
+    whole = sum(total) or 1.0
+    lines = [f"- {entry['model']} batch {batch} ({entry['kernel']}), {sum(total):.3f} ms "
+             f"in {len(total)} kernels:"]
+    for i in sorted(range(len(total)), key=lambda i: -total[i])[:count]:
+        kernel = entry["kernels"][i]
+        lines.append(f"  - #{i} {kernel['kind']} {kernel['precision']}: {total[i]:.3f} ms "
+                     f"({100 * total[i] / whole:.0f}%) {kernel['nodes']}")
+    return lines
 
 
 def time_pytorch(name, onnx_path, inputs, device):

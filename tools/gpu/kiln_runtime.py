@@ -11,8 +11,9 @@ import ctypes
 
 import numpy as np
 
-API_VERSION = 3
+API_VERSION = 4
 NO_CUDA_GRAPH = 1
+PROFILE = 2
 # kiln_dtype_t, in order.
 DTYPES = [np.float32, np.float16, np.uint16, np.float64, np.int8, np.int16, np.int32, np.int64,
           np.uint8, np.uint16, np.uint32, np.uint64, np.bool_, np.uint8, np.uint8]
@@ -61,6 +62,8 @@ class Runtime:
             "kiln_session_device": (ctypes.c_char_p, [vp]),
             "kiln_session_run": (vp, [vp, ctypes.POINTER(_Tensor), sz, ctypes.POINTER(_Tensor), sz]),
             "kiln_session_kernel_milliseconds": (ctypes.c_double, [vp]),
+            "kiln_session_kernel_profile": (sz, [vp, ctypes.POINTER(ctypes.c_double), sz]),
+            "kiln_session_target": (ctypes.c_char_p, [vp]),
         }
         for name, (result, args) in signatures.items():
             function = getattr(lib, name)
@@ -99,8 +102,10 @@ class Model:
                           tuple(info.shape[d] for d in range(info.rank))))
         return infos
 
-    def session(self, device="host", graph=True):
-        return Session(self, device, graph)
+    def session(self, device="host", graph=True, profile=False):
+        """A session on `device`; `profile` times each kernel (on a GPU, with
+        no CUDA graph)."""
+        return Session(self, device, graph, profile)
 
     def __del__(self):
         if getattr(self, "handle", None):
@@ -108,14 +113,16 @@ class Model:
 
 
 class Session:
-    def __init__(self, model, device, graph):
+    def __init__(self, model, device, graph, profile):
         self.model, lib = model, model.runtime.lib
-        options = _SessionOptions(API_VERSION, device.encode(), 0, 0 if graph else NO_CUDA_GRAPH)
+        flags = (0 if graph else NO_CUDA_GRAPH) | (PROFILE if profile else 0)
+        options = _SessionOptions(API_VERSION, device.encode(), 0, flags)
         handle = ctypes.c_void_p()
         model.runtime.check(lib.kiln_session_create(model.handle, ctypes.byref(options),
                                                     ctypes.byref(handle)))
         self.handle = handle
         self.device = lib.kiln_session_device(handle).decode()
+        self.target = lib.kiln_session_target(handle).decode()
         # Output buffers, reused by every run.
         self.results = {name: np.empty(shape, DTYPES[dtype])
                         for name, dtype, shape in model.outputs}
@@ -149,6 +156,15 @@ class Session:
     def kernel_milliseconds(self):
         """The last run's kernel time on the GPU (0 on the host)."""
         return self.model.runtime.lib.kiln_session_kernel_milliseconds(self.handle)
+
+    def kernel_profile(self):
+        """Each kernel's milliseconds in the last run, in plan order, for a
+        session made with `profile` on a GPU; [] otherwise."""
+        lib = self.model.runtime.lib
+        count = lib.kiln_session_kernel_profile(self.handle, None, 0)
+        times = (ctypes.c_double * count)()
+        lib.kiln_session_kernel_profile(self.handle, times, count)
+        return list(times)
 
     def __del__(self):
         if getattr(self, "handle", None):

@@ -260,6 +260,26 @@ def weights_offset(kiln, artifact):
     return offsets.pop()
 
 
+def kernel_listing(kiln, artifact, target):
+    """The kernels of the artifact's plan for `target`, as kiln inspect lists
+    them: [{"kind", "precision", "nodes"}], for check.py's profiles."""
+    listing = subprocess.run([kiln, "inspect", artifact], capture_output=True, text=True,
+                             check=True).stdout
+    kernels, inside = [], False
+    for line in listing.splitlines():
+        if line.startswith("plan for "):
+            inside = target in [t.strip() for t in line[len("plan for "):].rstrip(":").split(",")]
+        elif not line.startswith("  "):
+            inside = False
+        elif inside:
+            # #, kind, precision, layout, grid, block, regs, smem (2), spills (2), nodes
+            fields = line.split()
+            if len(fields) >= 11 and fields[0].isdigit():
+                kernels.append({"kind": fields[1], "precision": fields[2],
+                                "nodes": " ".join(fields[11:])})
+    return kernels
+
+
 def weights_digest(onnx_path):
     """SHA-256 of the model's initializers, in order: check.py regenerates
     the model and must get the same weights."""
@@ -325,6 +345,7 @@ def prepare_models(args, names, out, work):
             flags = [flag for i, shape in entry["inputs"].items()
                      for flag in ("--input-shape", f"{i}={'x'.join(map(str, shape))}")]
             kiln_compile(args.kiln, model, path, "--target", entry["target"], *flags)
+            entry["kernels"] = kernel_listing(args.kiln, path, entry["target"])
             return path, weights_offset(args.kiln, path)
 
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:

@@ -42,6 +42,17 @@ cl::opt<bool> benchNoCudaGraph(
     cl::sub(benchCommand));
 cl::opt<unsigned> benchThreads("threads", cl::desc("Threads to run on (0: one per CPU)"),
                                cl::init(0), cl::sub(benchCommand));
+cl::opt<bool> benchProfile(
+    "profile",
+    cl::desc("On a GPU, time each kernel (launched one by one) and list them, slowest first"),
+    cl::sub(benchCommand));
+
+std::string text(const flatbuffers::String *s) { return s ? s->str() : std::string(); }
+
+/// The format a kernel's product reads or it rounds to.
+std::string precisionOf(const artifact::Kernel *kernel) {
+  return kernel->precision() ? text(kernel->precision()) : "fp32";
+}
 
 std::string shapeOf(const int64_t *shape, size_t rank) {
   std::string text;
@@ -104,7 +115,6 @@ int inspectModel() {
     os << "  " << info.name << ": " << kiln_dtype_name(info.dtype) << " "
        << shapeOf(info.shape, info.rank) << " (" << bytes(info.byte_size) << ")\n";
   }
-  auto text = [](const flatbuffers::String *s) { return s ? s->str() : std::string(); };
   for (flatbuffers::uoffset_t p = 0; p < manifest->plans()->size(); ++p) {
     const artifact::Plan *plan = manifest->plans()->Get(p);
     std::string targets;
@@ -126,7 +136,7 @@ int inspectModel() {
                    "result", "ONNX node");
     for (flatbuffers::uoffset_t i = 0; i < kernels->size(); ++i) {
       const artifact::Kernel *kernel = kernels->Get(i);
-      std::string precision = kernel->precision() ? text(kernel->precision()) : "fp32";
+      std::string precision = precisionOf(kernel);
       std::string layout = text(kernel->layout());
       if (layout.empty())
         layout = "-";
@@ -169,6 +179,52 @@ int inspectModel() {
   return 0;
 }
 
+namespace {
+
+/// Each kernel's mean milliseconds beside what `kiln inspect` says of it,
+/// slowest first: the plan is the one whose code for `target` ran.
+int printProfile(const std::string &target, const std::vector<double> &profile) {
+  raw_ostream &os = outs();
+  if (profile.empty()) {
+    os << "  no kernel profile: the host runs its plan as one function\n";
+    return 0;
+  }
+  auto file = MemoryBuffer::getFile(benchFile);
+  if (!file)
+    return reportError("cannot read '" + benchFile + "': " + file.getError().message());
+  const auto *data = reinterpret_cast<const uint8_t *>((*file)->getBufferStart());
+  kiln_file_header_t header;
+  memcpy(&header, data, sizeof(header));
+  const artifact::Model *manifest = artifact::GetModel(data + header.manifest_offset);
+  const flatbuffers::Vector<flatbuffers::Offset<artifact::Kernel>> *kernels = nullptr;
+  for (const artifact::Code *code : *manifest->code())
+    if (code->target()->str() == target)
+      kernels = manifest->plans()->Get(code->plan())->kernels();
+  if (!kernels || kernels->size() != profile.size())
+    return reportError("the plan for " + target + " in '" + benchFile +
+                       "' does not have the kernels the session ran");
+  std::vector<size_t> order(profile.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return profile[a] > profile[b]; });
+  double total = 0;
+  for (double milliseconds : profile)
+    total += milliseconds;
+  os << "  kernels of the plan for " << target << ", slowest first (mean a run):\n"
+     << format("  %5s  %-11s  %-9s  %9s  %6s  %s\n", "#", "kind", "precision", "ms", "share",
+               "ONNX node");
+  for (size_t i : order) {
+    const artifact::Kernel *kernel = kernels->Get(flatbuffers::uoffset_t(i));
+    os << format("  %5zu  %-11s  %-9s  %9.3f  %5.1f%%  %s\n", i, text(kernel->kind()).c_str(),
+                 precisionOf(kernel).c_str(), profile[i],
+                 total > 0 ? 100.0 * profile[i] / total : 0.0, text(kernel->node()).c_str());
+  }
+  return 0;
+}
+
+} // namespace
+
 int benchModel() {
   kiln_model_t *raw = nullptr;
   if (kiln_status_t status = kiln_model_load_file(benchFile.c_str(), nullptr, &raw))
@@ -195,14 +251,15 @@ int benchModel() {
     inputs.push_back({info.name, info.dtype, info.rank, info.shape, buffers.back().data(),
                       info.byte_size});
   }
-  kiln_session_options_t options = {KILN_API_VERSION, benchDevice.c_str(), benchThreads,
-                                    benchNoCudaGraph ? KILN_SESSION_NO_CUDA_GRAPH : 0u};
+  uint32_t flags = (benchNoCudaGraph ? KILN_SESSION_NO_CUDA_GRAPH : 0u) |
+                   (benchProfile ? KILN_SESSION_PROFILE : 0u);
+  kiln_session_options_t options = {KILN_API_VERSION, benchDevice.c_str(), benchThreads, flags};
   kiln_session_t *session = nullptr;
   if (kiln_status_t status = kiln_session_create(model.get(), &options, &session))
     return reportError(status);
   SessionPtr owner(session);
 
-  std::vector<double> times;
+  std::vector<double> times, profile, run;
   double kernelMilliseconds = 0;
   for (unsigned i = 0; i < warmup + iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
@@ -212,6 +269,11 @@ int benchModel() {
     if (i >= warmup) {
       times.push_back(elapsed.count());
       kernelMilliseconds += kiln_session_kernel_milliseconds(session) / iterations;
+      run.resize(kiln_session_kernel_profile(session, nullptr, 0));
+      kiln_session_kernel_profile(session, run.data(), run.size());
+      profile.resize(run.size());
+      for (size_t k = 0; k < run.size(); ++k)
+        profile[k] += run[k] / iterations;
     }
   }
   std::sort(times.begin(), times.end());
@@ -222,8 +284,8 @@ int benchModel() {
   for (double t : times)
     mean += t / double(times.size());
   outs() << benchFile << " on " << kiln_session_device(session);
-  if (kiln_session_threads(session))
-    outs() << " (" << kiln_session_threads(session) << " threads)";
+  if (uint32_t threads = kiln_session_threads(session))
+    outs() << " (" << threads << (threads == 1 ? " thread)" : " threads)");
   outs() << ": " << iterations << " runs after " << warmup
          << " warm-up runs\n"
          << format("  latency: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, mean %.3f ms\n",
@@ -232,6 +294,8 @@ int benchModel() {
   // On a GPU, the kernels' own time, without the copies in and out.
   if (kernelMilliseconds > 0)
     outs() << format("  kernels on the device: mean %.3f ms a run\n", kernelMilliseconds);
+  if (benchProfile)
+    return printProfile(kiln_session_target(session), profile);
   return 0;
 }
 

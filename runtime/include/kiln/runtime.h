@@ -32,7 +32,7 @@ extern "C" {
 #define KILN_API __attribute__((visibility("default")))
 
 /* The version of this API; options structs carry it so the ABI can grow. */
-#define KILN_API_VERSION 3u
+#define KILN_API_VERSION 4u
 
 /* ---- Status ------------------------------------------------------------ */
 
@@ -140,6 +140,11 @@ typedef struct kiln_session_s kiln_session_t;
 
 /* Run the plan kernel by kernel instead of replaying it as one CUDA graph. */
 #define KILN_SESSION_NO_CUDA_GRAPH 1u
+/* Since API version 4: time each kernel of every run on a GPU
+ * (kiln_session_kernel_profile). The plan then runs kernel by kernel, an
+ * event recorded before each, not as one CUDA graph: each launch costs a
+ * few microseconds more. */
+#define KILN_SESSION_PROFILE 2u
 
 typedef struct kiln_session_options_t {
   uint32_t api_version; /* KILN_API_VERSION */
@@ -178,6 +183,10 @@ KILN_API uint32_t kiln_session_threads(const kiln_session_t *session);
 /* What the session runs on: "host", or "cuda:0 (NVIDIA H200, sm_90, cubin
  * for sm_90)". Valid while the session lives. */
 KILN_API const char *kiln_session_device(const kiln_session_t *session);
+/* Since API version 4: the target whose code the session runs, as `kiln
+ * inspect` names its plan: "x86-64-v3" on the host, "sm_90a" on an H100
+ * given code for sm_90 and sm_90a. Valid while the session lives. */
+KILN_API const char *kiln_session_target(const kiln_session_t *session);
 
 /* Runs the model. `inputs` name every model input exactly once, with its
  * dtype and shape and byte_size bytes at data. `outputs` name model outputs;
@@ -207,6 +216,15 @@ KILN_API kiln_status_t kiln_session_wait(kiln_session_t *session);
  * device, in milliseconds, as the GPU timed them (without the copies of
  * inputs and outputs); 0 on the host and before the first run. */
 KILN_API double kiln_session_kernel_milliseconds(const kiln_session_t *session);
+
+/* Since API version 4: with KILN_SESSION_PROFILE on a GPU, how long each
+ * kernel of the last finished run took, in milliseconds, in plan order (the
+ * order `kiln inspect` lists them in). Writes the first min(count, kernels)
+ * times to `milliseconds` (which may be NULL when count is 0) and returns
+ * the number of kernels; 0 on the host (its plan runs as one function),
+ * without the flag, and before the first run. */
+KILN_API size_t kiln_session_kernel_profile(const kiln_session_t *session, double *milliseconds,
+                                            size_t count);
 
 #ifdef __cplusplus
 }

@@ -176,6 +176,38 @@ TEST_CASE("every launch passes pointers into device memory", "[cuda]") {
   kiln_model_release(model);
 }
 
+TEST_CASE("a profiled session times each kernel", "[cuda]") {
+  // Profiling launches kernel by kernel with an event before each: no
+  // graph, and each of conv_relu's 2 kernels takes "1 ms" (the fake's
+  // events count the kernels run).
+  Fake fake;
+  kiln_model_t *model = load("cuda.kiln");
+  kiln_session_t *session;
+  REQUIRE(open(model, "cuda:0", &session, nullptr, KILN_SESSION_PROFILE) == KILN_STATUS_OK);
+  CHECK(std::string(kiln_session_target(session)) == "sm_90a");
+  CHECK(fake.get("graphs") == 0);
+  // Nothing before the first run.
+  CHECK(kiln_session_kernel_profile(session, nullptr, 0) == 0);
+  CHECK(runOnce(session) == KILN_STATUS_OK);
+  CHECK(runOnce(session) == KILN_STATUS_OK);
+  std::vector<double> profile(3, -1.0);
+  REQUIRE(kiln_session_kernel_profile(session, profile.data(), profile.size()) == 2);
+  CHECK(profile == std::vector<double>{1.0, 1.0, -1.0});
+  CHECK(kiln_session_kernel_milliseconds(session) == 2.0);
+  // A shorter array takes the first kernels' times.
+  std::vector<double> first(1, -1.0);
+  CHECK(kiln_session_kernel_profile(session, first.data(), 1) == 2);
+  CHECK(first[0] == 1.0);
+  kiln_session_destroy(session);
+
+  // Without the flag there is no profile.
+  REQUIRE(open(model, "cuda:0", &session) == KILN_STATUS_OK);
+  CHECK(runOnce(session) == KILN_STATUS_OK);
+  CHECK(kiln_session_kernel_profile(session, profile.data(), profile.size()) == 0);
+  kiln_session_destroy(session);
+  kiln_model_release(model);
+}
+
 TEST_CASE("an asynchronous run finishes at the wait", "[cuda]") {
   Fake fake;
   kiln_model_t *model = load("cuda.kiln");
