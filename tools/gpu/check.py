@@ -35,8 +35,8 @@ events around the kernels (kiln_session_kernel_milliseconds); kiln's whole
 runs, with the copies of inputs and result its API makes, are shown too.
 Each model at each batch against PyTorch eager and torch.compile (static
 shapes) with the same weights, TF32 allowed as in kiln's default:
-tools/gpu/torch_models.py runs the CNNs' graphs node by node and BERT as
-HuggingFace's BertModel.
+tools/gpu/torch_models.py runs the CNNs' graphs node by node, channels
+last, and BERT as HuggingFace's BertModel.
 
 Prints a report, writes it as Markdown to --report, and exits 1 on any
 wrong result. The artifacts hold host code too: `--device host --no-bench`

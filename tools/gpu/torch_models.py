@@ -20,10 +20,13 @@ def initializers(torch, graph, device):
 
 
 def cnn(torch, onnx_path, device):
-    """The graph of the generated ResNet-50 or MobileNetV2, node by node."""
+    """The graph of the generated ResNet-50 or MobileNetV2, node by node,
+    channels last (the input and the filters), as PyTorch runs CNNs fastest
+    on tensor cores."""
     functional = torch.nn.functional
     graph = onnx.load(onnx_path).graph
-    weights = initializers(torch, graph, device)
+    weights = {name: value.to(memory_format=torch.channels_last) if value.dim() == 4 else value
+               for name, value in initializers(torch, graph, device).items()}
     for node in graph.node:
         if node.op_type == "Constant":
             weights[node.output[0]] = torch.from_numpy(
@@ -87,7 +90,8 @@ def cnn(torch, onnx_path, device):
             return env[output_name]
 
     def feed(inputs):
-        return (torch.from_numpy(inputs[input_name]).to(device),)
+        return (torch.from_numpy(inputs[input_name]).to(device)
+                .to(memory_format=torch.channels_last),)
 
     return Graph().eval(), feed
 
