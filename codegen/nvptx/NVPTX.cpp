@@ -82,8 +82,12 @@ llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm,
   // Math functions (erf, tanh, exp, ...) come from CUDA's libdevice.
   std::string libdevice = findLibdevice();
   std::string options = libdevice.empty() ? "" : " l=" + libdevice;
-  // fp8 tensor-core instructions (sm_89 and later) need PTX ISA 8.4.
-  if (nvidiaArchitecture(chip) >= 89)
+  // fp8 tensor-core instructions need PTX ISA 8.4, above what LLVM emits
+  // for sm_89 and sm_90 by default. Newer chips default to a newer ISA
+  // already (sm_100 to 8.6, sm_120 to 8.7), which a lower one named here
+  // would override.
+  int architecture = nvidiaArchitecture(chip);
+  if (architecture >= 89 && architecture < 100)
     options += " features=+ptx84";
   if (failed(mlir::parsePassPipeline(
           llvm::formatv("nvvm-attach-target{{chip={0} O=3{1}}", chip, options).str(), pm,
@@ -195,8 +199,8 @@ assemblePTX(llvm::StringRef ptxas, llvm::StringRef ptx, llvm::StringRef chip,
       errors = message.empty() ? "exit status " + std::to_string(code) : message;
     if (text.contains("is not defined for option 'gpu-name'"))
       return emitError() << ptxas << " does not know " << chip
-                         << ", which is newer than its CUDA toolkit: give a newer ptxas with "
-                            "--ptxas, or --ptxas none to ship PTX only";
+                         << " (newer than its CUDA toolkit, or no longer supported by it): "
+                            "give another ptxas with --ptxas, or --ptxas none to ship PTX only";
     return emitError() << ptxas << " cannot assemble the kernels for " << chip << ": " << errors;
   }
   auto cubin = llvm::MemoryBuffer::getFile(cubinPath);
