@@ -324,10 +324,11 @@ def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp">
     4 warps compute 64x64 tiles of C, each warp 32x32 as 2x4 `mma.sync`
     tiles of 16x8 (m16n8k8 for tf32, m16n8k16 for fp16 and bf16),
     accumulating in fp32 registers; a product that would launch fewer than
-    128 such blocks takes 32x32 tiles instead (each warp 16x16). The reduction advances 32 at a time
-    through a two-stage pipeline in shared memory: while the warps multiply
-    one stage (each thread reading its fragments as the PTX ISA lays them
-    out), the block's 128 threads fetch the next tiles of A and B with
+    128 such blocks takes 32x32 tiles instead (each warp 16x16). The
+    reduction advances 32 at a time through a pipeline in shared memory of
+    four stages (32x32 tiles) or two (64x64): while the warps multiply one
+    stage (each thread reading its fragments as the PTX ISA lays them out),
+    the block's 128 threads fetch the next tiles of A and B with
     `cp.async` (`nvgpu.device_async_copy`; zeros past the edges), along the
     reduction or along the rows, whichever the operand has contiguous. C is
     read first and written once, within bounds.

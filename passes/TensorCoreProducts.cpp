@@ -8,11 +8,12 @@
 //   - a block of 4 warps computes a 64x64 tile of C; each warp 32x32, as
 //     2x4 mma tiles of 16x8, accumulating in fp32 registers (32x32 tiles,
 //     1x2 a warp, for products that would launch few blocks);
-//   - the reduction advances 32 at a time through two stages of A's and
-//     B's tiles in shared memory: while the warps multiply one (8, 16 or 32
-//     at a time, each thread reading its fragments as the PTX ISA lays
-//     them out), the block's threads fetch the next with cp.async, zeros
-//     past the edges (see `Staging`);
+//   - the reduction advances 32 at a time through stages of A's and B's
+//     tiles in shared memory (four for 32x32 tiles, two for 64x64): while
+//     the warps multiply one (8, 16 or 32 at a time, each thread reading
+//     its fragments as the PTX ISA lays them out), the block's threads
+//     fetch the next ones with cp.async, zeros past the edges (see
+//     `Staging`);
 //   - C is read first (it holds the product's initial value) and written
 //     once at the end, within bounds.
 //
@@ -68,8 +69,16 @@ constexpr int64_t kLargeTile = 64, kSmallTile = 32;
 /// Fewer blocks of 64x64 than this take 32x32 ones: about an H100's or
 /// H200's SMs, so that each gets a block before any gets two.
 constexpr int64_t kFewBlocks = 128;
-/// The reduction a pipeline stage covers, and the stages.
-constexpr int64_t kBlockK = 32, kStages = 2;
+/// The reduction a pipeline stage covers.
+constexpr int64_t kBlockK = 32;
+/// The stages of the pipeline: four for 32x32 tiles (at most 38 KiB of
+/// shared memory), whose stages are short, so that three are in flight
+/// while the warps multiply the fourth; two for 64x64 (36 KiB, and 32 for
+/// wgmma), where a third would pass the 48 KiB a block may hold
+/// statically. (Three small stages would do as well, but the remainder by
+/// 3 that picks a stage's buffer led ptxas to give BERT's products 254
+/// registers where they take 60; four is a mask.)
+constexpr int64_t kSmallTileStages = 4, kStages = 2;
 
 /// The loops of a product by role, outermost first.
 struct Product {
@@ -442,7 +451,8 @@ public:
                 const Fusion &fusion, bool wgmma, int64_t tile)
       : IndexArithmetic(b, loc), p(product), f(format), fusion(fusion), wgmma(wgmma), tile(tile),
         reshapes(b, loc), tilesM(wgmma ? 1 : tile / 2 / 16),
-        tilesN(wgmma ? tile / 8 : tile / 2 / 8) {}
+        tilesN(wgmma ? tile / 8 : tile / 2 / 8),
+        stages(tile == kSmallTile ? kSmallTileStages : kStages) {}
 
   void build(gpu::LaunchOp launch) {
     Value tid = launch.getThreadIds().x;
@@ -468,8 +478,8 @@ public:
         colsC.push_back(position(add(colBase, add(mul(inGroup, 2), constant(8 * j + e))), p.cols,
                                  p.numCols));
 
-    // Tiles of A and B in shared memory, two stages of kBlockK along the
-    // reduction, laid out as each operand is in memory.
+    // Tiles of A and B in shared memory, a stage of kBlockK along the
+    // reduction each, laid out as each operand is in memory.
     Staging stageA = staging(p.a, p.mapA, p.rows, p.numRows, blockRow, tid);
     Staging stageB = staging(p.b, p.mapB, p.cols, p.numCols, blockCol, tid);
     Value tileA = launch.addWorkgroupAttribution(tileType(stageA), loc);
@@ -484,27 +494,33 @@ public:
         for (int64_t r = 0; r < 4; ++r)
           init.push_back(scaled(loadC(i, j, r), 1.0f / scale));
 
-    // A two-stage pipeline: while the warps multiply one stage, the next
-    // is on its way (cp.async, or loads and stores for computed operands).
-    // The stage after the last reads zeros past the reduction.
+    // A pipeline of `stages` stages: while the warps multiply one, the
+    // next ones are on their way (cp.async, or loads and stores for
+    // computed operands), one group of copies each. The stages after the
+    // last read zeros past the reduction.
     int64_t blocks = llvm::divideCeil(p.ranges[p.k], kBlockK);
-    stage(tileA, stageA, constant(0), constant(0));
-    stage(tileB, stageB, constant(0), constant(0));
-    Value first = commit();
+    Value first;
+    for (int64_t ahead = 0; ahead + 1 < stages; ++ahead) {
+      stage(tileA, stageA, constant(ahead), constant(ahead * kBlockK));
+      stage(tileB, stageB, constant(ahead), constant(ahead * kBlockK));
+      Value group = commit();
+      first = first ? first : group;
+    }
     auto loop = scf::ForOp::create(b, loc, constant(0), constant(blocks), constant(1), init);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       Value block = loop.getInductionVar();
-      Value next = add(block, constant(1));
-      Value nextBuffer = rem(next, kStages), buffer = rem(block, kStages);
-      stage(tileA, stageA, nextBuffer, mul(next, kBlockK));
-      stage(tileB, stageB, nextBuffer, mul(next, kBlockK));
-      // This stage's copies have landed (only the next stage's may be in
+      Value ahead = add(block, constant(stages - 1));
+      Value aheadBuffer = rem(ahead, stages), buffer = rem(block, stages);
+      stage(tileA, stageA, aheadBuffer, mul(ahead, kBlockK));
+      stage(tileB, stageB, aheadBuffer, mul(ahead, kBlockK));
+      // This stage's copies have landed (only the later stages' may be in
       // flight), and every thread's are visible: to wgmma too, which reads
       // shared memory through the async proxy.
       if (Value copied = commit())
-        nvgpu::DeviceAsyncWaitOp::create(b, loc, copied, /*numGroups=*/b.getI32IntegerAttr(1));
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, copied,
+                                         /*numGroups=*/b.getI32IntegerAttr(stages - 1));
       if (wgmma)
         NVVM::FenceProxyOp::create(
             b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
@@ -520,7 +536,7 @@ public:
       gpu::BarrierOp::create(b, loc);
       scf::YieldOp::create(b, loc, acc);
     }
-    // The stage past the end (zeros) lands before the threads exit.
+    // The stages past the end (zeros) land before the threads exit.
     if (first)
       nvgpu::DeviceAsyncWaitOp::create(b, loc, first, /*numGroups=*/b.getI32IntegerAttr(0));
     for (int64_t i = 0; i < tilesM; ++i)
@@ -636,10 +652,10 @@ private:
     // coreRow]. Otherwise as the operand is in memory; padding makes the
     // fragment reads of a warp hit 32 banks (tf32).
     SmallVector<int64_t> shape =
-        wgmma ? SmallVector<int64_t>{kStages, tile / kCoreRows, kBlockK / coreRow(), kCoreRows,
+        wgmma ? SmallVector<int64_t>{stages, tile / kCoreRows, kBlockK / coreRow(), kCoreRows,
                                      coreRow()}
-        : s.alongK ? SmallVector<int64_t>{kStages, tile, kBlockK + 4}
-                   : SmallVector<int64_t>{kStages, kBlockK, tile + 8};
+        : s.alongK ? SmallVector<int64_t>{stages, tile, kBlockK + 4}
+                   : SmallVector<int64_t>{stages, kBlockK, tile + 8};
     return MemRefType::get(shape, tileElement(), MemRefLayoutAttrInterface(), workgroup);
   }
 
@@ -836,7 +852,7 @@ private:
   /// 16-byte units; no swizzling.
   Value descriptor(Value tile, Value buffer, int64_t step) {
     auto type = cast<MemRefType>(tile.getType());
-    int64_t stageBytes = type.getNumElements() / kStages * f.bits / 8;
+    int64_t stageBytes = type.getNumElements() / stages * f.bits / 8;
     int64_t rowBlockBytes = type.getDimSize(2) * kCoreBytes;
     Value address = add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile),
                         add(mul(buffer, stageBytes), constant(step * 2 * kCoreBytes)));
@@ -1074,6 +1090,7 @@ private:
   int64_t tile; ///< a block's tile of C is tile x tile
   Reshapes reshapes;
   int64_t tilesM, tilesN; ///< a warp's mma tiles of 16x8 along its rows and columns
+  int64_t stages;         ///< of the pipeline, each a tile x kBlockK of A and of B
   SmallVector<std::pair<unsigned, Value>> batchIndex;
   SmallVector<Position> rows, colsC;
   Value warpRow, warpCol; ///< the warp's first row and column in the block's tile

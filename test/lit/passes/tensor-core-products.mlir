@@ -11,34 +11,42 @@
 // shared memory, the zero fill of C becomes the accumulators' start, and
 // the epilogue (bias and Relu) runs on them before the store to its
 // output. Neither A nor C is stored any more: their buffers are gone. B
-// is copied with cp.async, a stage ahead: the first before the loop, the
-// next in each iteration, whose wait leaves one group in flight. Each
-// tile keeps its operand's contiguous direction: A's the reduction, B's
-// the columns, 4 at a time (16 bytes) where runs of 4 stay aligned. The
-// product is small, so a block computes 32x32 outputs: the tiles are 32
-// rows (A) or columns (B) by the 32 of a stage's reduction, padded.
+// is copied with cp.async, three stages ahead: the first three before
+// the loop, the one after in each iteration, whose wait leaves three
+// groups in flight. Each tile keeps its operand's contiguous direction: A's the
+// reduction, B's the columns, 4 at a time (16 bytes) where runs of 4 stay
+// aligned. The product is small, so a block computes 32x32 outputs: the
+// tiles are 32 rows (A) or columns (B) by the 32 of a stage's reduction,
+// padded, four stages of them.
 // CHECK-LABEL: func.func @fused(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<32x16xf32>, %[[W:[a-z0-9]+]]: memref<16x8xf32>, %[[BIAS:[a-z0-9]+]]: memref<8xf32>, %[[OUT:[a-z0-9]+]]: memref<32x8xf32>)
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: linalg.
-// CHECK: gpu.launch {{.+}} workgroup(%[[TA:[a-z0-9]+]] : memref<2x32x36xf32, #gpu.address_space<workgroup>>, %[[TB:[a-z0-9]+]] : memref<2x32x40xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch {{.+}} workgroup(%[[TA:[a-z0-9]+]] : memref<4x32x36xf32, #gpu.address_space<workgroup>>, %[[TB:[a-z0-9]+]] : memref<4x32x40xf32, #gpu.address_space<workgroup>>)
 // CHECK: memref.load %[[X]]
 // CHECK-NEXT: math.roundeven
-// CHECK: memref.store %{{.+}}, %[[TA]]
-// CHECK: nvgpu.device_async_copy %[[W]][{{.+}}], %[[TB]][{{.+}}], 4, %{{.+}} :
+// CHECK: memref.store %{{.+}}, %[[TA]][%c0
+// CHECK: nvgpu.device_async_copy %[[W]][{{.+}}], %[[TB]][%c0{{.*}}, {{.+}}], 4, %{{.+}} :
 // CHECK: nvgpu.device_async_create_group
+// CHECK: memref.store %{{.+}}, %[[TA]][%c1
+// CHECK: nvgpu.device_async_copy %[[W]][{{.+}}], %[[TB]][%c1{{.*}}, {{.+}}], 4, %{{.+}} :
+// CHECK: nvgpu.device_async_create_group
+// CHECK: memref.store %{{.+}}, %[[TA]][%c2
+// CHECK: nvgpu.device_async_copy %[[W]][{{.+}}], %[[TB]][%c2{{.*}}, {{.+}}], 4, %{{.+}} :
+// CHECK: nvgpu.device_async_create_group
+// CHECK-NOT: nvgpu.device_async_wait
 // CHECK: scf.for
 // CHECK: memref.load %[[X]]
 // CHECK-NEXT: math.roundeven
 // CHECK: nvgpu.device_async_copy %[[W]]
 // CHECK: %[[GROUP:.+]] = nvgpu.device_async_create_group
-// CHECK-NEXT: nvgpu.device_async_wait %[[GROUP]] {numGroups = 1 : i32}
+// CHECK-NEXT: nvgpu.device_async_wait %[[GROUP]] {numGroups = 3 : i32}
 // CHECK-NEXT: gpu.barrier
 // CHECK: memref.load %[[TA]]
 // CHECK: nvvm.mma.sync
 // CHECK: gpu.barrier
 // CHECK-NEXT: scf.yield
-// The stage past the end (zeros) lands before the threads exit.
+// The stages past the end (zeros) land before the threads exit.
 // CHECK: nvgpu.device_async_wait %{{.+}} {numGroups = 0 : i32}
 // CHECK: scf.if
 // CHECK: memref.load %[[BIAS]]
@@ -299,7 +307,7 @@ func.func @large(%x: memref<1024x256xf32>, %w: memref<256x1024xf32>, %out: memre
 // CHECK-SAME: %{{[a-z0-9]+}}: memref<32x16xf32>, %[[W:[a-z0-9]+]]: memref<8x16xf32>
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: linalg.transpose
-// CHECK: gpu.launch {{.+}} workgroup({{.+}}, %[[TB:[a-z0-9]+]] : memref<2x32x40xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch {{.+}} workgroup({{.+}}, %[[TB:[a-z0-9]+]] : memref<4x32x40xf32, #gpu.address_space<workgroup>>)
 // CHECK: %[[K:.+]] = arith.minui %{{.+}}, %c15{{[_0-9]*}} : index
 // CHECK: %[[VALUE:.+]] = memref.load %[[W]][%{{.+}}, %[[K]]] : memref<8x16xf32>
 // CHECK: %[[ELEMENT:.+]] = arith.select %{{.+}}, %[[VALUE]], %{{.+}} : f32
