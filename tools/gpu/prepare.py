@@ -261,23 +261,12 @@ def weights_offset(kiln, artifact):
 
 
 def kernel_listing(kiln, artifact, target):
-    """The kernels of the artifact's plan for `target`, as kiln inspect lists
-    them: [{"kind", "precision", "nodes"}], for check.py's profiles."""
-    listing = subprocess.run([kiln, "inspect", artifact], capture_output=True, text=True,
-                             check=True).stdout
-    kernels, inside = [], False
-    for line in listing.splitlines():
-        if line.startswith("plan for "):
-            inside = target in [t.strip() for t in line[len("plan for "):].rstrip(":").split(",")]
-        elif not line.startswith("  "):
-            inside = False
-        elif inside:
-            # #, kind, precision, layout, grid, block, regs, smem (2), spills (2), nodes
-            fields = line.split()
-            if len(fields) >= 11 and fields[0].isdigit():
-                kernels.append({"kind": fields[1], "precision": fields[2],
-                                "nodes": " ".join(fields[11:])})
-    return kernels
+    """The kernels of the artifact's plan for `target`, as kiln inspect
+    describes them: [{"kind", "precision", "nodes", ...}], for check.py's
+    profiles."""
+    model = json.loads(subprocess.run([kiln, "inspect", "--json", artifact], capture_output=True,
+                                      text=True, check=True).stdout)
+    return next(plan["kernels"] for plan in model["plans"] if target in plan["targets"])
 
 
 def weights_digest(onnx_path):

@@ -7,6 +7,7 @@
 #include "kiln/runtime.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -29,6 +30,8 @@ namespace {
 
 cl::opt<std::string> inspectFile(cl::Positional, cl::desc("<model.kiln>"), cl::Required,
                                  cl::sub(inspectCommand));
+cl::opt<bool> inspectJson("json", cl::desc("Describe the model as JSON, for programs"),
+                          cl::sub(inspectCommand));
 cl::opt<std::string> benchFile(cl::Positional, cl::desc("<model.kiln>"), cl::Required,
                                cl::sub(benchCommand));
 cl::opt<unsigned> warmup("warmup", cl::desc("Runs before timing"), cl::init(3),
@@ -73,6 +76,81 @@ std::string bytes(uint64_t count) {
   return text;
 }
 
+/// A tensor's name, dtype, shape and size.
+json::Object tensorJson(const kiln_tensor_info_t &info) {
+  return json::Object{{"name", info.name},
+                      {"dtype", kiln_dtype_name(info.dtype)},
+                      {"shape", json::Array(ArrayRef<int64_t>(info.shape, info.rank))},
+                      {"bytes", int64_t(info.byte_size)}};
+}
+
+/// What `kiln inspect` lists, as JSON: the inputs and outputs, each plan
+/// with the targets whose code runs it and its kernels, and the sections.
+json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
+                      const artifact::Model *manifest) {
+  json::Array inputs, outputs, plans, code;
+  kiln_tensor_info_t info;
+  for (size_t i = 0; i < kiln_model_input_count(model); ++i) {
+    kiln_status_free(kiln_model_input_info(model, i, &info));
+    inputs.push_back(tensorJson(info));
+  }
+  for (size_t i = 0; i < kiln_model_output_count(model); ++i) {
+    kiln_status_free(kiln_model_output_info(model, i, &info));
+    outputs.push_back(tensorJson(info));
+  }
+  for (flatbuffers::uoffset_t p = 0; p < manifest->plans()->size(); ++p) {
+    const artifact::Plan *plan = manifest->plans()->Get(p);
+    json::Array targets, kernels;
+    for (const artifact::Code *section : *manifest->code())
+      if (section->plan() == p && !llvm::is_contained(targets, section->target()->str()))
+        targets.push_back(section->target()->str());
+    if (plan->kernels())
+      for (const artifact::Kernel *kernel : *plan->kernels()) {
+        json::Object entry{{"kind", text(kernel->kind())},
+                           {"precision", precisionOf(kernel)},
+                           {"nodes", text(kernel->node())}};
+        if (std::string layout = text(kernel->layout()); !layout.empty())
+          entry["layout"] = layout;
+        if (const artifact::Launch *launch = kernel->launch()) {
+          entry["grid"] = json::Array(ArrayRef<uint32_t>(launch->grid()->data(),
+                                                         launch->grid()->size()));
+          entry["block"] = json::Array(ArrayRef<uint32_t>(launch->block()->data(),
+                                                          launch->block()->size()));
+          entry["registers"] = int64_t(launch->registers());
+          entry["shared_bytes"] =
+              int64_t(launch->shared_bytes()) + int64_t(launch->static_shared_bytes());
+          entry["spill_bytes"] = int64_t(launch->spill_bytes());
+        } else {
+          entry["buffer"] = text(kernel->buffer());
+          entry["offset"] = int64_t(kernel->offset());
+          entry["bytes"] = int64_t(kernel->bytes());
+        }
+        kernels.push_back(std::move(entry));
+      }
+    plans.push_back(json::Object{{"targets", std::move(targets)},
+                                 {"arena_bytes", int64_t(plan->arena_bytes())},
+                                 {"weights_bytes", int64_t(plan->weights_size())},
+                                 {"weights_offset", int64_t(plan->weights_offset())},
+                                 {"kernels", std::move(kernels)}});
+  }
+  for (const artifact::Code *section : *manifest->code())
+    code.push_back(json::Object{{"target", section->target()->str()},
+                                {"kind", artifact::EnumNameCodeKind(section->kind())},
+                                {"bytes", int64_t(section->size())},
+                                {"offset", int64_t(section->offset())}});
+  json::Object result{{"format_version", int64_t(header.format_version)},
+                      {"bytes", int64_t(header.file_size)},
+                      {"inputs", std::move(inputs)},
+                      {"outputs", std::move(outputs)},
+                      {"plans", std::move(plans)},
+                      {"code", std::move(code)}};
+  if (manifest->producer())
+    result["producer"] = manifest->producer()->str();
+  if (manifest->source())
+    result["source"] = manifest->source()->str();
+  return result;
+}
+
 } // namespace
 
 int inspectModel() {
@@ -96,6 +174,10 @@ int inspectModel() {
   const artifact::Model *manifest = artifact::GetModel(data + header.manifest_offset);
 
   raw_ostream &os = outs();
+  if (inspectJson) {
+    os << formatv("{0:2}", modelJson(model.get(), header, manifest)) << "\n";
+    return 0;
+  }
   os << inspectFile << ": kiln artifact, format version " << header.format_version << ", "
      << bytes(header.file_size) << "\n";
   if (manifest->producer())

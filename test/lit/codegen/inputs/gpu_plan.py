@@ -1,32 +1,24 @@
 #!/usr/bin/env python3
-"""Summarizes one GPU plan of `kiln inspect`'s listing (read from stdin):
+"""Summarizes one GPU plan of `kiln inspect --json` (read from stdin):
 
     gpu_plan.py TARGET
         prints "TARGET: N kernels (M matmul), spilling: K" and, when K > 0,
-        each spilling kernel's line.
+        each spilling kernel: its number, kind, spilled bytes and ONNX nodes.
 """
+import json
 import sys
 
 
 def main():
     target = sys.argv[1]
-    rows, inside = [], False
-    for line in sys.stdin:
-        if line.startswith("plan for "):
-            inside = target in [t.strip() for t in line[len("plan for "):].rstrip(":\n").split(",")]
-            continue
-        if not line.startswith("  ") or not inside:
-            inside = inside and line.startswith("  ")
-            continue
-        fields = line.split()
-        # #, kind, precision, layout, grid, block, regs, smem (2), spills (2), nodes
-        if len(fields) >= 11 and fields[0].isdigit():
-            rows.append((fields[1], float(fields[9]), line.rstrip()))
-    spilling = [row for row in rows if row[1] > 0]
-    matmul = sum(1 for row in rows if row[0] == "matmul")
-    print(f"{target}: {len(rows)} kernels ({matmul} matmul), spilling: {len(spilling)}")
-    for row in spilling:
-        print(row[2])
+    model = json.load(sys.stdin)
+    plan = next(plan for plan in model["plans"] if target in plan["targets"])
+    kernels = plan["kernels"]
+    spilling = [(i, k) for i, k in enumerate(kernels) if k.get("spill_bytes", 0) > 0]
+    matmul = sum(1 for kernel in kernels if kernel["kind"] == "matmul")
+    print(f"{target}: {len(kernels)} kernels ({matmul} matmul), spilling: {len(spilling)}")
+    for i, kernel in spilling:
+        print(f"  {i} {kernel['kind']}: {kernel['spill_bytes']} bytes spilled, {kernel['nodes']}")
 
 
 if __name__ == "__main__":
