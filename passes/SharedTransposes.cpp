@@ -38,9 +38,9 @@ struct Plane {
 
 std::optional<Plane> planeOf(linalg::TransposeOp op) {
   auto input = dyn_cast<MemRefType>(op.getInput().getType());
-  if (!op.hasPureBufferSemantics() || !input || !input.hasStaticShape())
-    return std::nullopt;
   ArrayRef<int64_t> perm = op.getPermutation();
+  if (!op.hasPureBufferSemantics() || !input || !input.hasStaticShape() || perm.size() < 2)
+    return std::nullopt;
   int64_t inner = int64_t(perm.size()) - 1;
   int64_t across = perm.back();
   // Unit dimensions move nothing: such a transpose is a copy in disguise.

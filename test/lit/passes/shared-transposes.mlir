@@ -59,17 +59,20 @@ func.func @matrix(%x: memref<70x40xf16>, %y: memref<40x70xf16>) {
 // -----
 
 // Left to the loop kernels: BERT's heads back in place (the innermost
-// dimension stays, so each side is already contiguous), and a transpose
-// that moves only unit dimensions.
+// dimension stays, so each side is already contiguous), a transpose that
+// moves only unit dimensions, and one of a vector.
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT: gpu.launch
 // CHECK: linalg.transpose
 // CHECK: linalg.transpose
+// CHECK: linalg.transpose
 func.func @left_alone(%x: memref<1x12x64x64xf32>, %y: memref<1x64x12x64xf32>,
-                      %p: memref<1x2048x1x1xf32>, %q: memref<1x1x1x2048xf32>) {
+                      %p: memref<1x2048x1x1xf32>, %q: memref<1x1x1x2048xf32>,
+                      %v: memref<8xf32>, %w: memref<8xf32>) {
   linalg.transpose ins(%x : memref<1x12x64x64xf32>) outs(%y : memref<1x64x12x64xf32>)
       permutation = [0, 2, 1, 3]
   linalg.transpose ins(%p : memref<1x2048x1x1xf32>) outs(%q : memref<1x1x1x2048xf32>)
       permutation = [0, 2, 3, 1]
+  linalg.transpose ins(%v : memref<8xf32>) outs(%w : memref<8xf32>) permutation = [0]
   return
 }
