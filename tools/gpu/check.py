@@ -305,9 +305,21 @@ def check_models(runtime, bundle, models, device, report, bench):
                         timings.append((entry["kernel"], *time_kiln(session, inputs, budget=5.0)))
                     del session
                     if bench:
-                        slowest += slowest_kernels(runtime, path, device, inputs, entry, batch)
+                        try:
+                            slowest += slowest_kernels(runtime, path, device, inputs, entry,
+                                                       batch)
+                        except (KilnError, RuntimeError) as error:
+                            report.append(f"- {name} batch {batch} ({entry['kernel']}): "
+                                          f"profile FAILED: {error}")
+                            ok = False
                 if timings:
-                    eager, compiled = time_pytorch(name, onnx_path, inputs, device)
+                    # PyTorch failing loses its columns, not kiln's figures.
+                    try:
+                        eager, compiled = time_pytorch(name, onnx_path, inputs, device)
+                    except Exception as error:  # noqa: BLE001
+                        report.append(f"- PyTorch on {name} batch {batch} failed: "
+                                      f"{type(error).__name__}: {error}")
+                        eager = compiled = float("nan")
                     # The host has no kernel timer: its time is 0.
                     rows += [f"| {name} | {batch} | {kernel} | {kernels * 1e3:.3f} | "
                              f"{with_copies * 1e3:.3f} | {eager * 1e3:.3f} | "
