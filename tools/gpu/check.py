@@ -90,7 +90,7 @@ def check_conformance(runtime, bundle, names, device, report):
             session = runtime.load(os.path.join(bundle, "conformance", name + ".kiln")).session(device)
             outputs = session.run({k[3:]: data[k] for k in data.files if k.startswith("in:")})
         except KilnError as error:
-            failures.append(f"{name}: {error}")
+            failures.append((name, str(error)))
             continue
         rtol, atol = tolerances.get(name, (conformance.RTOL, conformance.ATOL))
         for key in (k for k in data.files if k.startswith("out:")):
@@ -100,19 +100,22 @@ def check_conformance(runtime, bundle, names, device, report):
             if expected.dtype == np.bool_ or (np.issubdtype(expected.dtype, np.integer)
                                               and not bfloat16):
                 if not np.array_equal(actual, expected):
-                    failures.append(f"{name}: output {output} differs")
+                    failures.append((name, f"output {output} differs"))
                 continue
             got = conformance.as_float(actual, bfloat16)
             want = conformance.as_float(expected, bfloat16)
             if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
-                failures.append(f"{name}: output {output}: max abs error "
-                                f"{np.nanmax(np.abs(got - want)):.3g}")
-    # A test may fail in several outputs: count tests, not failures.
-    failed = {failure.split(":", 1)[0] for failure in failures}
-    report.append(f"- Conformance on {device}: {len(names) - len(failed)} of {len(names)} "
+                failures.append((name, f"output {output}: max abs error "
+                                       f"{np.nanmax(np.abs(got - want)):.3g}"))
+    report.append(f"- Conformance on {device}: {passed(names, failures)} of {len(names)} "
                   "backend tests pass.")
-    report += [f"  - FAILED {failure}" for failure in failures]
+    report += [f"  - FAILED {name}: {message}" for name, message in failures]
     return not failures
+
+
+def passed(names, failures):
+    """The tests with no failure: a test may fail in several outputs."""
+    return len(names) - len({name for name, _ in failures})
 
 
 def check_conformance_tf32(runtime, bundle, names, variant, device, report):
@@ -125,18 +128,17 @@ def check_conformance_tf32(runtime, bundle, names, variant, device, report):
             outputs = model.session(device).run(
                 {k[3:]: data[k] for k in data.files if k.startswith("in:")})
         except KilnError as error:
-            failures.append(f"{name}: {error}")
+            failures.append((name, str(error)))
             continue
         for key in (k for k in data.files if k.startswith("tf32:")):
             output = key[5:]
             error = relative_error(outputs[output], data[key])
             if not error <= TF32_TOLERANCE:
-                failures.append(f"{name}: output {output}: {error:.2e} of the largest value")
+                failures.append((name, f"output {output}: {error:.2e} of the largest value"))
     report.append(f"- Conformance in tf32 on {device}, code for {variant['target']} "
-                  f"({variant['kernel']}): "
-                  f"{len(names) - len({failure.split(':', 1)[0] for failure in failures})} of "
-                  f"{len(names)} tests with products agree with kiln's host tf32 result.")
-    report += [f"  - FAILED {failure}" for failure in failures]
+                  f"({variant['kernel']}): {passed(names, failures)} of {len(names)} tests "
+                  "with products agree with kiln's host tf32 result.")
+    report += [f"  - FAILED {name}: {message}" for name, message in failures]
     return not failures
 
 

@@ -249,24 +249,17 @@ def prepare_gemm(args, out, work):
     return made
 
 
-def weights_offset(kiln, artifact):
-    """Where the artifact's (one) weight block starts, as kiln inspect says."""
-    listing = subprocess.run([kiln, "inspect", artifact], capture_output=True, text=True,
-                             check=True).stdout
-    offsets = {int(line.rsplit(" at ", 1)[1]) for line in listing.splitlines()
-               if line.startswith("  weights: ")}
-    if len(offsets) != 1:
-        raise RuntimeError(f"{artifact}: expected one weight block, found {len(offsets)}")
-    return offsets.pop()
-
-
-def kernel_listing(kiln, artifact, target):
-    """The kernels of the artifact's plan for `target`, as kiln inspect
-    describes them: [{"kind", "precision", "nodes", ...}], for check.py's
-    profiles."""
+def describe(kiln, artifact, target):
+    """What kiln inspect --json says of the artifact: where its (one) weight
+    block starts, and the kernels of its plan for `target` ([{"kind",
+    "precision", "nodes", ...}], for check.py's profiles)."""
     model = json.loads(subprocess.run([kiln, "inspect", "--json", artifact], capture_output=True,
                                       text=True, check=True).stdout)
-    return next(plan["kernels"] for plan in model["plans"] if target in plan["targets"])
+    offsets = {plan["weights_offset"] for plan in model["plans"]}
+    if len(offsets) != 1:
+        raise RuntimeError(f"{artifact}: expected one weight block, found {len(offsets)}")
+    kernels = next(plan["kernels"] for plan in model["plans"] if target in plan["targets"])
+    return offsets.pop(), kernels
 
 
 def weights_digest(onnx_path):
@@ -334,8 +327,8 @@ def prepare_models(args, names, out, work):
             flags = [flag for i, shape in entry["inputs"].items()
                      for flag in ("--input-shape", f"{i}={'x'.join(map(str, shape))}")]
             kiln_compile(args.kiln, model, path, "--target", entry["target"], *flags)
-            entry["kernels"] = kernel_listing(args.kiln, path, entry["target"])
-            return path, weights_offset(args.kiln, path)
+            at, entry["kernels"] = describe(args.kiln, path, entry["target"])
+            return path, at
 
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             built = list(pool.map(build, made))

@@ -151,31 +151,49 @@ json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
   return result;
 }
 
-} // namespace
+/// An artifact's file, verified by loading it without its code (which
+/// runs nothing from it), and the manifest it holds.
+struct Artifact {
+  std::unique_ptr<MemoryBuffer> file;
+  ModelPtr model;
+  kiln_file_header_t header;
+  const artifact::Model *manifest = nullptr;
+};
 
-int inspectModel() {
-  // The file is read once; loading those bytes without their code verifies
-  // everything the listing then reads, and runs nothing from the file.
-  auto file = MemoryBuffer::getFile(inspectFile);
+/// Reads and verifies `path` into `out`; an error's exit status, or 0.
+int readArtifact(const std::string &path, Artifact &out) {
+  auto file = MemoryBuffer::getFile(path);
   if (!file)
-    return reportError("cannot read '" + inspectFile + "': " + file.getError().message());
+    return reportError("cannot read '" + path + "': " + file.getError().message());
+  out.file = std::move(*file);
   kiln_model_options_t options = {KILN_API_VERSION, KILN_MODEL_LOAD_NO_CODE};
   kiln_model_t *raw = nullptr;
-  if (kiln_status_t status = kiln_model_load_memory((*file)->getBufferStart(),
-                                                    (*file)->getBufferSize(), &options, &raw)) {
-    std::string message = inspectFile + ": " + kiln_status_message(status);
+  if (kiln_status_t status = kiln_model_load_memory(
+          out.file->getBufferStart(), out.file->getBufferSize(), &options, &raw)) {
+    std::string message = path + ": " + kiln_status_message(status);
     kiln_status_free(status);
     return reportError(message);
   }
-  ModelPtr model(raw);
-  const auto *data = reinterpret_cast<const uint8_t *>((*file)->getBufferStart());
-  kiln_file_header_t header;
-  memcpy(&header, data, sizeof(header));
-  const artifact::Model *manifest = artifact::GetModel(data + header.manifest_offset);
+  out.model.reset(raw);
+  const auto *data = reinterpret_cast<const uint8_t *>(out.file->getBufferStart());
+  memcpy(&out.header, data, sizeof(out.header));
+  out.manifest = artifact::GetModel(data + out.header.manifest_offset);
+  return 0;
+}
+
+} // namespace
+
+int inspectModel() {
+  Artifact listed;
+  if (int status = readArtifact(inspectFile, listed))
+    return status;
+  kiln_model_t *model = listed.model.get();
+  const kiln_file_header_t &header = listed.header;
+  const artifact::Model *manifest = listed.manifest;
 
   raw_ostream &os = outs();
   if (inspectJson) {
-    os << formatv("{0:2}", modelJson(model.get(), header, manifest)) << "\n";
+    os << formatv("{0:2}", modelJson(model, header, manifest)) << "\n";
     return 0;
   }
   os << inspectFile << ": kiln artifact, format version " << header.format_version << ", "
@@ -186,14 +204,14 @@ int inspectModel() {
     os << "  source:   " << manifest->source()->str() << "\n";
   os << "inputs:\n";
   kiln_tensor_info_t info;
-  for (size_t i = 0; i < kiln_model_input_count(model.get()); ++i) {
-    kiln_status_free(kiln_model_input_info(model.get(), i, &info));
+  for (size_t i = 0; i < kiln_model_input_count(model); ++i) {
+    kiln_status_free(kiln_model_input_info(model, i, &info));
     os << "  " << info.name << ": " << kiln_dtype_name(info.dtype) << " "
        << shapeOf(info.shape, info.rank) << " (" << bytes(info.byte_size) << ")\n";
   }
   os << "outputs:\n";
-  for (size_t i = 0; i < kiln_model_output_count(model.get()); ++i) {
-    kiln_status_free(kiln_model_output_info(model.get(), i, &info));
+  for (size_t i = 0; i < kiln_model_output_count(model); ++i) {
+    kiln_status_free(kiln_model_output_info(model, i, &info));
     os << "  " << info.name << ": " << kiln_dtype_name(info.dtype) << " "
        << shapeOf(info.shape, info.rank) << " (" << bytes(info.byte_size) << ")\n";
   }
@@ -271,13 +289,10 @@ int printProfile(const std::string &target, const std::vector<double> &profile) 
     os << "  no kernel profile: the host runs its plan as one function\n";
     return 0;
   }
-  auto file = MemoryBuffer::getFile(benchFile);
-  if (!file)
-    return reportError("cannot read '" + benchFile + "': " + file.getError().message());
-  const auto *data = reinterpret_cast<const uint8_t *>((*file)->getBufferStart());
-  kiln_file_header_t header;
-  memcpy(&header, data, sizeof(header));
-  const artifact::Model *manifest = artifact::GetModel(data + header.manifest_offset);
+  Artifact listed;
+  if (int status = readArtifact(benchFile, listed))
+    return status;
+  const artifact::Model *manifest = listed.manifest;
   const flatbuffers::Vector<flatbuffers::Offset<artifact::Kernel>> *kernels = nullptr;
   for (const artifact::Code *code : *manifest->code())
     if (code->target()->str() == target)
