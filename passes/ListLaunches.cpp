@@ -69,6 +69,27 @@ FailureOr<DictionaryAttr> describeBuffer(Value value, func::FuncOp main, OpBuild
   });
 }
 
+/// A launch argument that is the address of a tensor map: its buffer, and
+/// the map the runtime encodes over it (strides in bytes).
+FailureOr<DictionaryAttr> describeTensorMap(TensorMapOp map, func::FuncOp main, OpBuilder &b,
+                                            Operation *launch) {
+  FailureOr<DictionaryAttr> buffer = describeBuffer(map.getBuffer(), main, b, launch);
+  if (failed(buffer))
+    return failure();
+  int64_t elementBytes = map.getBuffer().getType().getElementTypeBitWidth() / 8;
+  SmallVector<int64_t> strides;
+  for (int64_t stride : map.getStrides())
+    strides.push_back(stride * elementBytes);
+  NamedAttrList entry(*buffer);
+  entry.set("tensor_map", b.getDictionaryAttr({
+                              b.getNamedAttr("dims", map.getDimsAttr()),
+                              b.getNamedAttr("strides", b.getDenseI64ArrayAttr(strides)),
+                              b.getNamedAttr("box", map.getBoxAttr()),
+                              b.getNamedAttr("swizzle", map.getSwizzleAttr()),
+                          }));
+  return entry.getDictionary(b.getContext());
+}
+
 /// A launch argument that is a constant scalar, as the bits the kernel
 /// parameter holds (index is 64 bits wide in kernels).
 FailureOr<DictionaryAttr> describeScalar(Value value, OpBuilder &b, Operation *launch) {
@@ -120,7 +141,7 @@ struct ListLaunches : impl::ListLaunchesBase<ListLaunches> {
     OpBuilder b(&getContext());
     SmallVector<Attribute> launches;
     for (Operation &op : main.front()) {
-      if (isa<arith::ConstantOp, func::ReturnOp, ViewLikeOpInterface>(op))
+      if (isa<arith::ConstantOp, func::ReturnOp, ViewLikeOpInterface, TensorMapOp>(op))
         continue;
       auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
       if (!launch) {
@@ -145,7 +166,9 @@ struct ListLaunches : impl::ListLaunchesBase<ListLaunches> {
       }
       SmallVector<Attribute> args;
       for (Value operand : launch.getKernelOperands()) {
-        FailureOr<DictionaryAttr> arg = isa<MemRefType>(operand.getType())
+        auto map = operand.getDefiningOp<TensorMapOp>();
+        FailureOr<DictionaryAttr> arg = map ? describeTensorMap(map, main, b, launch)
+                                        : isa<MemRefType>(operand.getType())
                                             ? describeBuffer(operand, main, b, launch)
                                             : describeScalar(operand, b, launch);
         if (failed(arg))

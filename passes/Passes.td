@@ -188,7 +188,8 @@ def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
       when the value is an input, a weight or returned twice);
     - every other allocation becomes a `memref.view` into the arena, at an
       offset chosen by first fit over the buffers' live ranges, so buffers
-      whose lifetimes do not overlap share memory;
+      whose lifetimes do not overlap share memory (a buffer lives until its
+      last use, or that of a view or a `kiln.tensor_map` of it);
     - every constant global becomes a `memref.view` into the weights.
 
     The module records `kiln.arena_bytes`, `kiln.weights_bytes` and
@@ -358,8 +359,16 @@ def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp">
     multiply with `wgmma.mma_async` (m64n64k8 for tf32, k16 for fp16 and
     bf16, k32 for fp8) straight from shared memory: the tiles are laid out
     as the instruction's no-swizzle K-major core matrices (8 rows of 16
-    bytes each), in the format itself. tf32 tiles arrive by `cp.async`;
-    16-bit and fp8 ones are converted by the threads as they store them.
+    bytes each), in the format itself. 16-bit and fp8 tiles are converted
+    by the threads as they store them. A tf32 operand that is copied as it
+    is comes through the Tensor Memory Accelerator when its layout allows
+    (the reduction contiguous, its rows one stride once flattened, strides
+    and offset multiples of 16 bytes): `kiln.tensor_map` before the launch
+    gives its map's address, and thread 0 starts one
+    `cp.async.bulk.tensor` a stage, completing on that stage's mbarrier,
+    into tiles swizzled within 128-byte rows that wgmma reads with
+    128-byte-swizzle descriptors. Other tf32 tiles arrive by `cp.async` in
+    core matrices.
 
     Other products (fp32; fp8 without `fp8`) keep the scalar kernel.
   }];
@@ -371,7 +380,7 @@ def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp">
   let dependentDialects = [
     "mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect", "mlir::LLVM::LLVMDialect",
     "mlir::nvgpu::NVGPUDialect", "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
-    "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"
+    "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect", "kiln::KilnDialect"
   ];
 }
 
@@ -386,7 +395,9 @@ def ListLaunches : Pass<"kiln-list-launches", "mlir::ModuleOp"> {
     argument as the lowered kernel receives it: a buffer as the memory it
     lies in (an input, an output, the arena or the weights), the byte offset
     of its first element there and its descriptor's static offset, sizes and
-    strides; a scalar as its width and bits. The runtime builds every
+    strides, and for a `kiln.tensor_map` also the map (dims, strides in
+    bytes, box, swizzle) the runtime encodes over that buffer and passes by
+    address; a scalar as its width and bits. The runtime builds every
     launch's parameters from these once per session.
 
     Fails on anything else at the top of `@main` (work the host would have

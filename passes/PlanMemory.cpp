@@ -1,5 +1,6 @@
 //===- PlanMemory.cpp - outputs, one arena, one weights block -------------===//
 
+#include "dialects/kiln/KilnDialect.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,7 +24,8 @@ int64_t byteSize(MemRefType type) {
   return type.getNumElements() * width;
 }
 
-/// The last top-level op of `body` that uses `value` or a view of it; fails
+/// The last top-level op of `body` that uses `value`, a view of it or a
+/// tensor map of it; fails
 /// on a use that could alias the buffer without being a view (a select or
 /// loop result of memref type), which the planning cannot follow.
 FailureOr<Operation *> lastUse(Value value, Block &body) {
@@ -38,6 +40,11 @@ FailureOr<Operation *> lastUse(Value value, Block &body) {
       auto view = dyn_cast<ViewLikeOpInterface>(user);
       if (view && view.getViewSource() == current) {
         llvm::append_range(worklist, user->getResults());
+        continue;
+      }
+      // The kernels that take a tensor map of the buffer read it.
+      if (auto map = dyn_cast<TensorMapOp>(user)) {
+        worklist.push_back(map.getMap());
         continue;
       }
       if (llvm::any_of(user->getResultTypes(), llvm::IsaPred<MemRefType>))

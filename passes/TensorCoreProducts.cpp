@@ -36,6 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Precision.h"
 #include "passes/Buffers.h"
 #include "passes/Passes.h"
@@ -444,12 +445,90 @@ std::optional<Format> formatFor(Precision precision, bool fp8) {
 /// matrices: 8 rows of 16 bytes, each 128 contiguous bytes.
 constexpr int64_t kCoreRows = 8, kCoreRowBytes = 16, kCoreBytes = kCoreRows * kCoreRowBytes;
 
+/// A TMA operand's tiles are rows of kBlockK f32 (128 bytes) along the
+/// reduction, swizzled as wgmma reads them: the 16-byte chunk c of row r
+/// lies at chunk c ^ (r % 8) of the row, so a stage must start at a
+/// multiple of 1024 bytes (8 rows).
+constexpr int64_t kSwizzleBytes = 128, kSwizzleAtomBytes = 1024;
+
+/// How the Tensor Memory Accelerator sees an operand (wgmma, tf32): a
+/// tensor of [batch..., rows, reduction], innermost first in `dims`.
+struct TmaView {
+  SmallVector<int64_t> dims, strides; ///< strides in elements, of dims 1..
+  SmallVector<unsigned> batch;        ///< the loops of dims 2.., in that order
+};
+
+/// The view of `memref` that TMA can copy a product's tiles from: the
+/// reduction contiguous, the rows (`loops`) one run of a single stride
+/// once flattened, each stride and the view's offset a multiple of 16
+/// bytes, at most 5 dimensions.
+std::optional<TmaView> tmaView(const Product &p, Value memref, AffineMap map,
+                               ArrayRef<unsigned> loops) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type.getElementType().isF32() || failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) || offset % 4 != 0)
+    return std::nullopt;
+  auto strideOf = [&](unsigned loop) -> std::optional<int64_t> {
+    for (auto [result, expr] : llvm::enumerate(map.getResults()))
+      if (auto dim = dyn_cast<AffineDimExpr>(expr); dim && dim.getPosition() == loop)
+        return strides[result];
+    return std::nullopt;
+  };
+  auto aligned = [](int64_t stride) { return !ShapedType::isDynamic(stride) && stride % 4 == 0; };
+  if (strideOf(p.k) != 1)
+    return std::nullopt;
+  TmaView view;
+  view.dims = {p.ranges[p.k], 1};
+  // With no row of more than one element, any aligned stride will do.
+  int64_t rowStride = llvm::alignTo(p.ranges[p.k], 4), next = 0;
+  for (unsigned loop : llvm::reverse(loops)) {
+    std::optional<int64_t> stride = strideOf(loop);
+    if (!stride)
+      return std::nullopt;
+    if (p.ranges[loop] == 1)
+      continue;
+    if (view.dims[1] == 1)
+      rowStride = *stride;
+    else if (*stride != next)
+      return std::nullopt;
+    next = *stride * p.ranges[loop];
+    view.dims[1] *= p.ranges[loop];
+  }
+  if (!aligned(rowStride))
+    return std::nullopt;
+  view.strides = {rowStride};
+  for (unsigned loop : llvm::reverse(p.batch)) {
+    std::optional<int64_t> stride = strideOf(loop);
+    if (p.ranges[loop] == 1)
+      continue;
+    if (!stride || !aligned(*stride))
+      return std::nullopt;
+    view.dims.push_back(p.ranges[loop]);
+    view.strides.push_back(*stride);
+    view.batch.push_back(loop);
+  }
+  if (view.dims.size() > 5)
+    return std::nullopt;
+  return view;
+}
+
+/// An operand the launch copies with TMA: its map's address (made outside
+/// the launch) and the view it maps.
+struct TmaOperand {
+  Value map;
+  TmaView view;
+};
+
 /// Builds the kernel body; `b` is inside the launch.
 class KernelBuilder : IndexArithmetic {
 public:
   KernelBuilder(OpBuilder &b, Location loc, const Product &product, const Format &format,
-                const Fusion &fusion, bool wgmma, int64_t tile)
+                const Fusion &fusion, bool wgmma, int64_t tile, std::optional<TmaOperand> tmaA,
+                std::optional<TmaOperand> tmaB)
       : IndexArithmetic(b, loc), p(product), f(format), fusion(fusion), wgmma(wgmma), tile(tile),
+        tmaA(tmaA), tmaB(tmaB),
         reshapes(b, loc), tilesM(wgmma ? 1 : tile / 2 / 16),
         tilesN(wgmma ? tile / 8 : tile / 2 / 8),
         stages(tile == kSmallTile ? kSmallTileStages : kStages) {}
@@ -480,10 +559,16 @@ public:
 
     // Tiles of A and B in shared memory, a stage of kBlockK along the
     // reduction each, laid out as each operand is in memory.
-    Staging stageA = staging(p.a, p.mapA, p.rows, p.numRows, blockRow, tid);
-    Staging stageB = staging(p.b, p.mapB, p.cols, p.numCols, blockCol, tid);
+    Staging stageA = staging(p.a, p.mapA, p.rows, p.numRows, blockRow, tid, tmaA);
+    Staging stageB = staging(p.b, p.mapB, p.cols, p.numCols, blockCol, tid, tmaB);
     Value tileA = launch.addWorkgroupAttribution(tileType(stageA), loc);
     Value tileB = launch.addWorkgroupAttribution(tileType(stageB), loc);
+    SmallVector<std::pair<Value, const Staging *>> tma;
+    for (auto [buffer, of] : {std::pair(tileA, &stageA), std::pair(tileB, &stageB)})
+      if (of->tma)
+        tma.push_back({buffer, of});
+    if (!tma.empty())
+      initBarriers(launch, tid);
 
     // The accumulators start from C (over both scales for fp8, whose
     // products are of unscaled E4M3 values).
@@ -501,6 +586,7 @@ public:
     int64_t blocks = llvm::divideCeil(p.ranges[p.k], kBlockK);
     Value first;
     for (int64_t ahead = 0; ahead + 1 < stages; ++ahead) {
+      copyTiles(tma, tid, constant(ahead), constant(ahead * kBlockK));
       stage(tileA, stageA, constant(ahead), constant(ahead * kBlockK));
       stage(tileB, stageB, constant(ahead), constant(ahead * kBlockK));
       Value group = commit();
@@ -513,6 +599,7 @@ public:
       Value block = loop.getInductionVar();
       Value ahead = add(block, constant(stages - 1));
       Value aheadBuffer = rem(ahead, stages), buffer = rem(block, stages);
+      copyTiles(tma, tid, aheadBuffer, mul(ahead, kBlockK));
       stage(tileA, stageA, aheadBuffer, mul(ahead, kBlockK));
       stage(tileB, stageB, aheadBuffer, mul(ahead, kBlockK));
       // This stage's copies have landed (only the later stages' may be in
@@ -521,6 +608,10 @@ public:
       if (Value copied = commit())
         nvgpu::DeviceAsyncWaitOp::create(b, loc, copied,
                                          /*numGroups=*/b.getI32IntegerAttr(stages - 1));
+      // TMA's copies into this stage have landed: the n-th use of its
+      // barrier completes its phase n.
+      if (!tma.empty())
+        waitBarrier(buffer, rem(div(block, stages), 2));
       if (wgmma)
         NVVM::FenceProxyOp::create(
             b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
@@ -528,7 +619,7 @@ public:
       gpu::BarrierOp::create(b, loc);
       SmallVector<Value> acc(loop.getRegionIterArgs());
       if (wgmma)
-        acc = multiplyWarpgroup(tileA, tileB, buffer, acc);
+        acc = multiplyWarpgroup(tileA, stageA, tileB, stageB, buffer, acc);
       else
         multiplyWarps(tileA, stageA, tileB, stageB, buffer, group, inGroup, acc);
       // Every warp is done with this buffer before the next iteration
@@ -629,6 +720,11 @@ private:
     bool converted = false;          ///< stored by the threads in the format (wgmma)
     bool vector = false;             ///< a run is one 16-byte copy
     float scale = 1.0f;              ///< fp8's, divided out when packed or converted
+    /// Copied by TMA (wgmma, tf32): a stage is one box of the operand's map.
+    bool tma = false;
+    Value tensorMap;                ///< the map's address
+    SmallVector<unsigned> mapBatch; ///< the batch loops of the map's dimensions 2..
+    Value blockBase;                ///< the block's first row
     SmallVector<Position> positions; ///< alongK: each run's row; else each of a run's rows
     SmallVector<Value> rowStarts;    ///< per run, within the tile
     SmallVector<Value> kStarts;      ///< per run, within the stage
@@ -646,8 +742,16 @@ private:
   /// Elements of a core matrix row (wgmma).
   int64_t coreRow() { return kCoreRowBytes * 8 / f.bits; }
 
+  /// A TMA stage: tile rows of kBlockK f32.
+  int64_t tmaStageBytes() { return tile * kBlockK * 4; }
+
   MemRefType tileType(const Staging &s) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+    // TMA's stages as bytes, with room to start them at the swizzle's
+    // alignment (shared memory gives 16).
+    if (s.tma)
+      return MemRefType::get({stages * tmaStageBytes() + kSwizzleAtomBytes - 16}, b.getI8Type(),
+                             MemRefLayoutAttrInterface(), workgroup);
     // For wgmma, core matrices: [stage][row / 8][k / coreRow][row % 8][k %
     // coreRow]. Otherwise as the operand is in memory; padding makes the
     // fragment reads of a warp hit 32 banks (tf32).
@@ -660,10 +764,17 @@ private:
   }
 
   Staging staging(Value memref, AffineMap map, ArrayRef<unsigned> loops, int64_t total,
-                  Value blockBase, Value tid) {
+                  Value blockBase, Value tid, const std::optional<TmaOperand> &tma) {
     Staging s;
     s.memref = memref;
     s.map = map;
+    if (tma) {
+      s.tma = true;
+      s.tensorMap = tma->map;
+      s.mapBatch = tma->view.batch;
+      s.blockBase = blockBase;
+      return s;
+    }
     memref::AllocOp alloc = reshapedAlloc(memref);
     s.computed = alloc && fusion.writers.count(alloc.getResult());
     s.scale = memref == p.a ? p.scaleA : p.scaleB;
@@ -738,6 +849,8 @@ private:
   /// Fills `buffer` of `tile` with the operand's elements from reduction
   /// index `k0` on: zeros past the edges.
   void stage(Value tile, const Staging &s, Value buffer, Value k0) {
+    if (s.tma)
+      return; // copyTiles
     int64_t depth = p.ranges[p.k];
     auto token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     // The operand's indices at `row` and reduction index `k` (clamped to
@@ -782,6 +895,99 @@ private:
     }
   }
 
+  /// A statement of inline PTX with operands and no result.
+  void ptx(StringRef text, StringRef constraints, ValueRange operands) {
+    LLVM::InlineAsmOp::create(b, loc, TypeRange(), operands, text, constraints,
+                              /*has_side_effects=*/true, /*is_align_stack=*/false,
+                              LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+                              ArrayAttr());
+  }
+
+  Value i32(Value index) { return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index); }
+
+  /// The shared-memory address of `buffer` (a workgroup memref).
+  Value sharedAddress(Value buffer) {
+    return memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  }
+
+  /// Where the stages of a TMA tile start: its first multiple of 1024 bytes.
+  Value tmaBase(Value tile) {
+    Value address = add(sharedAddress(tile), constant(kSwizzleAtomBytes - 1));
+    return arith::AndIOp::create(b, loc, address, constant(-kSwizzleAtomBytes));
+  }
+
+  /// The mbarrier of the stage in `buffer`.
+  Value barrier(Value buffer) { return i32(add(sharedAddress(barriers), mul(buffer, 8))); }
+
+  /// One mbarrier a stage, which thread 0 arms as it starts TMA's copies
+  /// (one arrival, and the bytes they bring): made ready before any
+  /// thread uses them.
+  void initBarriers(gpu::LaunchOp launch, Value tid) {
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+    barriers = launch.addWorkgroupAttribution(
+        MemRefType::get({stages}, b.getI64Type(), MemRefLayoutAttrInterface(), workgroup), loc);
+    auto first = scf::IfOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                                                 tid, constant(0)),
+                                   /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(first.thenBlock());
+      Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
+      for (int64_t stage = 0; stage < stages; ++stage)
+        ptx("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", {barrier(constant(stage)), one});
+      ptx("fence.mbarrier_init.release.cluster;", "", {});
+    }
+    gpu::BarrierOp::create(b, loc);
+  }
+
+  /// Thread 0 starts TMA's copies of a stage from reduction index `k0` into
+  /// `buffer`, while there are stages left (TMA reads zeros past the edges
+  /// of the last one).
+  void copyTiles(ArrayRef<std::pair<Value, const Staging *>> tma, Value tid, Value buffer,
+                 Value k0) {
+    if (tma.empty())
+      return;
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, constant(0));
+    auto copying = scf::IfOp::create(b, loc, both(first, lessThan(k0, p.ranges[p.k])),
+                                     /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(copying.thenBlock());
+    Value bar = barrier(buffer);
+    Value bytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                               int64_t(tma.size()) * tmaStageBytes());
+    ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r", {bar, bytes});
+    for (auto [into, s] : tma) {
+      // The box's coordinates, innermost first: reduction, row, batch.
+      SmallVector<Value> operands = {i32(add(tmaBase(into), mul(buffer, tmaStageBytes()))),
+                                     s->tensorMap, i32(k0), i32(s->blockBase)};
+      for (unsigned loop : s->mapBatch)
+        for (auto [known, index] : batchIndex)
+          if (known == loop)
+            operands.push_back(i32(index));
+      operands.push_back(bar);
+      size_t rank = operands.size() - 3;
+      std::string coordinates, constraints = "r,l";
+      for (size_t d = 0; d < rank; ++d) {
+        coordinates += (d ? ", $" : "$") + std::to_string(2 + d);
+        constraints += ",r";
+      }
+      constraints += ",r";
+      ptx("cp.async.bulk.tensor." + std::to_string(rank) +
+              "d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {" + coordinates +
+              "}], [$" + std::to_string(2 + rank) + "];",
+          constraints, operands);
+    }
+  }
+
+  /// Every thread waits until the barrier of `buffer` completes the phase
+  /// of `parity`.
+  void waitBarrier(Value buffer, Value parity) {
+    ptx("{\n.reg .pred done;\nwait:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
+        "@!done bra wait;\n}",
+        "r,r", {barrier(buffer), i32(parity)});
+  }
+
   /// Closes the group of copies issued since the last one: its token, or
   /// null when there were none (both operands computed).
   Value commit() {
@@ -818,8 +1024,8 @@ private:
   /// One stage's products with wgmma: a group of kBlockK / f.k
   /// instructions of 64x64 on the tiles in shared memory, waited for before
   /// the accumulators are read again.
-  SmallVector<Value> multiplyWarpgroup(Value tileA, Value tileB, Value buffer,
-                                       ArrayRef<Value> acc) {
+  SmallVector<Value> multiplyWarpgroup(Value tileA, const Staging &stageA, Value tileB,
+                                       const Staging &stageB, Value buffer, ArrayRef<Value> acc) {
     auto type = LLVM::LLVMStructType::getLiteral(
         b.getContext(), SmallVector<Type>(acc.size(), b.getF32Type()));
     Value d = LLVM::PoisonOp::create(b, loc, type);
@@ -831,7 +1037,8 @@ private:
     auto one = NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one);
     for (int64_t step = 0; step < kBlockK / f.k; ++step)
       d = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc, type, d, descriptor(tileA, buffer, step), descriptor(tileB, buffer, step),
+          b, loc, type, d, descriptor(tileA, stageA, buffer, step),
+          descriptor(tileB, stageB, buffer, step),
           NVVM::MMAShapeAttr::get(context, tile, tile, f.k), format, format,
           NVVM::WGMMATypesAttr::get(context, NVVM::WGMMATypes::f32),
           NVVM::WGMMAScaleOutAttr::get(context, NVVM::WGMMAScaleOut::one), one, one,
@@ -845,25 +1052,38 @@ private:
     return result;
   }
 
-  /// The wgmma matrix descriptor of step `step` (f.k along the reduction:
-  /// two core matrices) of the stage in `buffer` of `tile`: its shared
-  /// address, the distance between core matrices along the reduction (the
-  /// leading dimension) and along the rows (the stride dimension), each in
-  /// 16-byte units; no swizzling.
-  Value descriptor(Value tile, Value buffer, int64_t step) {
-    auto type = cast<MemRefType>(tile.getType());
-    int64_t stageBytes = type.getNumElements() / stages * f.bits / 8;
-    int64_t rowBlockBytes = type.getDimSize(2) * kCoreBytes;
-    Value address = add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile),
-                        add(mul(buffer, stageBytes), constant(step * 2 * kCoreBytes)));
+  /// The wgmma matrix descriptor of step `step` (f.k along the reduction)
+  /// of the stage in `buffer` of `tile`: its shared address, the distance
+  /// between core matrices along the reduction (the leading dimension) and
+  /// along the rows (the stride dimension), each in 16-byte units, and the
+  /// swizzling.
+  ///  - Without swizzling (tiles the threads stage), a step is two core
+  ///    matrices along the reduction, each 128 bytes.
+  ///  - A TMA tile is swizzled within 128-byte rows: a step starts f.k
+  ///    elements into each row, 8 rows (1024 bytes) apart; the leading
+  ///    dimension is unused (the row holds all of a step), and the
+  ///    swizzling applies to the address bits, which is why stages start
+  ///    at multiples of 1024 bytes.
+  Value descriptor(Value tile, const Staging &s, Value buffer, int64_t step) {
+    Value address;
+    int64_t fields;
+    if (s.tma) {
+      address = add(tmaBase(tile), add(mul(buffer, tmaStageBytes()), constant(step * f.k * 4)));
+      fields = int64_t(1) << 16 | (kSwizzleAtomBytes >> 4) << 32 | int64_t(1) << 62;
+    } else {
+      auto type = cast<MemRefType>(tile.getType());
+      int64_t stageBytes = type.getNumElements() / stages * f.bits / 8;
+      int64_t rowBlockBytes = type.getDimSize(2) * kCoreBytes;
+      address = add(sharedAddress(tile), add(mul(buffer, stageBytes), constant(step * 2 * kCoreBytes)));
+      fields = (kCoreBytes >> 4) << 16 | (rowBlockBytes >> 4) << 32;
+    }
     Type i64 = b.getI64Type();
     auto bits = [&](int64_t value) { return arith::ConstantIntOp::create(b, loc, i64, value); };
     Value start = arith::ShRUIOp::create(
         b, loc, arith::AndIOp::create(b, loc, arith::IndexCastUIOp::create(b, loc, i64, address),
                                       bits(0x3ffff)),
         bits(4));
-    int64_t strides = (kCoreBytes >> 4) << 16 | (rowBlockBytes >> 4) << 32;
-    return arith::OrIOp::create(b, loc, start, bits(strides));
+    return arith::OrIOp::create(b, loc, start, bits(fields));
   }
 
   /// One mma.sync on fragments of A and B and four accumulators.
@@ -1088,6 +1308,8 @@ private:
   const Fusion &fusion;
   bool wgmma;
   int64_t tile; ///< a block's tile of C is tile x tile
+  std::optional<TmaOperand> tmaA, tmaB;
+  Value barriers; ///< one mbarrier per stage, when an operand comes through TMA
   Reshapes reshapes;
   int64_t tilesM, tilesN; ///< a warp's mma tiles of 16x8 along its rows and columns
   int64_t stages;         ///< of the pipeline, each a tile x kBlockK of A and of B
@@ -1141,6 +1363,30 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
       Location loc = FusedLoc::get(&getContext(), locations);
 
       OpBuilder b(fusion.anchor);
+      // wgmma's tf32 operands that are copied as they are come through TMA.
+      std::optional<TmaOperand> tmaA, tmaB;
+      if (wgmma && format.bits == 32) {
+        auto tma = [&](Value operand, AffineMap map,
+                       ArrayRef<unsigned> loops) -> std::optional<TmaOperand> {
+          memref::AllocOp alloc = reshapedAlloc(operand);
+          if (alloc && fusion.writers.count(alloc.getResult()))
+            return std::nullopt;
+          std::optional<TmaView> view = tmaView(product, operand, map, loops);
+          if (!view)
+            return std::nullopt;
+          // A stage's tile: kBlockK along the reduction, a tile of rows.
+          SmallVector<int64_t> box(view->dims.size(), 1);
+          box[0] = kBlockK;
+          box[1] = tile;
+          Value address = TensorMapOp::create(
+              b, loc, operand, b.getDenseI64ArrayAttr(view->dims),
+              b.getDenseI64ArrayAttr(view->strides),
+              b.getDenseI64ArrayAttr(box), b.getI64IntegerAttr(kSwizzleBytes));
+          return TmaOperand{address, *view};
+        };
+        tmaA = tma(product.a, product.mapA, product.rows);
+        tmaB = tma(product.b, product.mapB, product.cols);
+      }
       auto size = [&](int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); };
       Value one = size(1);
       // Rows on x, which allows the most blocks.
@@ -1153,7 +1399,7 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
         if (Attribute value = product.op->getAttr(name))
           launch->setAttr(name, value);
       b.setInsertionPointToStart(&launch.getBody().front());
-      KernelBuilder(b, loc, product, format, fusion, wgmma, tile).build(launch);
+      KernelBuilder(b, loc, product, format, fusion, wgmma, tile, tmaA, tmaB).build(launch);
 
       // What the launch computes instead of reading is stored no more.
       SmallVector<Value> dead;

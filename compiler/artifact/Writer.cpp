@@ -148,10 +148,21 @@ buildLaunch(flatbuffers::FlatBufferBuilder &builder, DictionaryAttr launch,
         return std::vector<int64_t>(values.begin(), values.end());
       };
       std::vector<int64_t> shape = longs("sizes"), strides = longs("strides");
+      flatbuffers::Offset<artifact::TensorMap> map;
+      if (auto tensorMap = arg.getAs<DictionaryAttr>("tensor_map")) {
+        auto unsignedLongs = [&](StringRef key) {
+          ArrayRef<int64_t> values = tensorMap.getAs<DenseI64ArrayAttr>(key).asArrayRef();
+          return std::vector<uint64_t>(values.begin(), values.end());
+        };
+        std::vector<uint64_t> dims = unsignedLongs("dims"), mapStrides = unsignedLongs("strides");
+        std::vector<uint32_t> box = sizes("box", tensorMap);
+        map = artifact::CreateTensorMapDirect(builder, &dims, &mapStrides, &box,
+                                              tensorMap.getAs<IntegerAttr>("swizzle").getInt());
+      }
       args.push_back(artifact::CreateLaunchArgDirect(
           builder, base.str().c_str(), arg.getAs<IntegerAttr>("index").getInt(),
           arg.getAs<IntegerAttr>("byte_offset").getInt(), arg.getAs<IntegerAttr>("offset").getInt(),
-          &shape, &strides));
+          &shape, &strides, 0, 0, map));
     } else {
       args.push_back(artifact::CreateLaunchArgDirect(
           builder, nullptr, 0, 0, 0, nullptr, nullptr, arg.getAs<IntegerAttr>("width").getInt(),

@@ -505,4 +505,32 @@ def Kiln_PadOp : Kiln_InferredOp<"pad"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+//===----------------------------------------------------------------------===//
+// Kernel arguments (on buffers, after kernel generation)
+//===----------------------------------------------------------------------===//
+
+def Kiln_TensorMapOp : Kiln_Op<"tensor_map", [Pure]> {
+  let summary = "the device address of a TMA tensor map over a buffer";
+  let description = [{
+    A GPU kernel that copies tiles of `buffer` into shared memory with the
+    Tensor Memory Accelerator (sm_90) takes this address as an argument.
+    The map views the buffer as `dims` (innermost first, in elements), the
+    elements of dimension i + 1 `strides[i]` elements apart (multiples of
+    16 bytes), and copies boxes of `box` elements, their rows swizzled
+    within `swizzle` bytes (0, 32, 64 or 128). Elements outside the view
+    read as zeros. The runtime encodes the map once the buffer's address is
+    known, when a session is created, and passes its address.
+
+    ```mlir
+    %map = kiln.tensor_map %a {box = array<i64: 32, 64>, dims = array<i64: 40, 33>,
+                               strides = array<i64: 40>, swizzle = 128 : i64} : memref<33x40xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$buffer, DenseI64ArrayAttr:$dims,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$box, I64Attr:$swizzle);
+  let results = (outs I64:$map);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
 #endif // KILN_OPS_TD

@@ -32,6 +32,13 @@ constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferBytes = 6;
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr int kCaptureThreadLocal = 1;
 
+/// CUtensorMap: 128 opaque bytes, 64-byte aligned.
+struct alignas(64) TensorMap {
+  uint64_t opaque[16];
+};
+constexpr int kTensorMapFloat32 = 7;          // CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+constexpr int kTensorMapL2Promotion256 = 3;   // CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+
 /// The driver entry points kiln calls, by their versioned symbol names.
 struct Driver {
   CUresult (*init)(unsigned);
@@ -71,6 +78,10 @@ struct Driver {
   CUresult (*eventDestroy)(CUevent);
   CUresult (*eventRecord)(CUevent, CUstream);
   CUresult (*eventElapsedTime)(float *, CUevent, CUevent);
+  /// CUDA 12 and later; only plans with TMA kernels need it.
+  CUresult (*tensorMapEncodeTiled)(TensorMap *, int, uint32_t, void *, const uint64_t *,
+                                   const uint64_t *, const uint32_t *, const uint32_t *, int, int,
+                                   int, int);
 };
 
 /// The driver, opened and initialized once per process; or why it cannot be.
@@ -134,6 +145,8 @@ const Loaded &loadDriver() {
     resolve(d.eventDestroy, "cuEventDestroy_v2");
     resolve(d.eventRecord, "cuEventRecord");
     resolve(d.eventElapsedTime, "cuEventElapsedTime");
+    d.tensorMapEncodeTiled = reinterpret_cast<decltype(d.tensorMapEncodeTiled)>(
+        dlsym(library, "cuTensorMapEncodeTiled"));
     if (!complete)
       return result;
     if (CUresult status = d.init(0); status != CUDA_SUCCESS) {
@@ -343,9 +356,12 @@ public:
   const Driver *d = nullptr;
   kiln_model_t *model = nullptr;
   CUstream stream = nullptr;
-  /// The arena, then each input, then each output: one allocation.
+  /// The arena, then each input, then each output, then the tensor maps:
+  /// one allocation.
   CUdeviceptr memory = 0;
   std::vector<CUdeviceptr> inputs, outputs;
+  /// Each tensor-map argument's map, in the order of the plan's launches.
+  std::vector<CUdeviceptr> maps;
   /// Pinned host memory the copies go through, inputs then outputs.
   uint8_t *staging = nullptr;
   std::vector<size_t> inputStaging, outputStaging;
@@ -429,8 +445,11 @@ void buildParams(Session &session) {
   size_t count = 0;
   for (const Launch &launch : plan.launches)
     for (const LaunchArg &arg : launch.args)
-      count += arg.base == LaunchArg::Base::Scalar ? 1 : 3 + arg.sizes.size() + arg.strides.size();
+      count += arg.base == LaunchArg::Base::Scalar || arg.tensorMap
+                   ? 1
+                   : 3 + arg.sizes.size() + arg.strides.size();
   session.values.reserve(count); // the pointers below stay valid
+  size_t next = 0;                // tensor map
   for (const Launch &launch : plan.launches) {
     std::vector<void *> &pointers = session.params.emplace_back();
     auto push = [&](uint64_t value) {
@@ -440,6 +459,10 @@ void buildParams(Session &session) {
     for (const LaunchArg &arg : launch.args) {
       if (arg.base == LaunchArg::Base::Scalar) {
         push(arg.bits);
+        continue;
+      }
+      if (arg.tensorMap) {
+        push(session.maps[next++]);
         continue;
       }
       CUdeviceptr address = addressOf(session, arg);
@@ -452,6 +475,40 @@ void buildParams(Session &session) {
         push(uint64_t(stride));
     }
   }
+}
+
+/// Encodes every tensor-map argument's map, now that its buffer's address
+/// is known, and uploads them to `count` maps' place at `at`.
+kiln_status_t encodeTensorMaps(Session &session, CUdeviceptr at, size_t count) {
+  if (!count)
+    return nullptr;
+  const Driver &d = *session.d;
+  int ordinal = session.state->ordinal;
+  std::vector<TensorMap> maps(count);
+  const Plan &plan = *session.state->plan;
+  size_t next = 0;
+  for (size_t i = 0; i < plan.launches.size(); ++i)
+    for (const LaunchArg &arg : plan.launches[i].args) {
+      if (!arg.tensorMap)
+        continue;
+      uint32_t rank = uint32_t(arg.mapDims.size());
+      std::vector<uint32_t> elementStrides(rank, 1);
+      // CU_TENSOR_MAP_SWIZZLE_NONE, _32B, _64B and _128B are 0 to 3.
+      int swizzle = arg.swizzle == 128 ? 3 : arg.swizzle == 64 ? 2 : arg.swizzle == 32 ? 1 : 0;
+      void *address = reinterpret_cast<void *>(addressOf(session, arg) + arg.offset * 4);
+      if (CUresult status = d.tensorMapEncodeTiled(
+              &maps[next], kTensorMapFloat32, rank, address, arg.mapDims.data(),
+              arg.mapStrides.data(), arg.mapBox.data(), elementStrides.data(), /*interleave=*/0,
+              swizzle, kTensorMapL2Promotion256, /*oobFill=*/0))
+        return failure(d, status, ordinal,
+                       "cannot encode a tensor map for kernel " + std::to_string(i) + " (" +
+                           plan.launches[i].kernel + ")");
+      session.maps.push_back(at + next * sizeof(TensorMap));
+      ++next;
+    }
+  if (CUresult status = d.memcpyHtoD(at, maps.data(), count * sizeof(TensorMap)))
+    return failure(d, status, ordinal, "cannot upload the tensor maps");
+  return nullptr;
 }
 
 kiln_status_t setUp(Session &session, bool useGraph, bool profile) {
@@ -492,6 +549,18 @@ kiln_status_t setUp(Session &session, bool useGraph, bool profile) {
     session.outputStaging.push_back(stagingBytes);
     stagingBytes = align(stagingBytes + output.byteSize, 64);
   }
+  size_t mapsOffset = align(bytes, sizeof(TensorMap));
+  size_t numMaps = 0;
+  for (const Launch &launch : session.state->plan->launches)
+    numMaps += std::count_if(launch.args.begin(), launch.args.end(),
+                             [](const LaunchArg &arg) { return arg.tensorMap; });
+  if (numMaps && !d.tensorMapEncodeTiled)
+    return makeStatus(KILN_STATUS_UNAVAILABLE,
+                      "cuda:%d: the plan's kernels copy with TMA, and the CUDA driver cannot "
+                      "encode tensor maps (cuTensorMapEncodeTiled, CUDA 12 and later)",
+                      ordinal);
+  if (numMaps)
+    bytes = mapsOffset + numMaps * sizeof(TensorMap);
   if (CUresult status = d.memAlloc(&session.memory, bytes ? bytes : 1)) {
     session.memory = 0;
     return failure(d, status, ordinal,
@@ -506,6 +575,8 @@ kiln_status_t setUp(Session &session, bool useGraph, bool profile) {
     session.inputs.push_back(session.memory + offset);
   for (size_t offset : outputOffsets)
     session.outputs.push_back(session.memory + offset);
+  if (kiln_status_t status = encodeTensorMaps(session, session.memory + mapsOffset, numMaps))
+    return status;
   buildParams(session);
   if (!useGraph)
     return nullptr;

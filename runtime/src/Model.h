@@ -41,6 +41,13 @@ struct LaunchArg {
   std::vector<int64_t> sizes, strides;
   uint8_t width = 0;        ///< a scalar's bytes
   uint64_t bits = 0;
+  /// When the kernel takes a TMA tensor map over the buffer instead of its
+  /// descriptor: f32 elements, dims innermost first, strides in bytes for
+  /// every dimension but the first, the box, the swizzle span in bytes.
+  bool tensorMap = false;
+  std::vector<uint64_t> mapDims, mapStrides;
+  std::vector<uint32_t> mapBox;
+  uint32_t swizzle = 0;
 };
 
 struct Launch {

@@ -175,6 +175,35 @@ kiln_status_t loadHostCode(kiln_model_t *model, const uint8_t *code, size_t size
   return nullptr;
 }
 
+/// Reads a tensor map over `arg`'s buffer, checking it has what
+/// cuTensorMapEncodeTiled takes (1 to 5 dimensions, a box extent of 1 to
+/// 256 each, a stride for each dimension after the first) and that every
+/// element it maps lies within the `limit` bytes of the buffer's memory.
+bool readTensorMap(const artifact::TensorMap *map, uint64_t limit, LaunchArg &arg) {
+  size_t rank = map->dims()->size();
+  if (rank < 1 || rank > 5 || map->strides()->size() != rank - 1 || map->box()->size() != rank)
+    return false;
+  arg.tensorMap = true;
+  arg.mapDims.assign(map->dims()->begin(), map->dims()->end());
+  arg.mapStrides.assign(map->strides()->begin(), map->strides()->end());
+  arg.mapBox.assign(map->box()->begin(), map->box()->end());
+  arg.swizzle = map->swizzle();
+  // The last element's byte, with every product checked for overflow.
+  constexpr uint64_t kElementBytes = 4, kMaxBytes = uint64_t(1) << 48;
+  if (arg.offset < 0 || uint64_t(arg.offset) > kMaxBytes / kElementBytes)
+    return false;
+  uint64_t end = arg.byteOffset + uint64_t(arg.offset) * kElementBytes + kElementBytes;
+  for (size_t i = 0; i < rank; ++i) {
+    uint64_t dim = arg.mapDims[i], stride = i ? arg.mapStrides[i - 1] : kElementBytes;
+    if (dim < 1 || dim > kMaxBytes || stride > kMaxBytes || arg.mapBox[i] < 1 || arg.mapBox[i] > 256)
+      return false;
+    if (dim - 1 > (kMaxBytes - end) / std::max<uint64_t>(stride, 1))
+      return false;
+    end += (dim - 1) * stride;
+  }
+  return end <= limit;
+}
+
 /// Reads a GPU launch's arguments, checking each buffer lies in memory the
 /// plan has.
 kiln_status_t readLaunch(const artifact::Launch *in, const kiln_model_t *model, uint64_t arenaBytes,
@@ -227,6 +256,9 @@ kiln_status_t readLaunch(const artifact::Launch *in, const kiln_model_t *model, 
     result.offset = arg->offset();
     result.sizes.assign(arg->sizes()->begin(), arg->sizes()->end());
     result.strides.assign(arg->strides()->begin(), arg->strides()->end());
+    if (const artifact::TensorMap *map = arg->tensor_map())
+      if (!readTensorMap(map, limit, result))
+        return corrupt("a tensor map outside its buffer's memory or beyond what TMA can map");
   }
   return nullptr;
 }

@@ -57,6 +57,12 @@ std::string precisionOf(const artifact::Kernel *kernel) {
   return kernel->precision() ? text(kernel->precision()) : "fp32";
 }
 
+/// The operands a GPU kernel copies with TMA: its tensor-map arguments.
+int64_t tensorMapsOf(const artifact::Launch *launch) {
+  return llvm::count_if(*launch->args(),
+                        [](const artifact::LaunchArg *arg) { return arg->tensor_map(); });
+}
+
 std::string shapeOf(const int64_t *shape, size_t rank) {
   std::string text;
   for (size_t i = 0; i < rank; ++i)
@@ -120,6 +126,7 @@ json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
           entry["shared_bytes"] =
               int64_t(launch->shared_bytes()) + int64_t(launch->static_shared_bytes());
           entry["spill_bytes"] = int64_t(launch->spill_bytes());
+          entry["tensor_maps"] = tensorMapsOf(launch);
         } else {
           entry["buffer"] = text(kernel->buffer());
           entry["offset"] = int64_t(kernel->offset());
@@ -234,8 +241,12 @@ int inspectModel() {
     else
       os << format("  %5s  %-11s  %-9s  %-6s  %-30s  %s\n", "#", "kind", "precision", "layout",
                    "result", "ONNX node");
+    std::string tma; // the kernels that copy with TMA
     for (flatbuffers::uoffset_t i = 0; i < kernels->size(); ++i) {
       const artifact::Kernel *kernel = kernels->Get(i);
+      if (kernel->launch() && tensorMapsOf(kernel->launch()))
+        tma += (tma.empty() ? "" : ", ") + std::to_string(i) + " (" +
+               std::to_string(tensorMapsOf(kernel->launch())) + ")";
       std::string precision = precisionOf(kernel);
       std::string layout = text(kernel->layout());
       if (layout.empty())
@@ -263,6 +274,8 @@ int inspectModel() {
                    text(kernel->kind()).c_str(), precision.c_str(), layout.c_str(),
                    result.c_str(), text(kernel->node()).c_str());
     }
+    if (!tma.empty())
+      os << "  copying with TMA (tensor maps): kernels " << tma << "\n";
   }
   os << "sections:\n";
   os << "  header + manifest: " << bytes(KILN_HEADER_SIZE + header.manifest_size) << "\n";

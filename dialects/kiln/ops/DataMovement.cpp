@@ -374,4 +374,36 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// kiln.tensor_map
+//===----------------------------------------------------------------------===//
+
+LogicalResult TensorMapOp::verify() {
+  // The limits of cuTensorMapEncodeTiled, which the runtime calls.
+  ArrayRef<int64_t> dims = getDims(), strides = getStrides(), box = getBox();
+  if (!getBuffer().getType().getElementType().isF32())
+    return emitOpError("maps f32 buffers only");
+  if (dims.empty() || dims.size() > 5)
+    return emitOpError("has ") << dims.size() << " dimensions; a tensor map has 1 to 5";
+  if (strides.size() + 1 != dims.size() || box.size() != dims.size())
+    return emitOpError("needs a stride for every dimension but the first and a box extent for each");
+  for (int64_t dim : dims)
+    if (dim < 1 || dim > (int64_t(1) << 32))
+      return emitOpError("has a dimension of ") << dim << " elements, outside [1, 2^32]";
+  for (int64_t stride : strides)
+    if (stride < 1 || stride * 4 % 16 != 0 || stride * 4 >= (int64_t(1) << 40))
+      return emitOpError("has a stride of ")
+             << stride << " elements; strides are multiples of 16 bytes below 2^40";
+  for (int64_t extent : box)
+    if (extent < 1 || extent > 256)
+      return emitOpError("has a box extent of ") << extent << "; extents are 1 to 256";
+  int64_t swizzle = getSwizzle();
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return emitOpError("swizzles within ") << swizzle << " bytes; expected 0, 32, 64 or 128";
+  if (box[0] * 4 % 16 != 0 || (swizzle && box[0] * 4 > swizzle))
+    return emitOpError("has a box row of ")
+           << box[0] * 4 << " bytes; rows are multiples of 16 bytes, at most the swizzle span";
+  return success();
+}
+
 } // namespace kiln

@@ -270,3 +270,35 @@ func.func @conv_mixed_types(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf16>) {
       : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf16>) -> tensor<1x4x6x6xf32>
   return
 }
+
+// -----
+
+func.func @tensor_map_rank(%a: memref<2x2x2x2x2x2xf32>) {
+  // expected-error @+1 {{'kiln.tensor_map' op has 6 dimensions; a tensor map has 1 to 5}}
+  %0 = kiln.tensor_map %a {box = array<i64: 1, 1, 1, 1, 1, 1>, dims = array<i64: 2, 2, 2, 2, 2, 2>, strides = array<i64: 4, 8, 16, 32, 64>, swizzle = 0 : i64} : memref<2x2x2x2x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @tensor_map_stride(%a: memref<33x70xf32>) {
+  // expected-error @+1 {{'kiln.tensor_map' op has a stride of 70 elements; strides are multiples of 16 bytes below 2^40}}
+  %0 = kiln.tensor_map %a {box = array<i64: 32, 64>, dims = array<i64: 70, 33>, strides = array<i64: 70>, swizzle = 128 : i64} : memref<33x70xf32>
+  return
+}
+
+// -----
+
+func.func @tensor_map_box(%a: memref<33x40xf32>) {
+  // expected-error @+1 {{'kiln.tensor_map' op has a box row of 256 bytes; rows are multiples of 16 bytes, at most the swizzle span}}
+  %0 = kiln.tensor_map %a {box = array<i64: 64, 64>, dims = array<i64: 40, 33>, strides = array<i64: 40>, swizzle = 128 : i64} : memref<33x40xf32>
+  return
+}
+
+// -----
+
+func.func @tensor_map_element(%a: memref<33x40xf16>) {
+  // expected-error @+1 {{'kiln.tensor_map' op maps f32 buffers only}}
+  %0 = kiln.tensor_map %a {box = array<i64: 32, 64>, dims = array<i64: 40, 33>, strides = array<i64: 40>, swizzle = 128 : i64} : memref<33x40xf16>
+  return
+}

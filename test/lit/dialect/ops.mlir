@@ -126,3 +126,11 @@ func.func @channels_last(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x6xf32>) -> te
   %2 = kiln.global_average_pool %1 {channels_last} : (tensor<1x2x2x6xf32>) -> tensor<1x1x1x6xf32>
   return %2 : tensor<1x1x1x6xf32>
 }
+
+// A tensor map's address, on buffers, after kernel generation.
+// CHECK-LABEL: func.func @tensor_map
+// CHECK: kiln.tensor_map %{{.+}} {box = array<i64: 32, 64>, dims = array<i64: 40, 33>, strides = array<i64: 40>, swizzle = 128 : i64} : memref<33x40xf32>
+func.func @tensor_map(%a: memref<33x40xf32>) -> i64 {
+  %0 = kiln.tensor_map %a {box = array<i64: 32, 64>, dims = array<i64: 40, 33>, strides = array<i64: 40>, swizzle = 128 : i64} : memref<33x40xf32>
+  return %0 : i64
+}

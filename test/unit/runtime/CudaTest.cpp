@@ -5,9 +5,12 @@
 // errors a GPU can give.
 //
 // CTest compiles conv_relu for host,sm_80,sm_90,sm_90a (with cubins) and for
-// sm_80,sm_90 as PTX only, into $KILN_TEST_ARTIFACTS.
+// sm_80,sm_90 as PTX only, and a batched MatMul for sm_90a as PTX (tma.kiln),
+// into $KILN_TEST_ARTIFACTS.
 
 #include "kiln/runtime.h"
+
+#include "ArtifactBytes.h"
 
 #include <catch2/catch.hpp>
 
@@ -41,6 +44,7 @@ struct Fake {
     set("cc", 90);
     set("memory", 1L << 40);
     set("fail kernels", 0);
+    set("fail tensor maps", 0);
   }
 };
 
@@ -249,6 +253,52 @@ TEST_CASE("running out of GPU memory is RESOURCE_EXHAUSTED", "[cuda]") {
   REQUIRE(open(model, "cuda:0", &session) == KILN_STATUS_OK);
   kiln_session_destroy(session);
   kiln_model_release(model);
+}
+
+TEST_CASE("TMA kernels read tensor maps encoded once per session", "[cuda]") {
+  Fake fake;
+  // A batched MatMul on sm_90a, whose product copies A with TMA.
+  kiln_model_t *model = load("tma.kiln");
+  kiln_session_t *session;
+  REQUIRE(open(model, "cuda:0", &session) == KILN_STATUS_OK);
+  CHECK(fake.get("tensor maps") == 1);
+  const int64_t xShape[] = {4, 100, 512}, yShape[] = {4, 512, 256};
+  std::vector<float> x(4 * 100 * 512), y(4 * 512 * 256);
+  kiln_tensor_t inputs[] = {{"x", KILN_DTYPE_F32, 3, xShape, x.data(), x.size() * 4},
+                            {"y", KILN_DTYPE_F32, 3, yShape, y.data(), y.size() * 4}};
+  for (int run = 1; run <= 2; ++run) {
+    CHECK(codeOf(kiln_session_run(session, inputs, 2, nullptr, 0)) == KILN_STATUS_OK);
+    // The product's launch passes the map's address in device memory.
+    CHECK(fake.get("tensor maps read") == run);
+  }
+  CHECK(fake.get("bad pointers") == 0);
+  CHECK(fake.get("tensor maps") == 1);
+  kiln_session_destroy(session);
+
+  // A map the driver refuses fails the session, naming the kernel.
+  fake.set("fail tensor maps", 1);
+  std::string message;
+  CHECK(open(model, "cuda:0", &session, &message) == KILN_STATUS_INTERNAL);
+  CHECK(message.rfind("cuda:0: cannot encode a tensor map for kernel ", 0) == 0);
+  CHECK(message.find("CUDA_ERROR_INVALID_VALUE") != std::string::npos);
+  kiln_model_release(model);
+  CHECK(fake.get("allocations") == 0);
+}
+
+TEST_CASE("a tensor map reaching past its buffer's memory is refused", "[cuda][verify]") {
+  // tma.kiln maps A as [512, 100, 4] (reduction, rows, batch): all of the
+  // arena. Make it 101 rows and re-seal the file.
+  std::string bytes = readBytes(artifact("tma.kiln"));
+  const uint64_t dims[] = {512, 100, 4};
+  size_t at = bytes.find(std::string(reinterpret_cast<const char *>(dims), sizeof(dims)));
+  REQUIRE(at != std::string::npos);
+  bytes[at + 8] = 101;
+  reseal(bytes);
+  kiln_model_t *model = nullptr;
+  std::string message;
+  CHECK(codeOf(kiln_model_load_memory(bytes.data(), bytes.size(), nullptr, &model), &message) ==
+        KILN_STATUS_DATA_LOSS);
+  CHECK(message.find("has a tensor map outside its buffer's memory") != std::string::npos);
 }
 
 TEST_CASE("a failed kernel fails the run and the session", "[cuda]") {

@@ -86,14 +86,24 @@ Module parsePtx(const char *text) {
   return module;
 }
 
-/// Checks a launch's pointers as a GPU would find out at run time.
+/// What the fake's tensor maps start with: "KILNTMAP".
+constexpr uint64_t kTensorMapMagic = 0x50414d544e4c494bull;
+
+/// Checks a launch's pointers as a GPU would find out at run time, and
+/// counts the parameters that are addresses of tensor maps in device
+/// memory.
 void execute(Fake &f, const Recorded &launch) {
   ++f.counters["kernels run"];
-  for (size_t i = 0; i < launch.kernel->pointers.size(); ++i)
-    if (launch.kernel->pointers[i] && !inDeviceMemory(f, launch.params[i], 1)) {
+  for (size_t i = 0; i < launch.kernel->pointers.size(); ++i) {
+    uint64_t value = launch.params[i];
+    if (launch.kernel->pointers[i] && !inDeviceMemory(f, value, 1)) {
       f.sticky = kIllegalAddress;
       ++f.counters["bad pointers"];
     }
+    if (!launch.kernel->pointers[i] && value % 64 == 0 && inDeviceMemory(f, value, 128) &&
+        *reinterpret_cast<const uint64_t *>(value) == kTensorMapMagic)
+      ++f.counters["tensor maps read"];
+  }
   if (long failure = f.settings["fail kernels"])
     f.sticky = CUresult(failure);
 }
@@ -122,6 +132,7 @@ API cuInit(unsigned) { return kSuccess; }
 
 API cuGetErrorName(CUresult status, const char **name) {
   switch (status) {
+  case kInvalidValue: *name = "CUDA_ERROR_INVALID_VALUE"; break;
   case kOutOfMemory: *name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
   case kIllegalAddress: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
   case 719: *name = "CUDA_ERROR_LAUNCH_FAILED"; break;
@@ -219,9 +230,12 @@ API cuMemAlloc_v2(uint64_t *address, size_t bytes) {
   std::lock_guard<std::mutex> lock(f.mutex);
   if (f.allocated + long(bytes) > f.settings["memory"])
     return kOutOfMemory;
-  void *memory = calloc(1, bytes ? bytes : 1);
+  // As the driver's, 256-byte aligned.
+  size_t rounded = (bytes + 255) / 256 * 256;
+  void *memory = aligned_alloc(256, rounded ? rounded : 256);
   if (!memory)
     return kOutOfMemory;
+  memset(memory, 0, rounded ? rounded : 256);
   f.allocated += long(bytes);
   f.allocations[uintptr_t(memory)] = bytes;
   ++f.counters["allocations"];
@@ -344,6 +358,40 @@ API cuGraphExecDestroy(void *exec) {
 API cuGraphDestroy(void *graph) {
   delete static_cast<std::vector<Recorded> *>(graph);
   ++fake().counters["graphs destroyed"];
+  return kSuccess;
+}
+
+/// Checks what the driver documents (cuda.h): f32 elements, 1 to 5
+/// dimensions, a 16-byte aligned address whose every mapped element is in
+/// one allocation, strides multiples of 16 bytes, box extents of 1 to 256
+/// with rows of a multiple of 16 bytes within the swizzle span. The map
+/// holds the magic, the address and the rank.
+API cuTensorMapEncodeTiled(uint64_t *map, int type, uint32_t rank, void *address,
+                           const uint64_t *dims, const uint64_t *strides, const uint32_t *box,
+                           const uint32_t *elementStrides, int interleave, int swizzle, int,
+                           int) {
+  Fake &f = fake();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  uint64_t at = reinterpret_cast<uint64_t>(address);
+  bool valid = reinterpret_cast<uintptr_t>(map) % 64 == 0 && type == 7 && rank >= 1 &&
+               rank <= 5 && at % 16 == 0 && interleave == 0 && swizzle >= 0 && swizzle <= 3;
+  uint64_t last = 0;
+  for (uint32_t i = 0; valid && i < rank; ++i) {
+    uint64_t stride = i ? strides[i - 1] : 4;
+    valid = dims[i] >= 1 && box[i] >= 1 && box[i] <= 256 && elementStrides[i] == 1 &&
+            (i == 0 || (stride % 16 == 0 && stride < (uint64_t(1) << 40)));
+    last += (dims[i] - 1) * stride;
+  }
+  uint64_t rowBytes = uint64_t(box[0]) * 4;
+  valid = valid && rowBytes % 16 == 0 && (swizzle == 0 || rowBytes <= (uint64_t(16) << swizzle)) &&
+          inDeviceMemory(f, at, last + 4);
+  if (!valid || f.settings["fail tensor maps"])
+    return kInvalidValue;
+  memset(map, 0, 128);
+  map[0] = kTensorMapMagic;
+  map[1] = at;
+  map[2] = rank;
+  ++f.counters["tensor maps"];
   return kSuccess;
 }
 

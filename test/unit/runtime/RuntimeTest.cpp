@@ -6,14 +6,12 @@
 
 #include "kiln/runtime.h"
 
-#include "format.h"
+#include "ArtifactBytes.h"
 
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,11 +24,7 @@ std::string artifactPath() {
   return path;
 }
 
-std::string readArtifact() {
-  std::ifstream file(artifactPath(), std::ios::binary);
-  REQUIRE(file);
-  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-}
+std::string readArtifact() { return readBytes(artifactPath()); }
 
 /// Takes a status, returning its code and freeing it.
 kiln_status_code_t codeOf(kiln_status_t status, std::string *message = nullptr) {
@@ -295,8 +289,7 @@ TEST_CASE("a newer format version is named", "[runtime][verify]") {
   std::memcpy(&header, bytes.data(), sizeof(header));
   header.format_version = KILN_FORMAT_VERSION + 1;
   std::memcpy(bytes.data(), &header, sizeof(header));
-  header.checksum = kiln_checksum(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
-  std::memcpy(bytes.data(), &header, sizeof(header));
+  reseal(bytes);
   kiln_model_t *model = nullptr;
   std::string message;
   CHECK(codeOf(kiln_model_load_memory(bytes.data(), bytes.size(), nullptr, &model), &message) ==
@@ -312,10 +305,7 @@ TEST_CASE("code for a CPU level this machine lacks is refused", "[runtime][verif
   size_t at = bytes.find("x86-64-v3");
   REQUIRE(at != std::string::npos);
   bytes[at + 8] = '9';
-  kiln_file_header_t header;
-  std::memcpy(&header, bytes.data(), sizeof(header));
-  header.checksum = kiln_checksum(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
-  std::memcpy(bytes.data(), &header, sizeof(header));
+  reseal(bytes);
   kiln_model_t *model = nullptr;
   std::string message;
   CHECK(codeOf(kiln_model_load_memory(bytes.data(), bytes.size(), nullptr, &model), &message) ==
