@@ -26,7 +26,12 @@
 // On sm_90a (`wgmma`) the 4 warps are one warpgroup, and `wgmma.mma_async`
 // multiplies the whole 64x64 tile from shared memory, where the tiles are
 // laid out as its core matrices (see `Staging`); each warp's accumulators
-// are then 16 rows of the tile, in mma.sync's layout 8 times over.
+// are then 16 rows of the tile, in mma.sync's layout 8 times over. A tf32
+// operand copied as it is, in a layout TMA can map (see `tmaView`), comes
+// through the Tensor Memory Accelerator instead: thread 0 copies a box of
+// it a stage (`copyTiles`), swizzled within 128-byte rows, and the threads
+// wait on the stage's mbarrier; `kiln.tensor_map` before the launch gives
+// the map's address, which the runtime encodes.
 //
 // The operands hold values already rounded to the format (kiln-assign-
 // precision did that), so packing them into registers is exact. An fp8
