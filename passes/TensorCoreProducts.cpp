@@ -716,7 +716,9 @@ private:
   /// cp.async where the layout keeps runs aligned, else 4 of 4 bytes.
   /// wgmma's tiles are its core matrices instead, which keep the reduction
   /// contiguous whatever the operand's layout, and hold the format's bits:
-  /// fp16, bf16 and fp8 are converted and stored by the threads.
+  /// fp16, bf16 and fp8 are converted and stored by the threads. A TMA
+  /// operand (`tma`) is staged by no thread but by `copyTiles`, a box a
+  /// stage.
   struct Staging {
     Value memref;
     AffineMap map;
