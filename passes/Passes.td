@@ -364,7 +364,8 @@ def TensorCoreProducts : Pass<"kiln-tensor-core-products", "mlir::func::FuncOp">
     is comes through the Tensor Memory Accelerator when its layout allows
     (the reduction contiguous, its rows one stride once flattened, strides
     and offset multiples of 16 bytes): `kiln.tensor_map` before the launch
-    gives its map's address, and thread 0 starts one
+    gives its map's address, and thread 0 acquires the map
+    (`fence.proxy.tensormap`) and starts one
     `cp.async.bulk.tensor` a stage, completing on that stage's mbarrier,
     into tiles swizzled within 128-byte rows that wgmma reads with
     128-byte-swizzle descriptors. Other tf32 tiles arrive by `cp.async` in

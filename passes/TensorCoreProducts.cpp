@@ -573,7 +573,7 @@ public:
       if (of->tma)
         tma.push_back({buffer, of});
     if (!tma.empty())
-      initBarriers(launch, tid);
+      initBarriers(launch, tid, tma);
 
     // The accumulators start from C (over both scales for fp8, whose
     // products are of unscaled E4M3 values).
@@ -928,8 +928,12 @@ private:
 
   /// One mbarrier a stage, which thread 0 arms as it starts TMA's copies
   /// (one arrival, and the bytes they bring): made ready before any
-  /// thread uses them.
-  void initBarriers(gpu::LaunchOp launch, Value tid) {
+  /// thread uses them. Thread 0 also acquires each tensor map through the
+  /// tensormap proxy, which reads it: the host wrote it into global memory
+  /// (CUDA's programming guide asks for this fence, at system scope, for
+  /// maps copied there from the host).
+  void initBarriers(gpu::LaunchOp launch, Value tid,
+                    ArrayRef<std::pair<Value, const Staging *>> tma) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
     barriers = launch.addWorkgroupAttribution(
         MemRefType::get({stages}, b.getI64Type(), MemRefLayoutAttrInterface(), workgroup), loc);
@@ -943,6 +947,9 @@ private:
       for (int64_t stage = 0; stage < stages; ++stage)
         ptx("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", {barrier(constant(stage)), one});
       ptx("fence.mbarrier_init.release.cluster;", "", {});
+      for (const auto &operand : tma)
+        ptx("fence.proxy.tensormap::generic.acquire.sys [$0], 128;", "l",
+            {operand.second->tensorMap});
     }
     gpu::BarrierOp::create(b, loc);
   }

@@ -19,10 +19,11 @@
 // CHECK: %[[MAP:.+]] = kiln.tensor_map %[[X]] {box = array<i64: 32, 64>, dims = array<i64: 16, 32>, strides = array<i64: 16>, swizzle = 128 : i64} : memref<32x16xf32>
 // CHECK: gpu.launch {{.+}} threads({{.+}}) in ({{.+}} = %c128, {{.+}} workgroup(%[[TA:[a-z0-9]+]] : memref<17392xi8, #gpu.address_space<workgroup>>, %[[TB:[a-z0-9]+]] : memref<2x8x8x8x4xf32, #gpu.address_space<workgroup>>, %{{.+}} : memref<2xi64, #gpu.address_space<workgroup>>)
 // Thread 0 makes the barriers ready (one arrival each) before any thread
-// uses them.
+// uses them, and acquires the map the host wrote into global memory.
 // CHECK: scf.if
 // CHECK-COUNT-2: "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.+}}, %c1_i32
 // CHECK: "fence.mbarrier_init.release.cluster;"
+// CHECK-NEXT: "fence.proxy.tensormap::generic.acquire.sys [$0], 128;", "l" %[[MAP]] : (i64) -> ()
 // CHECK: gpu.barrier
 // The first stage: thread 0 arms its barrier for A's 8 KiB and starts the
 // copy of the box at (k, the block's first row); the threads copy B.
