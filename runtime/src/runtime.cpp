@@ -177,8 +177,9 @@ kiln_status_t loadHostCode(kiln_model_t *model, const uint8_t *code, size_t size
 
 /// Reads a tensor map over `arg`'s buffer, checking it has what
 /// cuTensorMapEncodeTiled takes (1 to 5 dimensions, a box extent of 1 to
-/// 256 each, a stride for each dimension after the first) and that every
-/// element it maps lies within the `limit` bytes of the buffer's memory.
+/// 256 each, a stride for each dimension after the first, a swizzle span
+/// of 0, 32, 64 or 128 bytes) and that every element it maps lies within
+/// the `limit` bytes of the buffer's memory.
 bool readTensorMap(const artifact::TensorMap *map, uint64_t limit, LaunchArg &arg) {
   size_t rank = map->dims()->size();
   if (rank < 1 || rank > 5 || map->strides()->size() != rank - 1 || map->box()->size() != rank)
@@ -188,6 +189,8 @@ bool readTensorMap(const artifact::TensorMap *map, uint64_t limit, LaunchArg &ar
   arg.mapStrides.assign(map->strides()->begin(), map->strides()->end());
   arg.mapBox.assign(map->box()->begin(), map->box()->end());
   arg.swizzle = map->swizzle();
+  if (arg.swizzle != 0 && arg.swizzle != 32 && arg.swizzle != 64 && arg.swizzle != 128)
+    return false;
   // The last element's byte, with every product checked for overflow.
   constexpr uint64_t kElementBytes = 4, kMaxBytes = uint64_t(1) << 48;
   if (arg.offset < 0 || uint64_t(arg.offset) > kMaxBytes / kElementBytes)
