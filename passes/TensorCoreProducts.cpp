@@ -463,6 +463,15 @@ struct TmaView {
   SmallVector<unsigned> batch;        ///< the loops of dims 2.., in that order
 };
 
+/// The stride (in `strides`, a memref's) of the dimension `map` indexes by
+/// `loop`, if any does.
+std::optional<int64_t> loopStride(ArrayRef<int64_t> strides, AffineMap map, unsigned loop) {
+  for (auto [result, expr] : llvm::enumerate(map.getResults()))
+    if (auto dim = dyn_cast<AffineDimExpr>(expr); dim && dim.getPosition() == loop)
+      return strides[result];
+  return std::nullopt;
+}
+
 /// The view of `memref` that TMA can copy a product's tiles from: the
 /// reduction contiguous, the rows (`loops`) one run of a single stride
 /// once flattened, each stride and the view's offset a multiple of 16
@@ -475,12 +484,7 @@ std::optional<TmaView> tmaView(const Product &p, Value memref, AffineMap map,
   if (!type.getElementType().isF32() || failed(type.getStridesAndOffset(strides, offset)) ||
       ShapedType::isDynamic(offset) || offset % 4 != 0)
     return std::nullopt;
-  auto strideOf = [&](unsigned loop) -> std::optional<int64_t> {
-    for (auto [result, expr] : llvm::enumerate(map.getResults()))
-      if (auto dim = dyn_cast<AffineDimExpr>(expr); dim && dim.getPosition() == loop)
-        return strides[result];
-    return std::nullopt;
-  };
+  auto strideOf = [&](unsigned loop) { return loopStride(strides, map, loop); };
   auto aligned = [](int64_t stride) { return !ShapedType::isDynamic(stride) && stride % 4 == 0; };
   if (strideOf(p.k) != 1)
     return std::nullopt;
@@ -572,8 +576,12 @@ public:
     for (auto [buffer, of] : {std::pair(tileA, &stageA), std::pair(tileB, &stageB)})
       if (of->tma)
         tma.push_back({buffer, of});
-    if (!tma.empty())
-      initBarriers(launch, tid, tma);
+    // Thread 0 issues TMA's copies.
+    Value issuer;
+    if (!tma.empty()) {
+      issuer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, constant(0));
+      initBarriers(launch, issuer, tma);
+    }
 
     // The accumulators start from C (over both scales for fp8, whose
     // products are of unscaled E4M3 values).
@@ -591,7 +599,7 @@ public:
     int64_t blocks = llvm::divideCeil(p.ranges[p.k], kBlockK);
     Value first;
     for (int64_t ahead = 0; ahead + 1 < stages; ++ahead) {
-      copyTiles(tma, tid, constant(ahead), constant(ahead * kBlockK));
+      copyTiles(tma, issuer, constant(ahead), constant(ahead * kBlockK));
       stage(tileA, stageA, constant(ahead), constant(ahead * kBlockK));
       stage(tileB, stageB, constant(ahead), constant(ahead * kBlockK));
       Value group = commit();
@@ -604,7 +612,7 @@ public:
       Value block = loop.getInductionVar();
       Value ahead = add(block, constant(stages - 1));
       Value aheadBuffer = rem(ahead, stages), buffer = rem(block, stages);
-      copyTiles(tma, tid, aheadBuffer, mul(ahead, kBlockK));
+      copyTiles(tma, issuer, aheadBuffer, mul(ahead, kBlockK));
       stage(tileA, stageA, aheadBuffer, mul(ahead, kBlockK));
       stage(tileB, stageB, aheadBuffer, mul(ahead, kBlockK));
       // This stage's copies have landed (only the later stages' may be in
@@ -791,14 +799,11 @@ private:
     int64_t offset = 0;
     std::optional<int64_t> kStride, rowStride;
     bool strided = succeeded(type.getStridesAndOffset(strides, offset));
-    if (strided)
-      for (auto [result, expr] : llvm::enumerate(map.getResults()))
-        if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
-          if (dim.getPosition() == p.k)
-            kStride = strides[result];
-          else if (!loops.empty() && dim.getPosition() == loops.back())
-            rowStride = strides[result];
-        }
+    if (strided) {
+      kStride = loopStride(strides, map, p.k);
+      if (!loops.empty())
+        rowStride = loopStride(strides, map, loops.back());
+    }
     s.alongK = !kStride || !rowStride || *kStride <= *rowStride;
     s.converted = wgmma && f.bits != 32 && !s.computed;
     // 16 bytes at once need 16-byte aligned runs in memory: the run's
@@ -932,14 +937,12 @@ private:
   /// tensormap proxy, which reads it: the host wrote it into global memory
   /// (CUDA's programming guide asks for this fence, at system scope, for
   /// maps copied there from the host).
-  void initBarriers(gpu::LaunchOp launch, Value tid,
+  void initBarriers(gpu::LaunchOp launch, Value issuer,
                     ArrayRef<std::pair<Value, const Staging *>> tma) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
     barriers = launch.addWorkgroupAttribution(
         MemRefType::get({stages}, b.getI64Type(), MemRefLayoutAttrInterface(), workgroup), loc);
-    auto first = scf::IfOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                                                 tid, constant(0)),
-                                   /*withElse=*/false);
+    auto first = scf::IfOp::create(b, loc, issuer, /*withElse=*/false);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(first.thenBlock());
@@ -957,12 +960,11 @@ private:
   /// Thread 0 starts TMA's copies of a stage from reduction index `k0` into
   /// `buffer`, while there are stages left (TMA reads zeros past the edges
   /// of the last one).
-  void copyTiles(ArrayRef<std::pair<Value, const Staging *>> tma, Value tid, Value buffer,
+  void copyTiles(ArrayRef<std::pair<Value, const Staging *>> tma, Value issuer, Value buffer,
                  Value k0) {
     if (tma.empty())
       return;
-    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, constant(0));
-    auto copying = scf::IfOp::create(b, loc, both(first, lessThan(k0, p.ranges[p.k])),
+    auto copying = scf::IfOp::create(b, loc, both(issuer, lessThan(k0, p.ranges[p.k])),
                                      /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(copying.thenBlock());

@@ -133,29 +133,25 @@ artifact::CodeKind kindOf(CompiledTarget::Format format) {
   llvm_unreachable("unknown code format");
 }
 
+/// `dict`'s i64 array `key` as a vector of `T`.
+template <typename T> std::vector<T> arrayOf(DictionaryAttr dict, StringRef key) {
+  ArrayRef<int64_t> values = dict.getAs<DenseI64ArrayAttr>(key).asArrayRef();
+  return std::vector<T>(values.begin(), values.end());
+}
+
 flatbuffers::Offset<artifact::Launch>
 buildLaunch(flatbuffers::FlatBufferBuilder &builder, DictionaryAttr launch,
             const llvm::StringMap<KernelResources> &resources) {
-  auto sizes = [](StringRef key, DictionaryAttr dict) {
-    ArrayRef<int64_t> values = dict.getAs<DenseI64ArrayAttr>(key).asArrayRef();
-    return std::vector<uint32_t>(values.begin(), values.end());
-  };
   std::vector<flatbuffers::Offset<artifact::LaunchArg>> args;
   for (auto arg : launch.getAs<ArrayAttr>("args").getAsRange<DictionaryAttr>()) {
     if (auto base = arg.getAs<StringAttr>("base")) {
-      auto longs = [&](StringRef key) {
-        ArrayRef<int64_t> values = arg.getAs<DenseI64ArrayAttr>(key).asArrayRef();
-        return std::vector<int64_t>(values.begin(), values.end());
-      };
-      std::vector<int64_t> shape = longs("sizes"), strides = longs("strides");
+      std::vector<int64_t> shape = arrayOf<int64_t>(arg, "sizes"),
+                           strides = arrayOf<int64_t>(arg, "strides");
       flatbuffers::Offset<artifact::TensorMap> map;
       if (auto tensorMap = arg.getAs<DictionaryAttr>("tensor_map")) {
-        auto unsignedLongs = [&](StringRef key) {
-          ArrayRef<int64_t> values = tensorMap.getAs<DenseI64ArrayAttr>(key).asArrayRef();
-          return std::vector<uint64_t>(values.begin(), values.end());
-        };
-        std::vector<uint64_t> dims = unsignedLongs("dims"), mapStrides = unsignedLongs("strides");
-        std::vector<uint32_t> box = sizes("box", tensorMap);
+        std::vector<uint64_t> dims = arrayOf<uint64_t>(tensorMap, "dims"),
+                              mapStrides = arrayOf<uint64_t>(tensorMap, "strides");
+        std::vector<uint32_t> box = arrayOf<uint32_t>(tensorMap, "box");
         map = artifact::CreateTensorMapDirect(builder, &dims, &mapStrides, &box,
                                               tensorMap.getAs<IntegerAttr>("swizzle").getInt());
       }
@@ -170,7 +166,8 @@ buildLaunch(flatbuffers::FlatBufferBuilder &builder, DictionaryAttr launch,
     }
   }
   std::string name = launch.getAs<StringAttr>("kernel").str();
-  std::vector<uint32_t> grid = sizes("grid", launch), block = sizes("block", launch);
+  std::vector<uint32_t> grid = arrayOf<uint32_t>(launch, "grid"),
+                        block = arrayOf<uint32_t>(launch, "block");
   KernelResources used = resources.lookup(name);
   return artifact::CreateLaunchDirect(builder, name.c_str(), &grid, &block,
                                       launch.getAs<IntegerAttr>("shared").getInt(), &args,

@@ -360,8 +360,6 @@ public:
   /// one allocation.
   CUdeviceptr memory = 0;
   std::vector<CUdeviceptr> inputs, outputs;
-  /// Each tensor-map argument's map, in the order of the plan's launches.
-  std::vector<CUdeviceptr> maps;
   /// Pinned host memory the copies go through, inputs then outputs.
   uint8_t *staging = nullptr;
   std::vector<size_t> inputStaging, outputStaging;
@@ -436,11 +434,27 @@ CUdeviceptr addressOf(const Session &session, const LaunchArg &arg) {
   return 0;
 }
 
+/// Encodes the tensor map of `arg` (which has one) over its buffer.
+CUresult encodeTensorMap(const Session &session, const LaunchArg &arg, TensorMap *map) {
+  uint32_t rank = uint32_t(arg.mapDims.size());
+  std::vector<uint32_t> elementStrides(rank, 1);
+  // CU_TENSOR_MAP_SWIZZLE_NONE, _32B, _64B and _128B are 0 to 3.
+  int swizzle = arg.swizzle == 128 ? 3 : arg.swizzle == 64 ? 2 : arg.swizzle == 32 ? 1 : 0;
+  void *address = reinterpret_cast<void *>(addressOf(session, arg) + arg.offset * 4);
+  return session.d->tensorMapEncodeTiled(map, kTensorMapFloat32, rank, address,
+                                         arg.mapDims.data(), arg.mapStrides.data(),
+                                         arg.mapBox.data(), elementStrides.data(),
+                                         /*interleave=*/0, swizzle, kTensorMapL2Promotion256,
+                                         /*oobFill=*/0);
+}
+
 /// Lays out every launch's parameters as the lowered kernels take them: a
 /// buffer as its descriptor (pointer, pointer, offset, sizes, strides), a
 /// scalar as its bits (little-endian, so a narrower parameter reads the
-/// low bytes).
-void buildParams(Session &session) {
+/// low bytes), a tensor map's argument as the device address of the map,
+/// encoded now that its buffer's address is known and uploaded, in the
+/// order of the arguments, to `maps`.
+kiln_status_t buildParams(Session &session, CUdeviceptr maps) {
   const Plan &plan = *session.state->plan;
   size_t count = 0;
   for (const Launch &launch : plan.launches)
@@ -449,20 +463,24 @@ void buildParams(Session &session) {
                    ? 1
                    : 3 + arg.sizes.size() + arg.strides.size();
   session.values.reserve(count); // the pointers below stay valid
-  size_t next = 0;                // tensor map
-  for (const Launch &launch : plan.launches) {
+  std::vector<TensorMap> encoded;
+  for (size_t i = 0; i < plan.launches.size(); ++i) {
     std::vector<void *> &pointers = session.params.emplace_back();
     auto push = [&](uint64_t value) {
       session.values.push_back(value);
       pointers.push_back(&session.values.back());
     };
-    for (const LaunchArg &arg : launch.args) {
+    for (const LaunchArg &arg : plan.launches[i].args) {
       if (arg.base == LaunchArg::Base::Scalar) {
         push(arg.bits);
         continue;
       }
       if (arg.tensorMap) {
-        push(session.maps[next++]);
+        if (CUresult status = encodeTensorMap(session, arg, &encoded.emplace_back()))
+          return failure(*session.d, status, session.state->ordinal,
+                         "cannot encode a tensor map for kernel " + std::to_string(i) + " (" +
+                             plan.launches[i].kernel + ")");
+        push(maps + (encoded.size() - 1) * sizeof(TensorMap));
         continue;
       }
       CUdeviceptr address = addressOf(session, arg);
@@ -475,39 +493,10 @@ void buildParams(Session &session) {
         push(uint64_t(stride));
     }
   }
-}
-
-/// Encodes every tensor-map argument's map, now that its buffer's address
-/// is known, and uploads them to `count` maps' place at `at`.
-kiln_status_t encodeTensorMaps(Session &session, CUdeviceptr at, size_t count) {
-  if (!count)
-    return nullptr;
-  const Driver &d = *session.d;
-  int ordinal = session.state->ordinal;
-  std::vector<TensorMap> maps(count);
-  const Plan &plan = *session.state->plan;
-  size_t next = 0;
-  for (size_t i = 0; i < plan.launches.size(); ++i)
-    for (const LaunchArg &arg : plan.launches[i].args) {
-      if (!arg.tensorMap)
-        continue;
-      uint32_t rank = uint32_t(arg.mapDims.size());
-      std::vector<uint32_t> elementStrides(rank, 1);
-      // CU_TENSOR_MAP_SWIZZLE_NONE, _32B, _64B and _128B are 0 to 3.
-      int swizzle = arg.swizzle == 128 ? 3 : arg.swizzle == 64 ? 2 : arg.swizzle == 32 ? 1 : 0;
-      void *address = reinterpret_cast<void *>(addressOf(session, arg) + arg.offset * 4);
-      if (CUresult status = d.tensorMapEncodeTiled(
-              &maps[next], kTensorMapFloat32, rank, address, arg.mapDims.data(),
-              arg.mapStrides.data(), arg.mapBox.data(), elementStrides.data(), /*interleave=*/0,
-              swizzle, kTensorMapL2Promotion256, /*oobFill=*/0))
-        return failure(d, status, ordinal,
-                       "cannot encode a tensor map for kernel " + std::to_string(i) + " (" +
-                           plan.launches[i].kernel + ")");
-      session.maps.push_back(at + next * sizeof(TensorMap));
-      ++next;
-    }
-  if (CUresult status = d.memcpyHtoD(at, maps.data(), count * sizeof(TensorMap)))
-    return failure(d, status, ordinal, "cannot upload the tensor maps");
+  if (!encoded.empty())
+    if (CUresult status =
+            session.d->memcpyHtoD(maps, encoded.data(), encoded.size() * sizeof(TensorMap)))
+      return failure(*session.d, status, session.state->ordinal, "cannot upload the tensor maps");
   return nullptr;
 }
 
@@ -575,9 +564,8 @@ kiln_status_t setUp(Session &session, bool useGraph, bool profile) {
     session.inputs.push_back(session.memory + offset);
   for (size_t offset : outputOffsets)
     session.outputs.push_back(session.memory + offset);
-  if (kiln_status_t status = encodeTensorMaps(session, session.memory + mapsOffset, numMaps))
+  if (kiln_status_t status = buildParams(session, session.memory + mapsOffset))
     return status;
-  buildParams(session);
   if (!useGraph)
     return nullptr;
 

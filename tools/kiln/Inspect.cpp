@@ -244,9 +244,8 @@ int inspectModel() {
     std::string tma; // the kernels that copy with TMA
     for (flatbuffers::uoffset_t i = 0; i < kernels->size(); ++i) {
       const artifact::Kernel *kernel = kernels->Get(i);
-      if (kernel->launch() && tensorMapsOf(kernel->launch()))
-        tma += (tma.empty() ? "" : ", ") + std::to_string(i) + " (" +
-               std::to_string(tensorMapsOf(kernel->launch())) + ")";
+      if (int64_t maps = kernel->launch() ? tensorMapsOf(kernel->launch()) : 0)
+        tma += (tma.empty() ? "" : ", ") + std::to_string(i) + " (" + std::to_string(maps) + ")";
       std::string precision = precisionOf(kernel);
       std::string layout = text(kernel->layout());
       if (layout.empty())
