@@ -5,7 +5,7 @@
 #include "codegen/Toolchain.h"
 #include "passes/Passes.h"
 
-#include "format.h"
+#include "runtime/format/format.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"

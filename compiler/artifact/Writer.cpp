@@ -2,8 +2,8 @@
 
 #include "compiler/artifact/Writer.h"
 
-#include "artifact_generated.h"
-#include "format.h"
+#include "runtime/format/artifact_generated.h"
+#include "runtime/format/format.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -1,4 +1,4 @@
-// A fork-join thread pool: the host code's parallel_for (format.h) runs on it.
+// A fork-join thread pool: the host code's parallel_for (runtime/format/format.h) runs on it.
 
 #ifndef KILN_RUNTIME_THREADPOOL_H
 #define KILN_RUNTIME_THREADPOOL_H

@@ -6,8 +6,8 @@
 #include "Cuda.h"
 #include "Model.h"
 #include "ThreadPool.h"
-#include "artifact_generated.h"
-#include "format.h"
+#include "runtime/format/artifact_generated.h"
+#include "runtime/format/format.h"
 
 #include <algorithm>
 #include <atomic>

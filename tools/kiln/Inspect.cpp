@@ -2,8 +2,8 @@
 
 #include "Commands.h"
 
-#include "artifact_generated.h"
-#include "format.h"
+#include "runtime/format/artifact_generated.h"
+#include "runtime/format/format.h"
 #include "kiln/runtime.h"
 
 #include "llvm/Support/Format.h"

@@ -5,7 +5,7 @@
 #ifndef KILN_TEST_UNIT_RUNTIME_ARTIFACTBYTES_H
 #define KILN_TEST_UNIT_RUNTIME_ARTIFACTBYTES_H
 
-#include "format.h"
+#include "runtime/format/format.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // The runtime's thread pool: every index of every job runs exactly once,
 // whatever the number of threads, and jobs follow one another cleanly.
 
-#include "ThreadPool.h"
+#include "runtime/src/ThreadPool.h"
 
 #include <catch2/catch.hpp>
 

@@ -10,8 +10,8 @@
  * The checksum covers the whole file with its own eight bytes read as zero,
  * so any change to any byte is detected.
  */
-#ifndef KILN_RUNTIME_FORMAT_H
-#define KILN_RUNTIME_FORMAT_H
+#ifndef KILN_RUNTIME_FORMAT_FORMAT_H
+#define KILN_RUNTIME_FORMAT_FORMAT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -67,4 +67,4 @@ uint64_t kiln_checksum(const uint8_t *data, size_t size);
 }
 #endif
 
-#endif /* KILN_RUNTIME_FORMAT_H */
+#endif /* KILN_RUNTIME_FORMAT_FORMAT_H */

@@ -1,5 +1,5 @@
 /* The artifact checksum (see format.h). */
-#include "format.h"
+#include "runtime/format/format.h"
 
 #include <string.h>
 
