@@ -1,5 +1,5 @@
-// What the runtime knows of a loaded model, shared by the API (runtime.cpp)
-// and the devices that run it (the host there, CUDA in Cuda.cpp).
+// What the runtime knows of a loaded model: what the loader (Loader.cpp)
+// reads from the artifact, and what each device keeps of it.
 
 #ifndef KILN_RUNTIME_MODEL_H
 #define KILN_RUNTIME_MODEL_H
@@ -8,21 +8,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
-struct kiln_status_s {
-  kiln_status_code_t code;
-  std::string message;
-};
-
 namespace kiln {
-
-/// A status with a printf-style message; never NULL.
-kiln_status_t makeStatus(kiln_status_code_t code, const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
 
 struct TensorInfo {
   std::string name;
@@ -84,10 +76,12 @@ struct Storage {
   ~Storage();
 };
 
-namespace cuda {
-struct ModelState;
-void destroy(ModelState *state);
-} // namespace cuda
+/// What a device keeps of a model for all its sessions there (its loaded
+/// code, its copy of the weights), freed with the model.
+class DeviceModel {
+public:
+  virtual ~DeviceModel() = default;
+};
 
 } // namespace kiln
 
@@ -100,29 +94,31 @@ struct kiln_model_s {
   /// Whether the code may be loaded (not KILN_MODEL_LOAD_NO_CODE).
   bool hasCode = false;
 
-  // The host code: its plan, and the library once loaded.
+  /// The plan the host code runs, once it is loaded; why the host cannot
+  /// run this model, when it cannot.
   int hostPlan = -1;
-  /// Why the host cannot run this model, when it cannot.
   std::string hostUnavailable;
-  void *library = nullptr;
-  /// The memfd holding the host code stays open while the library is
-  /// loaded: its /proc/self/fd path names this library alone, so another
-  /// model's dlopen cannot be handed this one.
-  int codeFd = -1;
-  void (*entry)(void **) = nullptr;
 
-  /// Per CUDA device the model has run on: its loaded code and weights,
-  /// made by the first session there and kept while the model lives.
-  std::mutex cudaMutex;
-  std::vector<kiln::cuda::ModelState *> cudaStates;
-
-  ~kiln_model_s();
+  /// What each device keeps of the model, by device name ("host",
+  /// "cuda:0"): the host's code when the model loads, a GPU's code and
+  /// weights when the first session there opens. Freed before `storage`.
+  std::mutex devicesMutex;
+  std::vector<std::pair<std::string, std::unique_ptr<kiln::DeviceModel>>> devices;
 };
 
 namespace kiln {
 /// The targets `model` has code for, each once, in the artifact's order:
 /// "x86-64-v3, sm_80, sm_90".
 std::string codeTargets(const kiln_model_t &model);
+
+/// Makes a device's state of a model; its error, if it cannot.
+using MakeDeviceModel = std::function<kiln_status_t(std::unique_ptr<DeviceModel> &out)>;
+
+/// The state `device` keeps of `model`: the one made before, else the one
+/// `make` makes now (NULL when `make` is empty). Thread-safe; one state is
+/// made at a time, so two sessions opening at once on one device share it.
+kiln_status_t deviceModel(kiln_model_t &model, const std::string &device,
+                          const MakeDeviceModel &make, DeviceModel **out);
 } // namespace kiln
 
 #endif // KILN_RUNTIME_MODEL_H

@@ -138,8 +138,11 @@ KILN_API uint64_t kiln_model_arena_bytes(const kiln_model_t *model);
 
 typedef struct kiln_session_s kiln_session_t;
 
-/* Run the plan kernel by kernel instead of replaying it as one CUDA graph. */
-#define KILN_SESSION_NO_CUDA_GRAPH 1u
+/* On a GPU, launch the plan kernel by kernel instead of replaying it as one
+ * graph (a CUDA graph on cuda:N). No effect on the host. */
+#define KILN_SESSION_NO_GRAPH 1u
+/* Its older name, kept so existing callers still build. */
+#define KILN_SESSION_NO_CUDA_GRAPH KILN_SESSION_NO_GRAPH
 /* Since API version 4: time each kernel of every run on a GPU
  * (kiln_session_kernel_profile). The plan then runs kernel by kernel, an
  * event recorded before each, not as one CUDA graph: each launch costs a
@@ -167,7 +170,7 @@ typedef struct kiln_session_options_t {
  * are uploaded once per model and GPU, and shared by its sessions there.
  * The session allocates its device memory (arena, inputs, outputs) in one
  * piece, and captures the plan once as a CUDA graph that every run replays
- * (unless KILN_SESSION_NO_CUDA_GRAPH).
+ * (unless KILN_SESSION_NO_GRAPH).
  *
  * Errors: INVALID_ARGUMENT, UNAVAILABLE (an unknown device, one this runtime
  * or machine cannot use: no driver, no such GPU, no code in the artifact

@@ -1,7 +1,7 @@
 // The runtime's thread pool: every index of every job runs exactly once,
 // whatever the number of threads, and jobs follow one another cleanly.
 
-#include "runtime/src/ThreadPool.h"
+#include "runtime/src/host/ThreadPool.h"
 
 #include <catch2/catch.hpp>
 
@@ -23,12 +23,12 @@ void count(void *captures, int64_t index) {
 
 TEST_CASE("parallelFor calls each index once", "[runtime][threads]") {
   for (unsigned threads : {1u, 2u, 4u}) {
-    kiln::ThreadPool pool(threads);
+    kiln::host::ThreadPool pool(threads);
     CHECK(pool.threads() == threads);
     for (int64_t n : {0, 1, 2, 7, 1000}) {
       for (int repeat = 0; repeat < 3; ++repeat) {
         Counts counts(n);
-        kiln::ThreadPool::parallelFor(&pool, count, &counts, n);
+        kiln::host::ThreadPool::parallelFor(&pool, count, &counts, n);
         for (int64_t i = 0; i < n; ++i)
           CHECK(counts.calls[size_t(i)].load() == 1);
       }
@@ -37,5 +37,5 @@ TEST_CASE("parallelFor calls each index once", "[runtime][threads]") {
 }
 
 TEST_CASE("a pool knows the CPUs it may use", "[runtime][threads]") {
-  CHECK(kiln::ThreadPool::availableThreads() >= 1);
+  CHECK(kiln::host::ThreadPool::availableThreads() >= 1);
 }

@@ -1,7 +1,7 @@
 // A fork-join thread pool: the host code's parallel_for (runtime/format/format.h) runs on it.
 
-#ifndef KILN_RUNTIME_THREADPOOL_H
-#define KILN_RUNTIME_THREADPOOL_H
+#ifndef KILN_RUNTIME_HOST_THREADPOOL_H
+#define KILN_RUNTIME_HOST_THREADPOOL_H
 
 #include <atomic>
 #include <condition_variable>
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-namespace kiln {
+namespace kiln::host {
 
 class ThreadPool {
 public:
@@ -58,6 +58,6 @@ private:
   std::atomic<int64_t> next{0};
 };
 
-} // namespace kiln
+} // namespace kiln::host
 
-#endif // KILN_RUNTIME_THREADPOOL_H
+#endif // KILN_RUNTIME_HOST_THREADPOOL_H

@@ -1,10 +1,10 @@
-#include "ThreadPool.h"
+#include "runtime/src/host/ThreadPool.h"
 
 #include <algorithm>
 #include <chrono>
 #include <sched.h>
 
-namespace kiln {
+namespace kiln::host {
 
 namespace {
 
@@ -117,4 +117,4 @@ unsigned ThreadPool::availableThreads() {
   return hardware ? hardware : 1;
 }
 
-} // namespace kiln
+} // namespace kiln::host

@@ -1,0 +1,21 @@
+// Every device this runtime has, by the name a session asks for: adding a
+// driver means adding its folder and a line here.
+
+#include "runtime/src/Device.h"
+
+#include "runtime/src/Status.h"
+#include "runtime/src/cuda/CudaDevice.h"
+#include "runtime/src/host/HostDevice.h"
+
+#include <cstring>
+
+kiln_status_t kiln::openDevice(kiln_model_t *model, const char *name, const DeviceOptions &options,
+                               std::unique_ptr<Device> &out) {
+  if (strcmp(name, "host") == 0)
+    return host::openDevice(model, options, out);
+  if (strncmp(name, "cuda", 4) == 0 && (name[4] == '\0' || name[4] == ':'))
+    return cuda::openDevice(model, name, options, out);
+  return makeStatus(KILN_STATUS_UNAVAILABLE,
+                    "device '%s' is not available: this runtime runs models on 'host' and 'cuda:N'",
+                    name);
+}

@@ -1,0 +1,35 @@
+// A session: a model opened on a device, and a run's tensors bound to the
+// model's inputs and outputs.
+
+#ifndef KILN_RUNTIME_SESSION_H
+#define KILN_RUNTIME_SESSION_H
+
+#include "runtime/src/Device.h"
+
+#include <memory>
+#include <vector>
+
+struct kiln_session_s {
+  /// Holds a reference to `model` while it lives.
+  explicit kiln_session_s(kiln_model_t *model) : model(model) { kiln_model_retain(model); }
+  kiln_session_s(const kiln_session_s &) = delete;
+  kiln_session_s &operator=(const kiln_session_s &) = delete;
+  ~kiln_session_s();
+
+  kiln_model_t *model;
+  std::unique_ptr<kiln::Device> device;
+  /// Outputs the session allocated, freed at the next run or the end.
+  std::vector<void *> ownedOutputs;
+};
+
+namespace kiln {
+
+/// kiln_session_run, and kiln_session_run_async when not `wait`: checks the
+/// tensors against the model, allocates the outputs asked for without a
+/// buffer, and starts the run on the session's device.
+kiln_status_t run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t input_count,
+                  kiln_tensor_t *outputs, size_t output_count, bool wait);
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_SESSION_H

@@ -1,0 +1,96 @@
+#include "runtime/src/host/HostCode.h"
+
+#include "runtime/src/Status.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace kiln::host {
+
+namespace {
+
+/// x86-64 micro-architecture levels of the running CPU.
+int hostLevel() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4"))
+    return 4;
+  if (__builtin_cpu_supports("x86-64-v3"))
+    return 3;
+  if (__builtin_cpu_supports("x86-64-v2"))
+    return 2;
+  return 1;
+}
+
+} // namespace
+
+// The shared object is written to an anonymous file and opened from there,
+// so nothing touches the file system.
+kiln_status_t HostCode::load(const uint8_t *code, size_t size) {
+  fd = memfd_create("kiln-host-code", MFD_CLOEXEC);
+  if (fd < 0)
+    return makeStatus(KILN_STATUS_INTERNAL, "cannot create memory for the host code: %s", strerror(errno));
+  size_t written = 0;
+  while (written < size) {
+    ssize_t n = write(fd, code + written, size - written);
+    if (n <= 0)
+      return makeStatus(KILN_STATUS_INTERNAL, "cannot write the host code: %s", strerror(errno));
+    written += size_t(n);
+  }
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  // A library still loaded under this path would be returned instead.
+  if (void *stale = dlopen(path, RTLD_NOW | RTLD_NOLOAD)) {
+    dlclose(stale);
+    return makeStatus(KILN_STATUS_INTERNAL, "cannot load the host code: %s is taken", path);
+  }
+  library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!library)
+    return makeStatus(KILN_STATUS_DATA_LOSS, "cannot load the host code: %s", dlerror());
+  entry = reinterpret_cast<void (*)(void **)>(dlsym(library, "kiln_entry"));
+  if (!entry)
+    return makeStatus(KILN_STATUS_DATA_LOSS, "the host code has no kiln_entry");
+  return nullptr;
+}
+
+HostCode::~HostCode() {
+  if (library)
+    dlclose(library);
+  if (fd >= 0)
+    close(fd);
+}
+
+kiln_status_t loadCode(kiln_model_t &model, const CodeObject &code) {
+  // x86-64-vN names the micro-architecture level the code needs.
+  int needed = code.target.rfind("x86-64-v", 0) == 0 ? atoi(code.target.c_str() + 8) : 1;
+  if (needed > hostLevel()) {
+    char reason[256];
+    snprintf(reason, sizeof(reason),
+             "the host code was compiled for %s, which this CPU does not support "
+             "(it is x86-64-v%d); compile with --host-cpu=native or an older level",
+             code.target.c_str(), hostLevel());
+    // Code for a GPU may still run.
+    if (model.code.size() == 1)
+      return makeStatus(KILN_STATUS_UNAVAILABLE, "%s", reason);
+    model.hostUnavailable = reason;
+    return nullptr;
+  }
+  auto make = [&](std::unique_ptr<DeviceModel> &out) -> kiln_status_t {
+    auto host = std::make_unique<HostCode>();
+    if (kiln_status_t status = host->load(code.data, code.size))
+      return status;
+    out = std::move(host);
+    return nullptr;
+  };
+  DeviceModel *loaded = nullptr;
+  kiln_status_t status = deviceModel(model, "host", make, &loaded);
+  if (!status)
+    model.hostPlan = int(code.plan);
+  return status;
+}
+
+} // namespace kiln::host

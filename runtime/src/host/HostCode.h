@@ -1,0 +1,43 @@
+// The host code of a model: an x86-64 shared object in the artifact, checked
+// against this CPU and loaded when the model loads.
+
+#ifndef KILN_RUNTIME_HOST_HOSTCODE_H
+#define KILN_RUNTIME_HOST_HOSTCODE_H
+
+#include "runtime/src/Model.h"
+
+namespace kiln::host {
+
+/// The host code, loaded: the model's state on the device "host".
+class HostCode : public DeviceModel {
+public:
+  HostCode() = default;
+  HostCode(const HostCode &) = delete;
+  HostCode &operator=(const HostCode &) = delete;
+  ~HostCode() override;
+
+  /// Loads the shared object in `size` bytes at `code`, once.
+  kiln_status_t load(const uint8_t *code, size_t size);
+
+  /// kiln_entry: takes the inputs, the outputs, the arena, the weights and
+  /// a kiln_host_context_t.
+  void (*entry)(void **args) = nullptr;
+
+private:
+  void *library = nullptr;
+  /// The memfd holding the code stays open while the library is loaded:
+  /// its /proc/self/fd path names this library alone, so another model's
+  /// dlopen cannot be handed this one.
+  int fd = -1;
+};
+
+/// Loads `code`, the model's host code, as the model's state on "host"
+/// when this CPU's x86-64 level can run it, and makes its plan the model's
+/// `hostPlan`. When the CPU cannot: UNAVAILABLE if the artifact holds no
+/// other code, else `model.hostUnavailable` says why and the GPU code may
+/// still run.
+kiln_status_t loadCode(kiln_model_t &model, const CodeObject &code);
+
+} // namespace kiln::host
+
+#endif // KILN_RUNTIME_HOST_HOSTCODE_H

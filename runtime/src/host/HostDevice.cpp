@@ -1,0 +1,89 @@
+#include "runtime/src/host/HostDevice.h"
+
+#include "runtime/format/format.h"
+#include "runtime/src/Status.h"
+#include "runtime/src/host/HostCode.h"
+#include "runtime/src/host/ThreadPool.h"
+
+#include <cstdlib>
+#include <new>
+
+namespace kiln::host {
+
+namespace {
+
+class HostDevice final : public Device {
+public:
+  HostDevice(const HostCode &code, const Plan &plan, std::string target)
+      : code(code), plan(plan), codeTarget(std::move(target)) {}
+  ~HostDevice() override { free(arena); }
+
+  const char *describe() const override { return "host"; }
+  const char *target() const override { return codeTarget.c_str(); }
+  unsigned threads() const override { return pool->threads(); }
+
+  kiln_status_t enqueue(const std::vector<const void *> &inputs,
+                        const std::vector<void *> &outputs) override {
+    // The entry point's arguments: inputs, outputs, arena, weights, context.
+    std::vector<void *> args;
+    args.reserve(inputs.size() + outputs.size() + 3);
+    for (const void *input : inputs)
+      args.push_back(const_cast<void *>(input));
+    args.insert(args.end(), outputs.begin(), outputs.end());
+    args.push_back(arena);
+    args.push_back(const_cast<uint8_t *>(plan.weights));
+    args.push_back(&context);
+    code.entry(args.data());
+    return nullptr;
+  }
+  kiln_status_t wait() override { return nullptr; }
+
+  // The plan runs as one function: there are no kernels to time.
+  double kernelMilliseconds() const override { return 0.0; }
+  size_t kernelProfile(double *, size_t) const override { return 0; }
+
+  const HostCode &code;
+  const Plan &plan;
+  std::string codeTarget;
+  void *arena = nullptr;
+  std::unique_ptr<ThreadPool> pool;
+  kiln_host_context_t context = {};
+};
+
+} // namespace
+
+kiln_status_t openDevice(kiln_model_t *model, const DeviceOptions &options,
+                         std::unique_ptr<Device> &out) {
+  if (model->hostPlan < 0)
+    return makeStatus(KILN_STATUS_UNAVAILABLE, "%s", model->hostUnavailable.c_str());
+  DeviceModel *code = nullptr;
+  if (kiln_status_t status = deviceModel(*model, "host", nullptr, &code))
+    return status;
+  std::string target;
+  for (const CodeObject &object : model->code)
+    if (object.kind == CodeObject::Kind::Host)
+      target = object.target;
+  const Plan &plan = model->plans[model->hostPlan];
+  auto device = std::unique_ptr<HostDevice>(
+      new (std::nothrow) HostDevice(static_cast<const HostCode &>(*code), plan, target));
+  if (!device)
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  unsigned threads = options.threads ? options.threads : ThreadPool::availableThreads();
+  if (posix_memalign(&device->arena, 64, plan.arenaBytes ? plan.arenaBytes : 1) != 0) {
+    device->arena = nullptr;
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot allocate the %llu-byte activation arena",
+                      (unsigned long long)plan.arenaBytes);
+  }
+  try {
+    device->pool = std::make_unique<ThreadPool>(threads);
+  } catch (const std::exception &error) {
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot start %u threads: %s", threads,
+                      error.what());
+  }
+  device->context.parallel_for = &ThreadPool::parallelFor;
+  device->context.pool = device->pool.get();
+  out = std::move(device);
+  return nullptr;
+}
+
+} // namespace kiln::host
