@@ -22,10 +22,6 @@
 
 namespace kiln {
 
-/// On the dispatch declarations kiln-outline-parallel makes: the task
-/// function and the number of tasks.
-constexpr llvm::StringLiteral kTaskAttr = "kiln.task";
-constexpr llvm::StringLiteral kTaskCountAttr = "kiln.task_count";
 /// On the module, from kiln-list-kernels: the kernels of @main, in order.
 constexpr llvm::StringLiteral kKernelsAttr = "kiln.kernels";
 /// On an op that is one kernel with what it fused (a register-tiled product

@@ -3,7 +3,7 @@
 #include "codegen/host/Host.h"
 
 #include "codegen/Toolchain.h"
-#include "passes/Passes.h"
+#include "codegen/host/Passes.h"
 
 #include "runtime/format/format.h"
 

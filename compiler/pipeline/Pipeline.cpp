@@ -4,8 +4,12 @@
 
 #include "codegen/amdgpu/AMDGPU.h"
 #include "codegen/gpu/GpuCodegen.h"
+#include "codegen/gpu/Passes.h"
 #include "codegen/host/Host.h"
+#include "codegen/host/Passes.h"
+#include "codegen/kernels/Passes.h"
 #include "codegen/nvptx/NVPTX.h"
+#include "codegen/nvptx/Passes.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "passes/Passes.h"
 
@@ -63,6 +67,10 @@ void registerCompilerDialects(mlir::DialectRegistry &registry) {
 void registerCompilerPasses() {
   mlir::registerAllPasses();
   registerKilnPasses();
+  registerKilnKernelsPasses();
+  registerKilnGpuPasses();
+  registerKilnHostPasses();
+  registerKilnNVPTXPasses();
 }
 
 llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target,

@@ -1,6 +1,6 @@
 //===- PrepareGpuLoops.cpp - linalg loops ready to become GPU kernels -----===//
 
-#include "passes/Passes.h"
+#include "codegen/gpu/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -9,7 +9,7 @@
 namespace kiln {
 
 #define GEN_PASS_DEF_PREPAREGPULOOPS
-#include "passes/Passes.h.inc"
+#include "codegen/gpu/Passes.h.inc"
 
 namespace {
 

@@ -17,7 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "codegen/host/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -25,7 +25,7 @@
 namespace kiln {
 
 #define GEN_PASS_DEF_OUTLINEPARALLEL
-#include "passes/Passes.h.inc"
+#include "codegen/host/Passes.h.inc"
 
 namespace {
 

@@ -1,13 +1,13 @@
 //===- MergeGpuModules.cpp - one gpu.module per target --------------------===//
 
-#include "passes/Passes.h"
+#include "codegen/gpu/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
 
 namespace kiln {
 
 #define GEN_PASS_DEF_MERGEGPUMODULES
-#include "passes/Passes.h.inc"
+#include "codegen/gpu/Passes.h.inc"
 
 namespace {
 

@@ -17,7 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Buffers.h"
-#include "passes/Passes.h"
+#include "codegen/gpu/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -28,7 +28,7 @@
 namespace kiln {
 
 #define GEN_PASS_DEF_WARPROWREDUCTIONS
-#include "passes/Passes.h.inc"
+#include "codegen/gpu/Passes.h.inc"
 
 namespace {
 

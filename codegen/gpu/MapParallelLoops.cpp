@@ -1,6 +1,6 @@
 //===- MapParallelLoops.cpp - parallel loops onto blocks of threads -------===//
 
-#include "passes/Passes.h"
+#include "codegen/gpu/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -12,7 +12,7 @@
 namespace kiln {
 
 #define GEN_PASS_DEF_MAPPARALLELLOOPS
-#include "passes/Passes.h.inc"
+#include "codegen/gpu/Passes.h.inc"
 
 namespace {
 

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "codegen/host/Passes.h"
 
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
@@ -16,7 +16,7 @@
 namespace kiln {
 
 #define GEN_PASS_DEF_PARALLELIZEKERNELS
-#include "passes/Passes.h.inc"
+#include "codegen/host/Passes.h.inc"
 
 namespace {
 

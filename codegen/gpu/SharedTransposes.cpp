@@ -14,14 +14,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Buffers.h"
-#include "passes/Passes.h"
+#include "codegen/gpu/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 namespace kiln {
 
 #define GEN_PASS_DEF_SHAREDTRANSPOSES
-#include "passes/Passes.h.inc"
+#include "codegen/gpu/Passes.h.inc"
 
 namespace {
 

@@ -35,7 +35,7 @@
 
 #include "dialects/kiln/Precision.h"
 #include "passes/Buffers.h"
-#include "passes/Passes.h"
+#include "codegen/host/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -49,7 +49,7 @@
 namespace kiln {
 
 #define GEN_PASS_DEF_VECTORIZECONTRACTIONS
-#include "passes/Passes.h.inc"
+#include "codegen/host/Passes.h.inc"
 
 namespace {
 

@@ -1,7 +1,7 @@
 //===- ListLaunches.cpp - how the runtime launches each GPU kernel --------===//
 
 #include "dialects/kiln/KilnDialect.h"
-#include "passes/Passes.h"
+#include "codegen/gpu/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -9,7 +9,7 @@
 namespace kiln {
 
 #define GEN_PASS_DEF_LISTLAUNCHES
-#include "passes/Passes.h.inc"
+#include "codegen/gpu/Passes.h.inc"
 
 namespace {
 

@@ -1,6 +1,6 @@
 //===- LowerToLinalg.cpp - kiln ops to linalg via the kernel generators ---===//
 
-#include "passes/Passes.h"
+#include "codegen/kernels/Passes.h"
 
 #include "codegen/kernels/Kernels.h"
 #include "dialects/kiln/KilnDialect.h"
@@ -10,7 +10,7 @@
 namespace kiln {
 
 #define GEN_PASS_DEF_LOWERTOLINALG
-#include "passes/Passes.h.inc"
+#include "codegen/kernels/Passes.h.inc"
 
 namespace {
 

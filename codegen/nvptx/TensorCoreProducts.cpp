@@ -44,7 +44,7 @@
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Precision.h"
 #include "passes/Buffers.h"
-#include "passes/Passes.h"
+#include "codegen/nvptx/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -58,7 +58,7 @@
 namespace kiln {
 
 #define GEN_PASS_DEF_TENSORCOREPRODUCTS
-#include "passes/Passes.h.inc"
+#include "codegen/nvptx/Passes.h.inc"
 
 namespace {
 

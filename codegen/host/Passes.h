@@ -1,0 +1,23 @@
+//===- Passes.h - the host target's passes ---------------------*- C++ -*-===//
+
+#ifndef KILN_CODEGEN_HOST_PASSES_H
+#define KILN_CODEGEN_HOST_PASSES_H
+
+#include "passes/Passes.h"
+
+namespace kiln {
+
+/// On the dispatch declarations kiln-outline-parallel makes: the task
+/// function and the number of tasks.
+constexpr llvm::StringLiteral kTaskAttr = "kiln.task";
+constexpr llvm::StringLiteral kTaskCountAttr = "kiln.task_count";
+
+#define GEN_PASS_DECL
+#include "codegen/host/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "codegen/host/Passes.h.inc"
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_HOST_PASSES_H

@@ -1,0 +1,92 @@
+//===- Passes.td - the host target's passes ---------------*- tablegen -*-===//
+
+#ifndef KILN_CODEGEN_HOST_PASSES_TD
+#define KILN_CODEGEN_HOST_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::FuncOp"> {
+  let summary = "Register-tiles and vectorizes f32 contractions on buffers (host)";
+  let description = [{
+    Finds each f32 `linalg.generic` on buffers that computes
+    `C[.., m, n] += A[.. m .. k ..] * B[.. k .., n]`, with one reduction
+    dimension `k` and `n` innermost and contiguous in both `C` and `B` (the
+    form every Conv, Gemm and MatMul kernel generator emits), and replaces it
+    with loops over register tiles: `rows` x 2 vectors of accumulators held
+    across the whole reduction, fed by two vector loads of `B` and a
+    broadcast of `A` per row (`vector.fma`). Edge tiles have fewer rows and
+    masked columns.
+
+    Each column tile, at each index of the other dimensions (batch, groups),
+    is one task. The tasks of a product of at least 65536 multiply-adds form
+    an `scf.forall` (they write disjoint parts of `C`); smaller products loop
+    over them. The loop nest carries `kiln.kernel = "matmul"`.
+
+    Runs on buffers before memory is planned, and joins to each product the
+    kernels around it when no value is lost:
+
+    - a zero `linalg.fill` of `C`: the accumulators start at zero;
+    - the next kernel, when it is an elementwise generic of arith and math
+      ops that reads `C` where the product wrote it, and nothing else reads
+      `C`: it runs on the accumulators in registers (its operands read per
+      row as broadcast scalars, or along the columns as vectors) and stores
+      its own result; `C` is never stored;
+    - the all-parallel generic that writes `B` (the im2col gather of a
+      convolution), when only the product reads `B` and nothing in between
+      writes what the gather reads: each task computes the panel of `B` its
+      columns read (`k` x 2 vectors, on its stack) with the gather's body;
+      `B` is never stored.
+
+    Anything else (other element types, a transposed `B`, several
+    reductions) is left alone for the generic loop lowering.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", "256",
+           "The width of the target's vector registers: 128, 256 or 512">,
+    Option<"fuse", "fuse", "bool", "true",
+           "Join the zero fill, the epilogue and the producer of B to each product">
+  ];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect", "mlir::arith::ArithDialect",
+    "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"
+  ];
+}
+
+def ParallelizeKernels : Pass<"kiln-parallelize-kernels", "mlir::func::FuncOp"> {
+  let summary = "Splits each big kernel on buffers into scf.forall tasks";
+  let description = [{
+    Tiles every linalg op at the top of the function that runs at least
+    65536 iterations along its first dimension larger than 1, when that
+    dimension is parallel, into a one-dimensional `scf.forall` of tasks of
+    at least 4096 iterations each.
+    `kiln-outline-parallel` then hands the tasks to the runtime's threads.
+    Products are split by `kiln-vectorize-contractions`, which runs first.
+  }];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect", "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect"
+  ];
+}
+
+def OutlineParallel : Pass<"kiln-outline-parallel", "mlir::ModuleOp"> {
+  let summary = "Turns @main's scf.forall loops into tasks for the host runtime's threads";
+  let description = [{
+    Gives `@main` a last argument, the runtime's context (`!llvm.ptr`), and
+    outlines the body of each top-level one-dimensional `scf.forall` with
+    constant bounds into a task function `@main_tasks_<i>(buffers...,
+    index)` (task `i` runs the loop's index `lower + i * step`). The loop becomes a
+    call to a declaration `@main_tasks_<i>.dispatch(context, buffers...)`
+    that carries `kiln.task` (the task function) and `kiln.task_count`; the
+    host code generator defines it after lowering to LLVM, as a call to the
+    runtime's `parallel_for`.
+
+    Constants and views (`memref.view`, `subview`, `expand_shape`,
+    `collapse_shape`) the body uses are cloned into it, so tasks take the
+    buffers underneath. A loop whose body still captures anything else than
+    identity-layout buffers of static shape is left for `scf-forall-to-for`.
+  }];
+  let dependentDialects = [
+    "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect", "mlir::scf::SCFDialect"
+  ];
+}
+
+#endif // KILN_CODEGEN_HOST_PASSES_TD

@@ -1,0 +1,18 @@
+//===- Passes.h - kernel generation's pass ---------------------*- C++ -*-===//
+
+#ifndef KILN_CODEGEN_KERNELS_PASSES_H
+#define KILN_CODEGEN_KERNELS_PASSES_H
+
+#include "passes/Passes.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "codegen/kernels/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "codegen/kernels/Passes.h.inc"
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_KERNELS_PASSES_H
