@@ -3,12 +3,23 @@
 #ifndef KILN_CODEGEN_AMDGPU_AMDGPU_H
 #define KILN_CODEGEN_AMDGPU_AMDGPU_H
 
+#include "codegen/Target.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
 
 namespace kiln {
+
+/// The AMD target's family, as messages name it.
+constexpr llvm::StringLiteral kAMDGPUFamily = "AMD (gfx*)";
+/// What the AMD target writes for --emit: amdgcn, hsaco and kernels.
+llvm::ArrayRef<llvm::StringLiteral> amdgpuEmitFormats();
+/// The AMD target for a --target entry naming a chip LLVM knows (gfx90a,
+/// gfx942, ...); null for any other entry.
+std::unique_ptr<Target> createAMDGPUTarget(llvm::StringRef name, llvm::StringRef hostCPU,
+                                           std::string &error);
 
 /// Whether LLVM's AMDGPU back end knows `chip` (gfx90a, gfx942, ...).
 bool isKnownAMDGPUChip(llvm::StringRef chip);

@@ -2,39 +2,47 @@
 
 #include "codegen/gpu/GpuCodegen.h"
 
+#include "codegen/gpu/Passes.h"
+
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "llvm/ADT/StringExtras.h"
 
 namespace kiln {
 
-llvm::LogicalResult buildGpuKernelPipeline(mlir::OpPassManager &pm, TensorCores tensorCores,
-                                           bool warpRows, llvm::raw_ostream &errors) {
-  // Products become tensor-core kernels where they can, with the kernels
-  // around them they take in (the buffers those wrote take no memory, so
-  // this comes before memory is planned: one arena, one weights block, as
-  // on the host), and row statistics warp-per-row kernels. Every other
-  // linalg op becomes a loop nest whose parallel loops map onto threads,
-  // one iteration each (parallel loops first; one thread when there are
-  // none), except the transposes of the innermost dimension, which go
-  // through shared memory. Each kernel is one launch of the plan.
-  std::vector<std::string> kernels;
-  if (tensorCores == TensorCores::Hopper)
-    kernels.push_back("kiln-tensor-core-products{fp8=true wgmma=true}");
-  else if (tensorCores == TensorCores::Ada)
-    kernels.push_back("kiln-tensor-core-products{fp8=true}");
-  else if (tensorCores == TensorCores::Ampere)
-    kernels.push_back("kiln-tensor-core-products");
-  if (warpRows)
-    kernels.push_back("kiln-warp-row-reductions");
-  kernels.push_back("kiln-shared-transposes");
-  std::string pipeline = "kiln-bufferize,func.func(" + llvm::join(kernels, ",") + "),";
-  pipeline += "kiln-plan-memory,kiln-list-kernels,func.func(kiln-prepare-gpu-loops,"
-              "convert-linalg-to-parallel-loops,kiln-map-parallel-loops),"
-              "gpu-launch-sink-index-computations,gpu-kernel-outlining,kiln-merge-gpu-modules,"
-              "canonicalize,cse,kiln-list-launches";
-  return mlir::parsePassPipeline(pipeline, pm, errors);
+llvm::LogicalResult
+buildGpuKernelPipeline(mlir::OpPassManager &pm, const TargetFeatures &features,
+                       llvm::function_ref<void(mlir::OpPassManager &)> productKernels,
+                       llvm::raw_ostream &errors) {
+  // Products become the target's kernels where it can (tensor cores), with
+  // the kernels around them they take in (the buffers those wrote take no
+  // memory, so this comes before memory is planned: one arena, one weights
+  // block, as on the host), and row statistics warp-per-row kernels. Every
+  // other linalg op becomes a loop nest whose parallel loops map onto
+  // threads, one iteration each (parallel loops first; one thread when
+  // there are none), except the transposes of the innermost dimension,
+  // which go through shared memory. Each kernel is one launch of the plan.
+  pm.addPass(createBufferize());
+  mlir::OpPassManager &functions = pm.nest<mlir::func::FuncOp>();
+  productKernels(functions);
+  if (features.warpWidth == 32)
+    functions.addPass(createWarpRowReductions());
+  functions.addPass(createSharedTransposes());
+  pm.addPass(createPlanMemory());
+  pm.addPass(createListKernels());
+  mlir::OpPassManager &loops = pm.nest<mlir::func::FuncOp>();
+  loops.addPass(createPrepareGpuLoops());
+  if (failed(mlir::parsePassPipeline("convert-linalg-to-parallel-loops", loops, errors)))
+    return llvm::failure();
+  loops.addPass(createMapParallelLoops());
+  if (failed(mlir::parsePassPipeline(
+          "gpu-launch-sink-index-computations,gpu-kernel-outlining", pm, errors)))
+    return llvm::failure();
+  pm.addPass(createMergeGpuModules());
+  if (failed(mlir::parsePassPipeline("canonicalize,cse", pm, errors)))
+    return llvm::failure();
+  pm.addPass(createListLaunches());
+  return llvm::success();
 }
 
 llvm::FailureOr<std::string> kernelObject(mlir::ModuleOp module) {

@@ -15,12 +15,23 @@
 #ifndef KILN_CODEGEN_HOST_HOST_H
 #define KILN_CODEGEN_HOST_HOST_H
 
+#include "codegen/Target.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
 
 namespace kiln {
+
+/// The host target's family, as messages name it.
+constexpr llvm::StringLiteral kHostFamily = "host";
+/// What the host target writes for --emit: llvm, obj and so.
+llvm::ArrayRef<llvm::StringLiteral> hostEmitFormats();
+/// The host target for the --target entry `host`, tuned for `cpu`; null
+/// for any other entry, and with `error` set when LLVM knows no such CPU.
+std::unique_ptr<Target> createHostTarget(llvm::StringRef name, llvm::StringRef cpu,
+                                         std::string &error);
 
 /// The symbol the runtime calls.
 constexpr llvm::StringLiteral kHostEntryPoint = "kiln_entry";

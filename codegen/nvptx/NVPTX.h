@@ -3,6 +3,8 @@
 #ifndef KILN_CODEGEN_NVPTX_NVPTX_H
 #define KILN_CODEGEN_NVPTX_NVPTX_H
 
+#include "codegen/Target.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringMap.h"
@@ -10,6 +12,15 @@
 #include <string>
 
 namespace kiln {
+
+/// The NVIDIA target's family, as messages name it.
+constexpr llvm::StringLiteral kNVPTXFamily = "NVIDIA (sm_*)";
+/// What the NVIDIA target writes for --emit: ptx and kernels.
+llvm::ArrayRef<llvm::StringLiteral> nvptxEmitFormats();
+/// The NVIDIA target for a --target entry naming an architecture LLVM
+/// knows (sm_80, sm_90a, ...); null for any other entry.
+std::unique_ptr<Target> createNVPTXTarget(llvm::StringRef name, llvm::StringRef hostCPU,
+                                          std::string &error);
 
 /// Whether LLVM's NVPTX back end knows `chip` (sm_80, sm_90a, ...).
 bool isKnownNVPTXChip(llvm::StringRef chip);
@@ -33,13 +44,6 @@ llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm,
 llvm::LogicalResult
 checkLinked(llvm::StringRef ptx,
             llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
-
-/// What ptxas reports a GPU kernel uses.
-struct KernelResources {
-  unsigned registers = 0;
-  unsigned sharedBytes = 0; ///< static shared memory
-  unsigned spillBytes = 0;  ///< spill stores and loads
-};
 
 /// PTX assembled by ptxas for one architecture.
 struct Cubin {

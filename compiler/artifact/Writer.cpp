@@ -124,11 +124,11 @@ FailureOr<std::string> weightBlock(ModuleOp planned) {
   return bytes;
 }
 
-artifact::CodeKind kindOf(CompiledTarget::Format format) {
+artifact::CodeKind kindOf(CodeObject::Format format) {
   switch (format) {
-  case CompiledTarget::Format::HostSharedObject: return artifact::CodeKind::HostSharedObject;
-  case CompiledTarget::Format::PTX: return artifact::CodeKind::PTX;
-  case CompiledTarget::Format::Cubin: return artifact::CodeKind::Cubin;
+  case CodeObject::Format::HostSharedObject: return artifact::CodeKind::HostSharedObject;
+  case CodeObject::Format::PTX: return artifact::CodeKind::PTX;
+  case CodeObject::Format::Cubin: return artifact::CodeKind::Cubin;
   }
   llvm_unreachable("unknown code format");
 }
@@ -269,7 +269,7 @@ FailureOr<std::string> writeArtifact(ArrayRef<TensorSignature> inputs,
     for (const auto &code : target.code) {
       pad(bytes, KILN_SECTION_ALIGNMENT);
       codeOffsets.push_back(bytes.size());
-      bytes += code.second;
+      bytes += code.bytes;
     }
   for (const std::string &block : blocks) {
     pad(bytes, KILN_WEIGHTS_ALIGNMENT);

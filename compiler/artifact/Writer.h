@@ -3,10 +3,9 @@
 #ifndef KILN_COMPILER_ARTIFACT_WRITER_H
 #define KILN_COMPILER_ARTIFACT_WRITER_H
 
-#include "codegen/nvptx/NVPTX.h"
+#include "codegen/Target.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/ADT/StringMap.h"
 
 #include <string>
 #include <vector>
@@ -25,15 +24,10 @@ llvm::FailureOr<std::pair<std::vector<TensorSignature>, std::vector<TensorSignat
 readSignature(mlir::ModuleOp module);
 
 /// One target's code and the plan it runs.
-struct CompiledTarget {
-  enum class Format { HostSharedObject, PTX, Cubin };
-  std::string name; ///< the processor: x86-64-v3, sm_90, ...
+struct CompiledTarget : TargetCode {
   /// The module kiln-plan-memory and kiln-list-kernels (and on GPUs
   /// kiln-list-launches) annotated.
   mlir::ModuleOp planned;
-  std::vector<std::pair<Format, std::string>> code;
-  /// Per GPU kernel name, when ptxas assembled the code.
-  llvm::StringMap<KernelResources> resources;
 };
 
 /// Writes a .kiln artifact: the manifest, each target's code and the

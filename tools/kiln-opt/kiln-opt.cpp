@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/pipeline/Pipeline.h"
+#include "compiler/driver/Pipeline.h"
 
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 

@@ -13,10 +13,7 @@
 #include "Commands.h"
 #include "Compiler.h"
 #include "Npy.h"
-#include "codegen/host/Host.h"
-#include "compiler/artifact/Writer.h"
-#include "compiler/onnx/Importer.h"
-#include "compiler/pipeline/Pipeline.h"
+#include "compiler/driver/Driver.h"
 #include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -93,32 +90,14 @@ std::vector<std::string> exposeProductInputs(mlir::ModuleOp module) {
 /// artifact for this machine's CPU.
 FailureOr<std::string> compileForCalibration(mlir::MLIRContext &context,
                                              std::vector<std::string> &exposed) {
-  ImportOptions options;
+  CompileOptions options;
   for (const std::string &spec : inputShapes)
-    if (std::string error = parseInputShape(spec, options); !error.empty())
+    if (std::string error = parseInputShape(spec, options.import); !error.empty())
       return (reportError(error), failure());
-  mlir::OwningOpRef<mlir::ModuleOp> module = importOnnxFile(context, modelFile, options);
-  if (!module)
-    return failure();
-  exposed = exposeProductInputs(*module);
-  auto signature = readSignature(*module);
-  if (failed(signature))
-    return failure();
-  Target host{Target::Kind::Host, "native"};
-  mlir::DefaultTimingManager timing;
-  mlir::TimingScope root = timing.getRootScope();
-  GraphOptions graph;
-  graph.precision = "fp32";
-  if (failed(runPipeline(*module, host, Stage::Object, root, graph)))
-    return failure();
-  FailureOr<std::string> object = compileHostObject(*module, host.chip, nullptr);
-  if (failed(object) || failed(object = linkHostCode(*module, *object)))
-    return failure();
-  CompiledTarget compiled;
-  compiled.name = hostLevel(host.chip);
-  compiled.planned = *module;
-  compiled.code.emplace_back(CompiledTarget::Format::HostSharedObject, std::move(*object));
-  return writeArtifact(signature->first, signature->second, {compiled});
+  options.hostCPU = "native";
+  options.graph.precision = Precision::FP32;
+  options.afterImport = [&](mlir::ModuleOp module) { exposed = exposeProductInputs(module); };
+  return compileModel(context, modelFile, options);
 }
 
 /// The samples in `dir`: the folder itself when it holds .npy files, else

@@ -1,0 +1,152 @@
+//===- Target.h - what every code generation target provides ----*- C++ -*-===//
+//
+// A target is a folder (codegen/host, codegen/nvptx, codegen/amdgpu) that
+// implements this interface: it checks its chip, says what the chip has and
+// which defaults suit it, builds the pipeline from linalg on tensors (the
+// kernel generators' output) to its code, and serializes that code for the
+// artifact or for --emit. The compiler driver knows targets only through
+// this header; codegen/Targets.cpp is the one place that lists them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_TARGET_H
+#define KILN_CODEGEN_TARGET_H
+
+#include "dialects/kiln/Layout.h"
+#include "dialects/kiln/Precision.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// The matrix instructions a chip's products can run on.
+enum class TensorCores {
+  None,
+  Ampere, ///< sm_80 and later: mma.sync on tf32, fp16 and bf16
+  Ada,    ///< sm_89 and later: fp8 (E4M3) too
+  Hopper, ///< sm_90a: all four with wgmma.mma_async
+};
+
+/// What a chip has that code generation asks about.
+struct TargetFeatures {
+  TensorCores tensorCores = TensorCores::None;
+  /// Lanes of a warp (or wavefront) that row statistics may split a row
+  /// across; 0 where rows take no warp (the host, and AMD for now).
+  unsigned warpWidth = 0;
+  /// Whether products can read fp8 on the chip's matrix instructions.
+  bool fp8 = false;
+};
+
+/// How far code generation goes.
+enum class Stage {
+  Kernels, ///< GPU: bufferized, mapped and outlined into gpu.module @kernels
+  Object,  ///< lowered as far as the target's serializer starts: host, the
+           ///< LLVM dialect with the entry point; GPU, gpu.binary
+};
+
+/// Settings of code generation that are the user's, not the chip's.
+struct CodegenOptions {
+  /// Join the kernels around each product to it (the host's register
+  /// tiles; GPU products always take their neighbours in).
+  bool fuse = true;
+  /// NVIDIA: the ptxas that assembles PTX into cubins for the artifact;
+  /// empty, the one on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin (if
+  /// any); "none", none: the artifact carries PTX alone.
+  std::string ptxas;
+};
+
+/// What ptxas (or a code object's metadata) says a GPU kernel uses.
+struct KernelResources {
+  unsigned registers = 0;
+  unsigned sharedBytes = 0; ///< static shared memory
+  unsigned spillBytes = 0;  ///< spill stores and loads
+};
+
+/// A piece of code an artifact carries.
+struct CodeObject {
+  enum class Format { HostSharedObject, PTX, Cubin };
+  Format format;
+  std::string bytes;
+};
+
+/// One target's code, as the artifact records it.
+struct TargetCode {
+  std::string name; ///< the processor the code needs: x86-64-v3, sm_90, ...
+  std::vector<CodeObject> code;
+  /// Per GPU kernel name, where an assembler reported it.
+  llvm::StringMap<KernelResources> resources;
+};
+
+/// One chip of one target.
+class Target {
+public:
+  virtual ~Target();
+
+  /// The chip as LLVM names it: x86-64-v3, sm_90a, gfx942, ...
+  llvm::StringRef chip() const { return chipName; }
+  /// The family, as the CLI's messages name it: "host", "NVIDIA (sm_*)".
+  virtual llvm::StringRef family() const = 0;
+  virtual TargetFeatures features() const = 0;
+  /// The format products read unless the user says otherwise.
+  virtual Precision defaultPrecision() const = 0;
+  /// The layout convolutions and pooling run in unless the user says
+  /// otherwise.
+  virtual Layout defaultLayout() const = 0;
+  /// Whether the target's code can go into an artifact with `options`; if
+  /// not, `why` says so. Asked before any work is done.
+  virtual bool inArtifact(const CodegenOptions &options, std::string &why) const {
+    return true;
+  }
+
+  /// Appends code generation from linalg on tensors to `stage` to `pm`.
+  virtual llvm::LogicalResult buildPipeline(mlir::OpPassManager &pm, Stage stage,
+                                            const CodegenOptions &options,
+                                            llvm::raw_ostream &errors) const = 0;
+  /// What must follow the pass manager's run to reach Stage::Object (the
+  /// host's entry point is added to the lowered module).
+  virtual llvm::LogicalResult finishObject(mlir::ModuleOp module) const {
+    return llvm::success();
+  }
+  /// The code the artifact carries, from a module at Stage::Object.
+  virtual llvm::FailureOr<TargetCode> serialize(mlir::ModuleOp module,
+                                                const CodegenOptions &options,
+                                                mlir::TimingScope &timing) const = 0;
+
+  /// The --emit formats beyond the target-independent ones that this target
+  /// writes: "kernels" (the module at Stage::Kernels, which the driver
+  /// prints) and those `emit` writes from a module at Stage::Object ("ptx",
+  /// "hsaco", "so", ...).
+  virtual llvm::ArrayRef<llvm::StringLiteral> emitFormats() const = 0;
+  virtual llvm::FailureOr<std::string> emit(mlir::ModuleOp module, llvm::StringRef format,
+                                            mlir::TimingScope &timing) const = 0;
+
+protected:
+  explicit Target(std::string chip) : chipName(std::move(chip)) {}
+
+private:
+  std::string chipName;
+};
+
+/// Makes the target `name` names (one --target entry: "host", "sm_90a",
+/// "gfx942"); `host` is the x86-64 CPU `hostCPU`. On failure sets `error`
+/// to a message naming the entry and the accepted forms.
+std::unique_ptr<Target> parseTarget(llvm::StringRef name, llvm::StringRef hostCPU,
+                                    std::string &error);
+
+/// The families whose targets write --emit `format`, as "NVIDIA (sm_*)";
+/// empty when none does.
+std::string familiesEmitting(llvm::StringRef format);
+
+/// Registers every target's passes, for pipelines and kiln-opt.
+void registerTargetPasses();
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_TARGET_H

@@ -1,0 +1,70 @@
+//===- Targets.cpp - the one list of kiln's targets -----------------------===//
+//
+// Adding a target: a folder under codegen/ with a Target implementation and
+// its passes, one entry in kFamilies and one call in registerTargetPasses
+// (docs/architecture.md walks through it).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Target.h"
+
+#include "codegen/amdgpu/AMDGPU.h"
+#include "codegen/gpu/Passes.h"
+#include "codegen/host/Host.h"
+#include "codegen/host/Passes.h"
+#include "codegen/kernels/Passes.h"
+#include "codegen/nvptx/NVPTX.h"
+#include "codegen/nvptx/Passes.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+namespace kiln {
+
+Target::~Target() = default;
+
+namespace {
+
+struct Family {
+  llvm::StringLiteral name;
+  llvm::ArrayRef<llvm::StringLiteral> (*emitFormats)();
+  /// The family's target for a --target entry; null when the entry is not
+  /// the family's, or (with `error` set) when it is but is wrong.
+  std::unique_ptr<Target> (*create)(llvm::StringRef name, llvm::StringRef hostCPU,
+                                    std::string &error);
+};
+
+const Family kFamilies[] = {
+    {kHostFamily, hostEmitFormats, createHostTarget},
+    {kNVPTXFamily, nvptxEmitFormats, createNVPTXTarget},
+    {kAMDGPUFamily, amdgpuEmitFormats, createAMDGPUTarget},
+};
+
+} // namespace
+
+std::unique_ptr<Target> parseTarget(llvm::StringRef name, llvm::StringRef hostCPU,
+                                    std::string &error) {
+  for (const Family &family : kFamilies)
+    if (std::unique_ptr<Target> target = family.create(name, hostCPU, error); target || !error.empty())
+      return target;
+  error = "unknown target '" + name.str() +
+          "': expected host, an NVIDIA architecture such as sm_80 or sm_90a, or an AMD one "
+          "such as gfx90a or gfx942";
+  return nullptr;
+}
+
+std::string familiesEmitting(llvm::StringRef format) {
+  llvm::SmallVector<llvm::StringRef> names;
+  for (const Family &family : kFamilies)
+    if (llvm::is_contained(family.emitFormats(), format))
+      names.push_back(family.name);
+  return llvm::join(names, " or ");
+}
+
+void registerTargetPasses() {
+  registerKilnKernelsPasses();
+  registerKilnGpuPasses();
+  registerKilnHostPasses();
+  registerKilnNVPTXPasses();
+}
+
+} // namespace kiln

@@ -1,0 +1,68 @@
+//===- AMDGPUTarget.cpp - AMD GPUs as a kiln target -----------------------===//
+
+#include "codegen/amdgpu/AMDGPU.h"
+#include "codegen/gpu/GpuCodegen.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr llvm::StringLiteral kEmitFormats[] = {"kernels", "amdgcn", "hsaco"};
+
+class AMDGPUTarget : public Target {
+public:
+  explicit AMDGPUTarget(std::string chip) : Target(std::move(chip)) {}
+
+  llvm::StringRef family() const override { return kAMDGPUFamily; }
+  // Products and row statistics run as plain loops: no MFMA kernels and no
+  // wave-per-row reductions yet.
+  TargetFeatures features() const override { return {}; }
+  Precision defaultPrecision() const override { return Precision::TF32; }
+  Layout defaultLayout() const override { return Layout::NHWC; }
+
+  bool inArtifact(const CodegenOptions &options, std::string &why) const override {
+    why = "--target " + chip().str() +
+          ": AMD code cannot go into an artifact yet (the runtime has no HIP device); "
+          "use --emit hsaco";
+    return false;
+  }
+
+  llvm::LogicalResult buildPipeline(mlir::OpPassManager &pm, Stage stage,
+                                    const CodegenOptions &options,
+                                    llvm::raw_ostream &errors) const override {
+    if (failed(buildGpuKernelPipeline(pm, features(), [](mlir::OpPassManager &) {}, errors)))
+      return llvm::failure();
+    return stage == Stage::Object ? buildAMDGPUPipeline(pm, chip(), errors) : llvm::success();
+  }
+
+  llvm::FailureOr<TargetCode> serialize(mlir::ModuleOp module, const CodegenOptions &options,
+                                        mlir::TimingScope &timing) const override {
+    std::string why;
+    inArtifact(options, why);
+    return module.emitError(why);
+  }
+
+  llvm::ArrayRef<llvm::StringLiteral> emitFormats() const override { return kEmitFormats; }
+
+  llvm::FailureOr<std::string> emit(mlir::ModuleOp module, llvm::StringRef format,
+                                    mlir::TimingScope &timing) const override {
+    llvm::FailureOr<std::string> assembly = kernelObject(module);
+    if (failed(assembly) || format != "hsaco")
+      return assembly;
+    mlir::TimingScope linkTimer = timing.nest("link code object");
+    return linkCodeObject(*assembly, chip(), [&] { return module.emitError(); });
+  }
+};
+
+} // namespace
+
+llvm::ArrayRef<llvm::StringLiteral> amdgpuEmitFormats() { return kEmitFormats; }
+
+std::unique_ptr<Target> createAMDGPUTarget(llvm::StringRef name, llvm::StringRef hostCPU,
+                                           std::string &error) {
+  if (!name.starts_with("gfx") || !isKnownAMDGPUChip(name))
+    return nullptr;
+  return std::make_unique<AMDGPUTarget>(name.str());
+}
+
+} // namespace kiln

@@ -1,0 +1,86 @@
+//===- HostTarget.cpp - the host CPU as a kiln target ---------------------===//
+
+#include "codegen/host/Host.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr llvm::StringLiteral kEmitFormats[] = {"llvm", "obj", "so"};
+
+class HostTarget : public Target {
+public:
+  explicit HostTarget(std::string chip) : Target(std::move(chip)) {}
+
+  llvm::StringRef family() const override { return kHostFamily; }
+  TargetFeatures features() const override { return {}; }
+  Precision defaultPrecision() const override { return Precision::FP32; }
+  // Register tiles take output positions as columns, so each task gathers
+  // the im2col columns it reads; channels last, the gathered operand would
+  // be the broadcast one.
+  Layout defaultLayout() const override { return Layout::NCHW; }
+
+  llvm::LogicalResult buildPipeline(mlir::OpPassManager &pm, Stage stage,
+                                    const CodegenOptions &options,
+                                    llvm::raw_ostream &errors) const override {
+    if (stage != Stage::Object) {
+      errors << "the host target has no stage but its object";
+      return llvm::failure();
+    }
+    return buildHostPipeline(pm, chip(), options.fuse, errors);
+  }
+
+  llvm::LogicalResult finishObject(mlir::ModuleOp module) const override {
+    return addHostEntryPoint(module);
+  }
+
+  llvm::FailureOr<TargetCode> serialize(mlir::ModuleOp module, const CodegenOptions &options,
+                                        mlir::TimingScope &timing) const override {
+    llvm::FailureOr<std::string> object = emit(module, "so", timing);
+    if (failed(object))
+      return llvm::failure();
+    TargetCode code;
+    code.name = hostLevel(chip());
+    code.code.push_back({CodeObject::Format::HostSharedObject, std::move(*object)});
+    return code;
+  }
+
+  llvm::ArrayRef<llvm::StringLiteral> emitFormats() const override { return kEmitFormats; }
+
+  llvm::FailureOr<std::string> emit(mlir::ModuleOp module, llvm::StringRef format,
+                                    mlir::TimingScope &timing) const override {
+    std::string llvmIR;
+    llvm::FailureOr<std::string> object = llvm::failure();
+    {
+      mlir::TimingScope llvmTimer = timing.nest("LLVM");
+      object = compileHostObject(module, chip(), format == "llvm" ? &llvmIR : nullptr);
+    }
+    if (failed(object))
+      return llvm::failure();
+    if (format == "llvm")
+      return llvmIR;
+    if (format == "so") {
+      mlir::TimingScope linkTimer = timing.nest("link");
+      return linkHostCode(module, *object);
+    }
+    return object;
+  }
+};
+
+} // namespace
+
+llvm::ArrayRef<llvm::StringLiteral> hostEmitFormats() { return kEmitFormats; }
+
+std::unique_ptr<Target> createHostTarget(llvm::StringRef name, llvm::StringRef cpu,
+                                         std::string &error) {
+  if (name != "host")
+    return nullptr;
+  if (!isKnownHostCPU(cpu)) {
+    error = "unknown host CPU '" + cpu.str() +
+            "': expected an x86-64 CPU as LLVM names it, such as x86-64-v3, znver4 or native";
+    return nullptr;
+  }
+  return std::make_unique<HostTarget>(cpu.str());
+}
+
+} // namespace kiln

@@ -1,0 +1,116 @@
+//===- NVPTXTarget.cpp - NVIDIA GPUs as a kiln target ---------------------===//
+
+#include "codegen/gpu/GpuCodegen.h"
+#include "codegen/nvptx/NVPTX.h"
+#include "codegen/nvptx/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr llvm::StringLiteral kEmitFormats[] = {"kernels", "ptx"};
+
+/// The ptxas `options` name; empty for none.
+std::string ptxasOf(const CodegenOptions &options) {
+  if (options.ptxas == "none")
+    return "";
+  return options.ptxas.empty() ? findPtxas() : options.ptxas;
+}
+
+class NVPTXTarget : public Target {
+public:
+  explicit NVPTXTarget(std::string chip) : Target(std::move(chip)) {}
+
+  llvm::StringRef family() const override { return kNVPTXFamily; }
+
+  TargetFeatures features() const override {
+    int architecture = nvidiaArchitecture(chip());
+    TargetFeatures features;
+    // wgmma is sm_90a's alone (later architectures have other instructions).
+    features.tensorCores = chip() == "sm_90a"    ? TensorCores::Hopper
+                           : architecture >= 89 ? TensorCores::Ada
+                           : architecture >= 80 ? TensorCores::Ampere
+                                                : TensorCores::None;
+    features.warpWidth = 32;
+    features.fp8 = architecture >= 89;
+    return features;
+  }
+
+  Precision defaultPrecision() const override { return Precision::TF32; }
+  // Tensor-core implicit GEMMs want each pixel's channels contiguous.
+  Layout defaultLayout() const override { return Layout::NHWC; }
+
+  bool inArtifact(const CodegenOptions &options, std::string &why) const override {
+    std::string ptxas = ptxasOf(options);
+    if (!ptxas.empty() && !llvm::sys::fs::can_execute(ptxas)) {
+      why = "--ptxas " + ptxas + ": no such program";
+      return false;
+    }
+    return true;
+  }
+
+  llvm::LogicalResult buildPipeline(mlir::OpPassManager &pm, Stage stage,
+                                    const CodegenOptions &options,
+                                    llvm::raw_ostream &errors) const override {
+    TargetFeatures chipFeatures = features();
+    auto productKernels = [&](mlir::OpPassManager &functions) {
+      if (chipFeatures.tensorCores == TensorCores::None)
+        return;
+      TensorCoreProductsOptions products;
+      products.fp8 = chipFeatures.fp8;
+      products.wgmma = chipFeatures.tensorCores == TensorCores::Hopper;
+      functions.addPass(createTensorCoreProducts(products));
+    };
+    if (failed(buildGpuKernelPipeline(pm, chipFeatures, productKernels, errors)))
+      return llvm::failure();
+    return stage == Stage::Object ? buildNVPTXPipeline(pm, chip(), errors) : llvm::success();
+  }
+
+  llvm::FailureOr<TargetCode> serialize(mlir::ModuleOp module, const CodegenOptions &options,
+                                        mlir::TimingScope &timing) const override {
+    llvm::FailureOr<std::string> ptx = emit(module, "ptx", timing);
+    if (failed(ptx))
+      return llvm::failure();
+    TargetCode code;
+    code.name = chip().str();
+    std::string ptxas = ptxasOf(options);
+    if (ptxas.empty()) {
+      code.code.push_back({CodeObject::Format::PTX, std::move(*ptx)});
+      return code;
+    }
+    mlir::TimingScope ptxasTimer = timing.nest("ptxas for " + chip().str());
+    llvm::FailureOr<Cubin> cubin =
+        assemblePTX(ptxas, *ptx, chip(), [&] { return module.emitError(); });
+    if (failed(cubin))
+      return llvm::failure();
+    code.code.push_back({CodeObject::Format::PTX, std::move(*ptx)});
+    code.code.push_back({CodeObject::Format::Cubin, std::move(cubin->object)});
+    code.resources = std::move(cubin->kernels);
+    return code;
+  }
+
+  llvm::ArrayRef<llvm::StringLiteral> emitFormats() const override { return kEmitFormats; }
+
+  llvm::FailureOr<std::string> emit(mlir::ModuleOp module, llvm::StringRef format,
+                                    mlir::TimingScope &timing) const override {
+    llvm::FailureOr<std::string> ptx = kernelObject(module);
+    if (failed(ptx) || failed(checkLinked(*ptx, [&] { return module.emitError(); })))
+      return llvm::failure();
+    return ptx;
+  }
+};
+
+} // namespace
+
+llvm::ArrayRef<llvm::StringLiteral> nvptxEmitFormats() { return kEmitFormats; }
+
+std::unique_ptr<Target> createNVPTXTarget(llvm::StringRef name, llvm::StringRef hostCPU,
+                                          std::string &error) {
+  if (!name.starts_with("sm_") || !isKnownNVPTXChip(name))
+    return nullptr;
+  return std::make_unique<NVPTXTarget>(name.str());
+}
+
+} // namespace kiln

@@ -1,0 +1,200 @@
+//===- Driver.cpp - one compilation, from an ONNX file to bytes -----------===//
+
+#include "compiler/driver/Driver.h"
+
+#include "compiler/artifact/Writer.h"
+#include "compiler/driver/KernelGraph.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/ScopeExit.h"
+
+namespace kiln {
+
+namespace {
+
+llvm::LogicalResult fail(mlir::MLIRContext &context, const llvm::Twine &message) {
+  return mlir::emitError(mlir::UnknownLoc::get(&context)) << message;
+}
+
+const char *emitName(Emit emit) {
+  switch (emit) {
+  case Emit::Artifact: return "artifact";
+  case Emit::Kiln: return "kiln";
+  case Emit::Fused: return "fused";
+  case Emit::Linalg: return "linalg";
+  case Emit::Dot: return "dot";
+  case Emit::Code: return "code";
+  }
+  llvm_unreachable("unknown emit kind");
+}
+
+/// One compilation's state: the checked options, the targets and timing.
+class Compilation {
+public:
+  Compilation(mlir::MLIRContext &context, const CompileOptions &options)
+      : context(context), options(options) {
+    timingManager.setEnabled(options.timing);
+  }
+
+  llvm::FailureOr<std::string> run(llvm::StringRef path);
+
+private:
+  llvm::LogicalResult parseTargets();
+  llvm::FailureOr<const Target *> oneTarget();
+  void progress(llvm::StringRef phase) {
+    if (options.progress)
+      options.progress(phase);
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> import(llvm::StringRef path);
+  llvm::FailureOr<std::string> artifact(mlir::ModuleOp imported);
+  std::string print(mlir::ModuleOp module);
+
+  mlir::MLIRContext &context;
+  const CompileOptions &options;
+  llvm::SmallVector<std::unique_ptr<Target>> targets;
+  mlir::DefaultTimingManager timingManager;
+};
+
+llvm::LogicalResult Compilation::parseTargets() {
+  std::vector<std::string> names = options.targets;
+  if (names.empty())
+    names.push_back("host");
+  for (const std::string &name : names) {
+    std::string error;
+    std::unique_ptr<Target> target = parseTarget(name, options.hostCPU, error);
+    if (!target)
+      return fail(context, error);
+    targets.push_back(std::move(target));
+  }
+  return llvm::success();
+}
+
+/// The one target that IR or code is emitted for: of the --target entries,
+/// the one whose family writes the format; the host when none is named and
+/// the host writes it.
+llvm::FailureOr<const Target *> Compilation::oneTarget() {
+  bool code = options.emit == Emit::Code;
+  std::string what = code ? options.format : emitName(options.emit);
+  llvm::SmallVector<const Target *> matching;
+  for (const std::unique_ptr<Target> &target : targets)
+    if (!code || llvm::is_contained(target->emitFormats(), options.format))
+      matching.push_back(target.get());
+  if (options.targets.empty() && matching.empty())
+    return fail(context, "--emit " + what + " needs a --target");
+  if (matching.size() == 1 && (code || targets.size() == 1))
+    return matching.front();
+  std::string kind = code ? familiesEmitting(options.format) + " target" : "target";
+  return fail(context, "--emit " + what + " writes the code of one " + kind + "; --target names " +
+                           llvm::Twine(code ? matching.size() : targets.size()));
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> Compilation::import(llvm::StringRef path) {
+  progress("importing the model");
+  mlir::TimingScope root = timingManager.getRootScope();
+  mlir::TimingScope importTimer = root.nest("import ONNX");
+  mlir::OwningOpRef<mlir::ModuleOp> module = importOnnxFile(context, path, options.import);
+  if (module && options.afterImport)
+    options.afterImport(*module);
+  return module;
+}
+
+std::string Compilation::print(mlir::ModuleOp module) {
+  mlir::OpPrintingFlags flags;
+  if (!options.printWeights)
+    flags.elideLargeElementsAttrs(16).elideLargeResourceString(64).useLocalScope();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, flags);
+  os << "\n";
+  return text;
+}
+
+/// Every target's code and plan in one artifact.
+llvm::FailureOr<std::string> Compilation::artifact(mlir::ModuleOp imported) {
+  // The manifest describes @main as imported: read it before code
+  // generation rewrites the signature.
+  auto signature = readSignature(imported);
+  if (failed(signature))
+    return llvm::failure();
+  std::vector<CompiledTarget> compiled(targets.size());
+  // The planned modules own their ops; they go when the artifact is written.
+  llvm::scope_exit destroy([&] {
+    for (CompiledTarget &target : compiled)
+      if (target.planned)
+        target.planned->erase();
+  });
+  mlir::TimingScope root = timingManager.getRootScope();
+  for (auto [target, result] : llvm::zip(targets, compiled)) {
+    progress("generating code for " + target->chip().str());
+    mlir::OwningOpRef<mlir::ModuleOp> module(imported.clone());
+    {
+      mlir::TimingScope codegenTimer = root.nest("code generation for " + target->chip().str());
+      if (failed(runPipeline(*module, *target, Stop::Object, options.graph, options.codegen,
+                             codegenTimer)))
+        return llvm::failure();
+    }
+    llvm::FailureOr<TargetCode> code = target->serialize(*module, options.codegen, root);
+    if (failed(code))
+      return llvm::failure();
+    static_cast<TargetCode &>(result) = std::move(*code);
+    result.planned = module.release();
+  }
+  mlir::TimingScope writeTimer = root.nest("write artifact");
+  return writeArtifact(signature->first, signature->second, compiled);
+}
+
+llvm::FailureOr<std::string> Compilation::run(llvm::StringRef path) {
+  // Targets and options are checked before any time goes into the model.
+  if (failed(parseTargets()))
+    return llvm::failure();
+  const Target *target = nullptr;
+  if (options.emit == Emit::Artifact) {
+    for (const std::unique_ptr<Target> &each : targets)
+      if (std::string why; !each->inArtifact(options.codegen, why))
+        return fail(context, why);
+  } else if (options.emit != Emit::Kiln) {
+    llvm::FailureOr<const Target *> chosen = oneTarget();
+    if (failed(chosen))
+      return llvm::failure();
+    target = *chosen;
+  }
+
+  mlir::OwningOpRef<mlir::ModuleOp> module = import(path);
+  if (!module)
+    return llvm::failure();
+  if (options.emit == Emit::Artifact)
+    return artifact(*module);
+  if (options.emit == Emit::Kiln)
+    return print(*module);
+
+  bool kernels = options.emit == Emit::Code && options.format == "kernels";
+  Stop stop = options.emit == Emit::Fused    ? Stop::Graph
+              : options.emit == Emit::Linalg ? Stop::Linalg
+              : kernels                      ? Stop::Kernels
+                                             : Stop::Object;
+  progress("generating code");
+  mlir::TimingScope root = timingManager.getRootScope();
+  {
+    mlir::TimingScope codegenTimer = root.nest("code generation");
+    if (failed(runPipeline(*module, *target, stop, options.graph, options.codegen, codegenTimer)))
+      return llvm::failure();
+  }
+  if (options.emit == Emit::Dot) {
+    std::string graph;
+    llvm::raw_string_ostream os(graph);
+    printKernelGraph(*module, os);
+    return graph;
+  }
+  if (options.emit == Emit::Code && !kernels)
+    return target->emit(*module, options.format, root);
+  return print(*module);
+}
+
+} // namespace
+
+llvm::FailureOr<std::string> compileModel(mlir::MLIRContext &context, llvm::StringRef path,
+                                          const CompileOptions &options) {
+  return Compilation(context, options).run(path);
+}
+
+} // namespace kiln

@@ -1,0 +1,58 @@
+//===- Driver.h - one compilation, from an ONNX file to bytes ---*- C++ -*-===//
+//
+// What `kiln compile` and `kiln calibrate` run: the options are typed and
+// filled by the caller, the result is the bytes to write (an artifact, IR
+// or a target's code); errors go to the context's diagnostic handler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_DRIVER_DRIVER_H
+#define KILN_COMPILER_DRIVER_DRIVER_H
+
+#include "compiler/driver/Pipeline.h"
+#include "compiler/onnx/Importer.h"
+
+#include <functional>
+
+namespace kiln {
+
+/// What a compilation produces.
+enum class Emit {
+  Artifact, ///< the .kiln artifact: every target's code and plan
+  Kiln,     ///< the imported kiln dialect
+  Fused,    ///< the kiln dialect after graph optimization
+  Linalg,   ///< after the kernel generators (linalg on tensors)
+  Dot,      ///< a Graphviz graph of one target's kernels
+  Code,     ///< one target's own format (CompileOptions::format)
+};
+
+struct CompileOptions {
+  ImportOptions import;
+  /// --target entries ("host", "sm_90a", "gfx942"); empty, the host alone.
+  std::vector<std::string> targets;
+  /// The x86-64 CPU the host target is tuned for ("native": this machine's).
+  std::string hostCPU = "x86-64-v3";
+  GraphOptions graph;
+  CodegenOptions codegen;
+  Emit emit = Emit::Artifact;
+  /// With Emit::Code: a format a target writes ("ptx", "hsaco", "so", ...).
+  std::string format;
+  /// Print weights in full in IR instead of eliding them.
+  bool printWeights = false;
+  /// Report each phase's time (on stderr, when the compilation ends).
+  bool timing = false;
+  /// Told the phase a long compilation enters ("importing the model").
+  std::function<void(llvm::StringRef)> progress;
+  /// Runs on the imported module before anything else reads it (kiln
+  /// calibrate exposes the products' activations as outputs).
+  std::function<void(mlir::ModuleOp)> afterImport;
+};
+
+/// Compiles the ONNX model at `path` as `options` say and returns what it
+/// emits. Targets and options are checked before the model is read.
+llvm::FailureOr<std::string> compileModel(mlir::MLIRContext &context, llvm::StringRef path,
+                                          const CompileOptions &options);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_DRIVER_DRIVER_H

@@ -1,0 +1,64 @@
+//===- Pipeline.h - the passes a compilation runs, stage by stage -*- C++ -*-===//
+
+#ifndef KILN_COMPILER_DRIVER_PIPELINE_H
+#define KILN_COMPILER_DRIVER_PIPELINE_H
+
+#include "codegen/Target.h"
+
+#include "mlir/IR/DialectRegistry.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// Every dialect, extension and translation the compiler's pipelines use.
+void registerCompilerDialects(mlir::DialectRegistry &registry);
+/// Every pass the compiler's pipelines and kiln-opt name (upstream and
+/// kiln's).
+void registerCompilerPasses();
+
+/// How the graph is optimized before code generation.
+struct GraphOptions {
+  /// Run the fusion passes (batch norms into convolutions, decomposed
+  /// layer norms and GELUs made whole, elementwise chains, and on the host
+  /// the kernels around each product); off, the graph is only folded.
+  bool fuse = true;
+  /// The layout convolutions and pooling run in; unset, the target's.
+  std::optional<Layout> layout;
+  /// The format Conv, Gemm and MatMul read their operands in; unset, the
+  /// target's.
+  std::optional<Precision> precision;
+  /// Operator types or parts of node names whose products stay fp32.
+  std::vector<std::string> keepFp32;
+  /// A kiln calibrate file, for fp8's activation scales.
+  std::string calibration;
+};
+
+/// Appends graph optimization in the kiln dialect: fusions, folding,
+/// layout and precision assignment, with `target`'s defaults.
+void populateGraphOptimization(mlir::OpPassManager &pm, const GraphOptions &options,
+                               const Target &target);
+
+/// Appends kernel generation: kiln ops to linalg on tensors, elementwise
+/// chains fused.
+void populateKernelGeneration(mlir::OpPassManager &pm, const GraphOptions &options);
+
+/// Where a pipeline stops.
+enum class Stop {
+  Graph,   ///< kiln ops after graph optimization
+  Linalg,  ///< kiln ops lowered to linalg on tensors
+  Kernels, ///< GPU: kernels formed (Stage::Kernels)
+  Object,  ///< the target's code, ready to serialize (Stage::Object)
+};
+
+/// Runs the pipeline for `target` on `module` up to `stop`. Errors go to
+/// the context's diagnostic handler.
+llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target, Stop stop,
+                                const GraphOptions &graph, const CodegenOptions &codegen,
+                                mlir::TimingScope &timing);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_DRIVER_PIPELINE_H
