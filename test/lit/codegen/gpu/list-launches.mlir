@@ -1,0 +1,40 @@
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics --kiln-list-launches | FileCheck %s
+
+// Each launch becomes its kernel's `launch` entry: the kernel, its grid and
+// block, and each argument as the memory it lies in (an input, the arena at
+// the view's byte offset, an output) or as a scalar's width and bits.
+// CHECK: kiln.kernels = [
+// CHECK-SAME: launch = {args = [{base = "input", byte_offset = 0 : i64, index = 0 : i64, offset = 0 : i64, sizes = array<i64: 2, 8>, strides = array<i64: 8, 1>}, {base = "arena", byte_offset = 64 : i64, index = 0 : i64, offset = 0 : i64, sizes = array<i64: 2, 8>, strides = array<i64: 8, 1>}], block = array<i64: 4, 1, 1>, grid = array<i64: 1, 1, 1>, kernel = "add", shared = 0 : i64}
+// CHECK-SAME: launch = {args = [{base = "arena", byte_offset = 64 : i64, {{.*}}}, {bits = 1073741824 : i64, width = 4 : i64}, {base = "output", byte_offset = 0 : i64, index = 0 : i64, {{.*}}}], block = array<i64: 4, 1, 1>, grid = array<i64: 2, 1, 1>, kernel = "scale", shared = 0 : i64}
+module attributes {gpu.container_module, kiln.arena_bytes = 128 : i64, kiln.kernels = [{after = array<i64>, buffer = "arena", bytes = 64 : i64, inputs = ["x"], kind = "elementwise", layout = "", node = "", offset = 64 : i64, precision = "fp32"}, {after = array<i64: 0>, buffer = "y", bytes = 64 : i64, inputs = [], kind = "elementwise", layout = "", node = "", offset = 0 : i64, precision = "fp32"}], kiln.weights = [], kiln.weights_bytes = 0 : i64} {
+  func.func @main(%x: memref<2x8xf32> {kiln.name = "x"}, %y: memref<2x8xf32> {kiln.name = "y", kiln.output = 0 : i64}, %arena: memref<128xi8> {kiln.arena}, %weights: memref<0xi8> {kiln.weights}) {
+    %c4 = arith.constant 4 : index
+    %c2 = arith.constant 2 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    %two = arith.constant 2.0 : f32
+    %sum = memref.view %arena[%c64][] : memref<128xi8> to memref<2x8xf32>
+    gpu.launch_func @kernels::@add blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%x : memref<2x8xf32>, %sum : memref<2x8xf32>)
+    gpu.launch_func @kernels::@scale blocks in (%c2, %c1, %c1) threads in (%c4, %c1, %c1) args(%sum : memref<2x8xf32>, %two : f32, %y : memref<2x8xf32>)
+    return
+  }
+  gpu.module @kernels {
+    gpu.func @add(%in: memref<2x8xf32>, %out: memref<2x8xf32>) kernel {
+      gpu.return
+    }
+    gpu.func @scale(%in: memref<2x8xf32>, %factor: f32, %out: memref<2x8xf32>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Work between launches would have to run on the host: a GPU plan refuses it.
+module attributes {gpu.container_module, kiln.arena_bytes = 0 : i64, kiln.kernels = [{after = array<i64>, buffer = "y", bytes = 64 : i64, inputs = ["x"], kind = "copy", layout = "", node = "", offset = 0 : i64, precision = "fp32"}], kiln.weights = [], kiln.weights_bytes = 0 : i64} {
+  func.func @main(%x: memref<2x8xf32> {kiln.name = "x"}, %y: memref<2x8xf32> {kiln.name = "y", kiln.output = 0 : i64}, %arena: memref<0xi8> {kiln.arena}, %weights: memref<0xi8> {kiln.weights}) {
+    // expected-error @+1 {{'memref.copy' would run on the host between GPU kernels, which GPU plans cannot do}}
+    memref.copy %x, %y : memref<2x8xf32> to memref<2x8xf32>
+    return
+  }
+}
