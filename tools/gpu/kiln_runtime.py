@@ -12,7 +12,7 @@ import ctypes
 import numpy as np
 
 API_VERSION = 4
-NO_CUDA_GRAPH = 1
+NO_GRAPH = 1
 PROFILE = 2
 # kiln_dtype_t, in order.
 DTYPES = [np.float32, np.float16, np.uint16, np.float64, np.int8, np.int16, np.int32, np.int64,
@@ -115,7 +115,7 @@ class Model:
 class Session:
     def __init__(self, model, device, graph, profile):
         self.model, lib = model, model.runtime.lib
-        flags = (0 if graph else NO_CUDA_GRAPH) | (PROFILE if profile else 0)
+        flags = (0 if graph else NO_GRAPH) | (PROFILE if profile else 0)
         options = _SessionOptions(API_VERSION, device.encode(), 0, flags)
         handle = ctypes.c_void_p()
         model.runtime.check(lib.kiln_session_create(model.handle, ctypes.byref(options),

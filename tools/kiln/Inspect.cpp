@@ -360,7 +360,7 @@ int benchModel() {
     inputs.push_back({info.name, info.dtype, info.rank, info.shape, buffers.back().data(),
                       info.byte_size});
   }
-  uint32_t flags = (benchNoCudaGraph ? KILN_SESSION_NO_CUDA_GRAPH : 0u) |
+  uint32_t flags = (benchNoCudaGraph ? KILN_SESSION_NO_GRAPH : 0u) |
                    (benchProfile ? KILN_SESSION_PROFILE : 0u);
   kiln_session_options_t options = {KILN_API_VERSION, benchDevice.c_str(), benchThreads, flags};
   kiln_session_t *session = nullptr;

@@ -78,7 +78,7 @@ int runModel() {
   }
 
   kiln_session_options_t options = {KILN_API_VERSION, device.c_str(), threads,
-                                    noCudaGraph ? KILN_SESSION_NO_CUDA_GRAPH : 0u};
+                                    noCudaGraph ? KILN_SESSION_NO_GRAPH : 0u};
   kiln_session_t *rawSession = nullptr;
   if (kiln_status_t status = kiln_session_create(model.get(), &options, &rawSession))
     return reportError(status);
