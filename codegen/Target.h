@@ -101,9 +101,7 @@ public:
   virtual Layout defaultLayout() const = 0;
   /// Whether the target's code can go into an artifact with `options`; if
   /// not, `why` says so. Asked before any work is done.
-  virtual bool inArtifact(const CodegenOptions &options, std::string &why) const {
-    return true;
-  }
+  virtual bool inArtifact(const CodegenOptions &options, std::string &why) const { return true; }
 
   /// Appends code generation from linalg on tensors to `stage` to `pm`.
   virtual llvm::LogicalResult buildPipeline(mlir::OpPassManager &pm, Stage stage,
@@ -111,9 +109,7 @@ public:
                                             llvm::raw_ostream &errors) const = 0;
   /// What must follow the pass manager's run to reach Stage::Object (the
   /// host's entry point is added to the lowered module).
-  virtual llvm::LogicalResult finishObject(mlir::ModuleOp module) const {
-    return llvm::success();
-  }
+  virtual llvm::LogicalResult finishObject(mlir::ModuleOp module) const { return llvm::success(); }
   /// The code the artifact carries, from a module at Stage::Object.
   virtual llvm::FailureOr<TargetCode> serialize(mlir::ModuleOp module,
                                                 const CodegenOptions &options,

@@ -44,7 +44,8 @@ const Family kFamilies[] = {
 std::unique_ptr<Target> parseTarget(llvm::StringRef name, llvm::StringRef hostCPU,
                                     std::string &error) {
   for (const Family &family : kFamilies)
-    if (std::unique_ptr<Target> target = family.create(name, hostCPU, error); target || !error.empty())
+    if (std::unique_ptr<Target> target = family.create(name, hostCPU, error);
+        target || !error.empty())
       return target;
   error = "unknown target '" + name.str() +
           "': expected host, an NVIDIA architecture such as sm_80 or sm_90a, or an AMD one "

@@ -26,16 +26,14 @@ bool isKnownChip(llvm::StringRef tripleName, llvm::StringRef chip) {
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return false;
-  std::unique_ptr<llvm::MCSubtargetInfo> info(
-      target->createMCSubtargetInfo(triple, "", ""));
+  std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(triple, "", ""));
   return info && info->isCPUStringValid(chip);
 }
 
 llvm::FailureOr<std::string>
 linkSharedObject(llvm::ArrayRef<char> object, llvm::ArrayRef<llvm::StringRef> flags,
                  llvm::function_ref<mlir::InFlightDiagnostic()> emitError) {
-  llvm::ErrorOr<std::string> lld =
-      llvm::sys::findProgramByName("ld.lld", {KILN_LLVM_TOOLS_DIR});
+  llvm::ErrorOr<std::string> lld = llvm::sys::findProgramByName("ld.lld", {KILN_LLVM_TOOLS_DIR});
   if (!lld)
     lld = llvm::sys::findProgramByName("ld.lld");
   if (!lld)

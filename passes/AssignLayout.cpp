@@ -49,8 +49,7 @@ Value transpose(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> perm)
 /// `value` transposed by `perm`, a constant transposed now when it is one.
 Value transposeWeight(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> perm) {
   auto constant = value.getDefiningOp<ConstantOp>();
-  std::optional<std::vector<float>> values =
-      constant ? readF32(constant.getValue()) : std::nullopt;
+  std::optional<std::vector<float>> values = constant ? readF32(constant.getValue()) : std::nullopt;
   if (!values)
     return transpose(b, loc, value, perm);
   auto type = cast<RankedTensorType>(value.getType());
@@ -70,9 +69,9 @@ Value transposeWeight(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t>
     for (int64_t d = int64_t(at.size()) - 1; d >= 0 && ++at[d] == newShape[d]; --d)
       at[d] = 0;
   }
-  return ConstantOp::create(b, constant.getLoc(),
-                            makeF32(type.clone(newShape), moved,
-                                    derivedName(constant.getValue(), "channels_last")));
+  return ConstantOp::create(
+      b, constant.getLoc(),
+      makeF32(type.clone(newShape), moved, derivedName(constant.getValue(), "channels_last")));
 }
 
 /// Rebuilds `op` channels last: `operands` are the new ones, its result is
@@ -85,8 +84,8 @@ void rebuildChannelsLast(RewriterBase &rewriter, Operation *op, ValueRange opera
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   state.addTypes(channelsLast(type));
   Operation *last = rewriter.create(state);
-  rewriter.replaceOp(op, transpose(rewriter, op->getLoc(), last->getResult(0),
-                                   toChannelsFirst(type.getRank())));
+  rewriter.replaceOp(
+      op, transpose(rewriter, op->getLoc(), last->getResult(0), toChannelsFirst(type.getRank())));
 }
 
 /// U(transpose(x)) -> transpose(U(x)) for an elementwise op of one operand.
@@ -95,8 +94,8 @@ struct SinkThroughUnary : RewritePattern {
       : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
 
   LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {
-    if (!isa<ReluOp, ClipOp, SigmoidOp, HardSwishOp, HardSigmoidOp, LeakyReluOp, GeluOp,
-             TanhOp, ExpOp, ErfOp, SqrtOp, RoundToOp>(op))
+    if (!isa<ReluOp, ClipOp, SigmoidOp, HardSwishOp, HardSigmoidOp, LeakyReluOp, GeluOp, TanhOp,
+             ExpOp, ErfOp, SqrtOp, RoundToOp>(op))
       return failure();
     auto moved = op->getOperand(0).getDefiningOp<TransposeOp>();
     if (!moved || !moved->hasOneUse())
@@ -111,8 +110,7 @@ struct SinkThroughUnary : RewritePattern {
 
 /// B(transpose(x), transpose(y)) -> transpose(B(x, y)) for an elementwise op
 /// of two operands of one shape, transposed alike.
-template <typename OpT>
-struct SinkThroughBinary : OpRewritePattern<OpT> {
+template <typename OpT> struct SinkThroughBinary : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
@@ -158,7 +156,8 @@ struct AssignLayout : impl::AssignLayoutBase<AssignLayout> {
       rewriter.setInsertionPoint(op);
       Location loc = op->getLoc();
       int64_t rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
-      SmallVector<Value> operands = {transpose(rewriter, loc, op->getOperand(0), toChannelsLast(rank))};
+      SmallVector<Value> operands = {
+          transpose(rewriter, loc, op->getOperand(0), toChannelsLast(rank))};
       if (auto conv = dyn_cast<ConvOp>(op)) {
         // M x C x K1..Kk becomes K1..Kk x C x M.
         auto perm = llvm::to_vector(llvm::seq<int64_t>(2, rank));

@@ -106,8 +106,8 @@ struct AssignPrecision : impl::AssignPrecisionBase<AssignPrecision> {
     });
     for (const std::string &item : keepFp32) {
       bool isType = item == "Conv" || item == "Gemm" || item == "MatMul";
-      bool named = llvm::any_of(nodeNames.keys(),
-                                [&](StringRef name) { return name.contains(item); });
+      bool named =
+          llvm::any_of(nodeNames.keys(), [&](StringRef name) { return name.contains(item); });
       if (!isType && !named) {
         module.emitError("--keep-fp32: '")
             << item << "' is neither Conv, Gemm or MatMul (the operators that run below "
@@ -172,8 +172,8 @@ private:
     float scale = 1.0f;
     if (format == Precision::FP8) {
       auto inputs = op->getAttrOfType<ArrayAttr>("kiln.inputs");
-      auto tensor = inputs && index < inputs.size() ? dyn_cast<StringAttr>(inputs[index])
-                                                    : StringAttr();
+      auto tensor =
+          inputs && index < inputs.size() ? dyn_cast<StringAttr>(inputs[index]) : StringAttr();
       auto found = tensor ? absmax.find(tensor.getValue()) : absmax.end();
       if (found == absmax.end())
         return op->emitError("fp8: the calibration file '")
@@ -182,9 +182,9 @@ private:
                << "; calibrate with inputs that reach this node";
       scale = fp8Scale(found->second);
     }
-    Value rounded = RoundToOp::create(b, op->getLoc(), value.getType(), value,
-                                      b.getStringAttr(precisionName(format)),
-                                      b.getF32FloatAttr(scale));
+    Value rounded =
+        RoundToOp::create(b, op->getLoc(), value.getType(), value,
+                          b.getStringAttr(precisionName(format)), b.getF32FloatAttr(scale));
     op->setOperand(index, rounded);
     return scale;
   }

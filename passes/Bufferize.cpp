@@ -18,10 +18,9 @@ struct Bufferize : impl::BufferizeBase<Bufferize> {
     namespace bufferization = mlir::bufferization;
     bufferization::OneShotBufferizationOptions options;
     options.bufferizeFunctionBoundaries = true;
-    options.setFunctionBoundaryTypeConversion(
-        bufferization::LayoutMapOption::IdentityLayoutMap);
-    options.memCpyFn = [](mlir::OpBuilder &builder, mlir::Location loc,
-                          mlir::Value from, mlir::Value to) {
+    options.setFunctionBoundaryTypeConversion(bufferization::LayoutMapOption::IdentityLayoutMap);
+    options.memCpyFn = [](mlir::OpBuilder &builder, mlir::Location loc, mlir::Value from,
+                          mlir::Value to) {
       mlir::linalg::CopyOp::create(builder, loc, from, to);
       return mlir::success();
     };

@@ -59,10 +59,10 @@ bool isMultiplyAdd(linalg::GenericOp op) {
   if (!mul || !add || yield.getValues().size() != 1 || yield.getValues()[0] != add)
     return false;
   Value in0 = body.getArgument(0), in1 = body.getArgument(1), out = body.getArgument(2);
-  bool product = (mul.getLhs() == in0 && mul.getRhs() == in1) ||
-                 (mul.getLhs() == in1 && mul.getRhs() == in0);
-  bool sum = (add.getLhs() == out && add.getRhs() == mul) ||
-             (add.getLhs() == mul && add.getRhs() == out);
+  bool product =
+      (mul.getLhs() == in0 && mul.getRhs() == in1) || (mul.getLhs() == in1 && mul.getRhs() == in0);
+  bool sum =
+      (add.getLhs() == out && add.getRhs() == mul) || (add.getLhs() == mul && add.getRhs() == out);
   return product && sum;
 }
 

@@ -46,8 +46,8 @@ void eraseIfDead(mlir::Value root);
 
 /// The indices of element `flat` (in range) of a row-major shape of
 /// `extents`: the innermost varies fastest, unit extents are 0.
-llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc,
-                                           mlir::Value flat, llvm::ArrayRef<int64_t> extents);
+llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value flat,
+                                           llvm::ArrayRef<int64_t> extents);
 
 /// The indices `map` (of loop indices and constants) reads at `loops`.
 llvm::SmallVector<mlir::Value> indicesAt(mlir::OpBuilder &b, mlir::Location loc,
@@ -61,7 +61,9 @@ struct IndexArithmetic {
   mlir::Value constant(int64_t value) {
     return mlir::arith::ConstantIndexOp::create(b, loc, value);
   }
-  mlir::Value add(mlir::Value l, mlir::Value r) { return mlir::arith::AddIOp::create(b, loc, l, r); }
+  mlir::Value add(mlir::Value l, mlir::Value r) {
+    return mlir::arith::AddIOp::create(b, loc, l, r);
+  }
   mlir::Value mul(mlir::Value l, int64_t r) {
     return mlir::arith::MulIOp::create(b, loc, l, constant(r));
   }

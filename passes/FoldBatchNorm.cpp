@@ -68,7 +68,8 @@ struct FoldIntoConv : OpRewritePattern<BatchNormOp> {
         conv.getBias() ? constantF32(conv.getBias()) : std::vector<float>(channels, 0.0f);
     std::optional<ChannelAffine> affine = channelAffine(norm, channels);
     if (!weight || !bias || int64_t(bias->size()) != channels || !affine)
-      return rewriter.notifyMatchFailure(norm, "needs f32 constant weights and per-channel statistics");
+      return rewriter.notifyMatchFailure(norm,
+                                         "needs f32 constant weights and per-channel statistics");
 
     // b' = b * s + t, which is (b - mean) * s + shift.
     size_t perChannel = weight->size() / size_t(channels);
@@ -114,7 +115,8 @@ struct FoldIntoGemm : OpRewritePattern<BatchNormOp> {
     std::optional<std::vector<float>> b = constantF32(gemm.getB());
     std::optional<ChannelAffine> affine = channelAffine(norm, columns);
     if (!b || !affine)
-      return rewriter.notifyMatchFailure(norm, "needs f32 constant weights and per-column statistics");
+      return rewriter.notifyMatchFailure(norm,
+                                         "needs f32 constant weights and per-column statistics");
     // C, per column: absent, a scalar, [N] or [1, N].
     std::vector<float> c(columns, 0.0f);
     if (Value cValue = gemm.getC()) {

@@ -37,10 +37,11 @@ bool isParallelGeneric(Operation *op) {
 /// statistics) reduces in disguise: fused into a consumer that broadcasts
 /// its result, the loops would run once per element of the consumer.
 bool hasLoops(Operation *op) {
-  return op->walk([&](Operation *inner) {
-             return inner != op && inner->getNumRegions() > 0 ? WalkResult::interrupt()
-                                                             : WalkResult::advance();
-           })
+  return op
+      ->walk([&](Operation *inner) {
+        return inner != op && inner->getNumRegions() > 0 ? WalkResult::interrupt()
+                                                         : WalkResult::advance();
+      })
       .wasInterrupted();
 }
 

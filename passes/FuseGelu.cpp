@@ -75,14 +75,13 @@ struct FuseErfForm : OpRewritePattern<ErfOp> {
       // (x * c) * 0.5 or (c * 0.5) * x: the second product takes the rest.
       MulOp second = soleMul(first.getResult());
       Value rest = second ? otherOperand(second, first.getResult()) : nullptr;
-      if (rest && second.getType() == type &&
-          (partner == x ? isSplat(rest, 0.5) : rest == x)) {
+      if (rest && second.getType() == type && (partner == x ? isSplat(rest, 0.5) : rest == x)) {
         products.push_back(second);
         last = second;
       }
-    } else if (auto half = partner.getDefiningOp<MulOp>();
-               half && half->hasOneUse() && otherOperand(half, x) &&
-               isSplat(otherOperand(half, x), 0.5)) {
+    } else if (auto half = partner.getDefiningOp<MulOp>(); half && half->hasOneUse() &&
+                                                           otherOperand(half, x) &&
+                                                           isSplat(otherOperand(half, x), 0.5)) {
       // (x * 0.5) * c.
       products.push_back(half);
       last = first;

@@ -89,13 +89,12 @@ struct FuseDecomposed : OpRewritePattern<DivOp> {
 
     // Nothing in the chain may be used outside it.
     size_t dUses = llvm::range_size(d.getUses());
-    if (!mean->hasOneUse() || dUses != (isa<MulOp>(square) ? 3u : 2u) ||
-        !square->hasOneUse() || !variance->hasOneUse() || !add->hasOneUse() ||
-        !sqrt->hasOneUse())
+    if (!mean->hasOneUse() || dUses != (isa<MulOp>(square) ? 3u : 2u) || !square->hasOneUse() ||
+        !variance->hasOneUse() || !add->hasOneUse() || !sqrt->hasOneUse())
       return failure();
 
-    SmallVector<Location> locs = {mean.getLoc(), sub.getLoc(), square->getLoc(),
-                                  variance.getLoc(), add.getLoc(), sqrt.getLoc(), div.getLoc()};
+    SmallVector<Location> locs = {mean.getLoc(), sub.getLoc(),  square->getLoc(), variance.getLoc(),
+                                  add.getLoc(),  sqrt.getLoc(), div.getLoc()};
     // The optional affine part, each step only if it is the sole user.
     Operation *last = div;
     Value scale, shift;
@@ -120,11 +119,13 @@ struct FuseDecomposed : OpRewritePattern<DivOp> {
 
     Location loc = rewriter.getFusedLoc(locs);
     if (!scale) {
-      auto scaleType = RankedTensorType::get(type.getShape().drop_front(axis), type.getElementType());
+      auto scaleType =
+          RankedTensorType::get(type.getShape().drop_front(axis), type.getElementType());
       scale = ConstantOp::create(rewriter, loc, DenseElementsAttr::get(scaleType, 1.0f));
     }
-    Value norm = LayerNormOp::create(rewriter, loc, x, scale, shift, rewriter.getI64IntegerAttr(axis),
-                                     rewriter.getF32FloatAttr(*epsilon));
+    Value norm =
+        LayerNormOp::create(rewriter, loc, x, scale, shift, rewriter.getI64IntegerAttr(axis),
+                            rewriter.getF32FloatAttr(*epsilon));
     rewriter.replaceOp(last, norm);
     return success();
   }

@@ -81,8 +81,8 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
       resultAttrs.push_back(func.getResultAttrDict(i));
     for (Value value : returned) {
       auto type = cast<MemRefType>(value.getType());
-      BlockArgument output = body.addArgument(
-          MemRefType::get(type.getShape(), type.getElementType()), loc);
+      BlockArgument output =
+          body.addArgument(MemRefType::get(type.getShape(), type.getElementType()), loc);
       auto alloc = value.getDefiningOp<memref::AllocOp>();
       if (alloc && llvm::count(returned, value) == 1 && alloc->getBlock() == &body) {
         alloc.replaceAllUsesWith(output);
@@ -112,9 +112,9 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
       }
       auto [it, inserted] = weightOffsets.try_emplace(global.getSymNameAttr(), weightBytes);
       if (inserted) {
-        weightEntries.push_back(b.getDictionaryAttr(
-            {b.getNamedAttr("offset", b.getI64IntegerAttr(weightBytes)),
-             b.getNamedAttr("value", *global.getInitialValue())}));
+        weightEntries.push_back(
+            b.getDictionaryAttr({b.getNamedAttr("offset", b.getI64IntegerAttr(weightBytes)),
+                                 b.getNamedAttr("value", *global.getInitialValue())}));
         weightBytes = llvm::alignTo(weightBytes + byteSize(global.getType()), kAlignment);
       }
       b.setInsertionPoint(read);
@@ -136,7 +136,8 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
         allocs.push_back(alloc);
     if (func.walk([&](memref::AllocOp alloc) {
               return alloc->getBlock() == &body ? WalkResult::advance() : WalkResult::interrupt();
-            }).wasInterrupted()) {
+            })
+            .wasInterrupted()) {
       func.emitError("buffers allocated inside loops or regions cannot be planned");
       return signalPassFailure();
     }
@@ -182,7 +183,7 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
     SmallVector<DictionaryAttr> argAttrs;
     for (unsigned i = 0; i < numInputs; ++i)
       argAttrs.push_back(func.getArgAttrDict(i));
-      // Outputs keep their names and say which output they are.
+    // Outputs keep their names and say which output they are.
     for (auto [index, attrs] : llvm::enumerate(resultAttrs)) {
       NamedAttrList list(attrs);
       list.set("kiln.output", b.getI64IntegerAttr(int64_t(index)));

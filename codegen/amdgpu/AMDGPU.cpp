@@ -39,22 +39,20 @@ std::string findDeviceLibraries() {
   return "";
 }
 
-llvm::LogicalResult buildAMDGPUPipeline(mlir::OpPassManager &pm,
-                                        llvm::StringRef chip,
+llvm::LogicalResult buildAMDGPUPipeline(mlir::OpPassManager &pm, llvm::StringRef chip,
                                         llvm::raw_ostream &errors) {
   // Math functions come from the device libraries (ocml, ockl), which the
   // serializer finds under <toolkit>/amdgcn/bitcode.
   std::string toolkit = findDeviceLibraries();
   std::string toolkitOption = toolkit.empty() ? "" : " toolkit=" + toolkit;
-  return mlir::parsePassPipeline(
-      llvm::formatv("rocdl-attach-target{{chip={0} O=3},"
-                    "gpu.module(lower-affine,convert-scf-to-cf,"
-                    "convert-gpu-to-rocdl{{chipset={0}},"
-                    "reconcile-unrealized-casts,canonicalize,cse),"
-                    "gpu-module-to-binary{{format=isa{1}}",
-                    chip, toolkitOption)
-          .str(),
-      pm, errors);
+  return mlir::parsePassPipeline(llvm::formatv("rocdl-attach-target{{chip={0} O=3},"
+                                               "gpu.module(lower-affine,convert-scf-to-cf,"
+                                               "convert-gpu-to-rocdl{{chipset={0}},"
+                                               "reconcile-unrealized-casts,canonicalize,cse),"
+                                               "gpu-module-to-binary{{format=isa{1}}",
+                                               chip, toolkitOption)
+                                     .str(),
+                                 pm, errors);
 }
 
 llvm::FailureOr<std::string>

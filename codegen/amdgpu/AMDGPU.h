@@ -31,8 +31,7 @@ std::string findDeviceLibraries();
 
 /// Appends the AMDGPU lowering: attaches `chip`, lowers the kernel module to
 /// ROCDL and serializes it to AMDGPU assembly.
-llvm::LogicalResult buildAMDGPUPipeline(mlir::OpPassManager &pm,
-                                        llvm::StringRef chip,
+llvm::LogicalResult buildAMDGPUPipeline(mlir::OpPassManager &pm, llvm::StringRef chip,
                                         llvm::raw_ostream &errors);
 
 /// Assembles AMDGPU assembly for `chip` and links it with ld.lld into an HSA

@@ -30,7 +30,8 @@ public:
   llvm::LogicalResult buildPipeline(mlir::OpPassManager &pm, Stage stage,
                                     const CodegenOptions &options,
                                     llvm::raw_ostream &errors) const override {
-    if (failed(buildGpuKernelPipeline(pm, features(), [](mlir::OpPassManager &) {}, errors)))
+    if (failed(buildGpuKernelPipeline(
+            pm, features(), [](mlir::OpPassManager &) {}, errors)))
       return llvm::failure();
     return stage == Stage::Object ? buildAMDGPUPipeline(pm, chip(), errors) : llvm::success();
   }

@@ -35,8 +35,8 @@ buildGpuKernelPipeline(mlir::OpPassManager &pm, const TargetFeatures &features,
   if (failed(mlir::parsePassPipeline("convert-linalg-to-parallel-loops", loops, errors)))
     return llvm::failure();
   loops.addPass(createMapParallelLoops());
-  if (failed(mlir::parsePassPipeline(
-          "gpu-launch-sink-index-computations,gpu-kernel-outlining", pm, errors)))
+  if (failed(mlir::parsePassPipeline("gpu-launch-sink-index-computations,gpu-kernel-outlining", pm,
+                                     errors)))
     return llvm::failure();
   pm.addPass(createMergeGpuModules());
   if (failed(mlir::parsePassPipeline("canonicalize,cse", pm, errors)))

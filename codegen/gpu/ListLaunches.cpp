@@ -1,7 +1,7 @@
 //===- ListLaunches.cpp - how the runtime launches each GPU kernel --------===//
 
-#include "dialects/kiln/KilnDialect.h"
 #include "codegen/gpu/Passes.h"
+#include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -117,8 +117,8 @@ FailureOr<DictionaryAttr> describeScalar(Value value, OpBuilder &b, Operation *l
   });
 }
 
-FailureOr<DenseI64ArrayAttr> constantSizes(gpu::KernelDim3 dims, OpBuilder &b,
-                                           Operation *launch, StringRef what) {
+FailureOr<DenseI64ArrayAttr> constantSizes(gpu::KernelDim3 dims, OpBuilder &b, Operation *launch,
+                                           StringRef what) {
   SmallVector<int64_t> sizes;
   for (Value dim : {dims.x, dims.y, dims.z}) {
     std::optional<int64_t> size = getConstantIntValue(dim);
@@ -145,8 +145,9 @@ struct ListLaunches : impl::ListLaunchesBase<ListLaunches> {
         continue;
       auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
       if (!launch) {
-        op.emitError("'") << op.getName()
-                          << "' would run on the host between GPU kernels, which GPU plans cannot do";
+        op.emitError("'")
+            << op.getName()
+            << "' would run on the host between GPU kernels, which GPU plans cannot do";
         return signalPassFailure();
       }
       FailureOr<DenseI64ArrayAttr> grid =

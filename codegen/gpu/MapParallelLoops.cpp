@@ -152,8 +152,8 @@ struct MapParallelLoops : impl::MapParallelLoopsBase<MapParallelLoops> {
     for (int64_t d = int64_t(trips.size()) - 1; d >= 0; --d) {
       Value index = arith::RemUIOp::create(b, loc, rest, constant(trips[d]));
       rest = arith::DivUIOp::create(b, loc, rest, constant(trips[d]));
-      Value iv = arith::AddIOp::create(
-          b, loc, constant(lower[d]), arith::MulIOp::create(b, loc, index, constant(steps[d])));
+      Value iv = arith::AddIOp::create(b, loc, constant(lower[d]),
+                                       arith::MulIOp::create(b, loc, index, constant(steps[d])));
       mapping.map(loop.getInductionVars()[d], iv);
     }
     if (width == 1) {

@@ -25,8 +25,7 @@ struct MergeGpuModules : impl::MergeGpuModulesBase<MergeGpuModules> {
     }
 
     mlir::OpBuilder builder(modules.front());
-    auto merged = mlir::gpu::GPUModuleOp::create(builder, modules.front().getLoc(),
-                                                 kMergedName);
+    auto merged = mlir::gpu::GPUModuleOp::create(builder, modules.front().getLoc(), kMergedName);
     mlir::SymbolTable mergedSymbols(merged);
     // Each outlined module holds one kernel; the kernel takes the module's
     // (unique) name. Helpers a module may hold keep theirs, uniqued.

@@ -19,7 +19,8 @@ struct PrepareGpuLoops : impl::PrepareGpuLoopsBase<PrepareGpuLoops> {
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> ops;
     for (Operation &op : getOperation().front())
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op); linalgOp && linalgOp.hasPureBufferSemantics())
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+          linalgOp && linalgOp.hasPureBufferSemantics())
         ops.push_back(linalgOp);
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : ops) {
@@ -44,8 +45,8 @@ struct PrepareGpuLoops : impl::PrepareGpuLoopsBase<PrepareGpuLoops> {
       Location loc = op.getLoc();
       Value zero = arith::ConstantIndexOp::create(b, loc, 0);
       Value one = arith::ConstantIndexOp::create(b, loc, 1);
-      auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero}, ValueRange{one},
-                                          ValueRange{one});
+      auto loop =
+          scf::ParallelOp::create(b, loc, ValueRange{zero}, ValueRange{one}, ValueRange{one});
       op->moveBefore(loop.getBody()->getTerminator());
     }
   }

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Buffers.h"
 #include "codegen/gpu/Passes.h"
+#include "passes/Buffers.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
@@ -106,8 +106,8 @@ void toSharedMemory(linalg::TransposeOp op, const Plane &plane) {
   // consecutive columns; else consecutive rows, which run along the
   // output's innermost dimension.
   auto forEach = [&](bool alongInput, function_ref<void(Value, Value)> move) {
-    auto loop = scf::ForOp::create(b, loc, thread, build.constant(elements),
-                                   build.constant(kThreads));
+    auto loop =
+        scf::ForOp::create(b, loc, thread, build.constant(elements), build.constant(kThreads));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value e = loop.getInductionVar();

@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Buffers.h"
 #include "codegen/gpu/Passes.h"
+#include "passes/Buffers.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -104,13 +104,18 @@ struct Builder : IndexArithmetic {
     Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), kWarp);
     for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
       Value distance = arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
-      Value other =
-          gpu::ShuffleOp::create(b, loc, value, distance, width, gpu::ShuffleMode::XOR)
-              .getShuffleResult();
+      Value other = gpu::ShuffleOp::create(b, loc, value, distance, width, gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
       switch (combiner) {
-      case Combiner::Add: value = arith::AddFOp::create(b, loc, value, other); break;
-      case Combiner::Max: value = arith::MaximumFOp::create(b, loc, value, other); break;
-      case Combiner::Min: value = arith::MinimumFOp::create(b, loc, value, other); break;
+      case Combiner::Add:
+        value = arith::AddFOp::create(b, loc, value, other);
+        break;
+      case Combiner::Max:
+        value = arith::MaximumFOp::create(b, loc, value, other);
+        break;
+      case Combiner::Min:
+        value = arith::MinimumFOp::create(b, loc, value, other);
+        break;
       }
     }
     return value;
@@ -164,15 +169,15 @@ struct WarpRowReductions : impl::WarpRowReductionsBase<WarpRowReductions> {
       for (int64_t extent : ranges)
         rows *= extent;
       Value one = build.constant(1);
-      auto launch = gpu::LaunchOp::create(
-          b, loc, build.constant(llvm::divideCeil(rows, kWarpsPerBlock)), one, one,
-          build.constant(kWarp * kWarpsPerBlock), one, one);
+      auto launch =
+          gpu::LaunchOp::create(b, loc, build.constant(llvm::divideCeil(rows, kWarpsPerBlock)), one,
+                                one, build.constant(kWarp * kWarpsPerBlock), one, one);
       launch->setAttr(kKernelAttr, b.getStringAttr("reduce"));
       b.setInsertionPointToStart(&launch.getBody().front());
       Value tid = launch.getThreadIds().x;
       Value lane = build.rem(tid, kWarp);
-      Value row = build.add(build.mul(launch.getBlockIds().x, kWarpsPerBlock),
-                            build.div(tid, kWarp));
+      Value row =
+          build.add(build.mul(launch.getBlockIds().x, kWarpsPerBlock), build.div(tid, kWarp));
       // The row is the same on all of a warp's lanes, so the shuffles
       // inside run on full warps.
       Value inside = build.lessThan(row, rows);
@@ -182,8 +187,8 @@ struct WarpRowReductions : impl::WarpRowReductionsBase<WarpRowReductions> {
         b.setInsertionPointToStart(ifInside.thenBlock());
         SmallVector<Value> at = delinearize(b, loc, row, ranges);
         SmallVector<Value> results = build.body(op, at, lane);
-        Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
-                                            build.constant(0));
+        Value first =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, build.constant(0));
         auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
         b.setInsertionPointToStart(ifFirst.thenBlock());
         for (auto [result, init] : llvm::zip(results, op.getDpsInits()))

@@ -71,17 +71,18 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   int vectorBits = level == "x86-64-v4" ? 512 : level == "x86-64-v3" ? 256 : 128;
   return mlir::parsePassPipeline(
       "kiln-bufferize,"
-      "func.func(kiln-vectorize-contractions{vector-bits=" + std::to_string(vectorBits) +
-      " fuse=" + (fuse ? "true" : "false") + "}),"
-      "kiln-plan-memory,kiln-list-kernels,canonicalize,func.func(kiln-parallelize-kernels),"
-      "kiln-outline-parallel,func.func(scf-forall-to-for,convert-linalg-to-loops),"
-      "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-      "convert-math-to-llvm,convert-math-to-libm,convert-vector-to-llvm,"
-      "finalize-memref-to-llvm,"
-      "arith-expand{include-bf16=true},"
-      "convert-arith-to-llvm,convert-index-to-llvm,"
-      "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},convert-cf-to-llvm,"
-      "reconcile-unrealized-casts,canonicalize,cse",
+      "func.func(kiln-vectorize-contractions{vector-bits=" +
+          std::to_string(vectorBits) + " fuse=" + (fuse ? "true" : "false") +
+          "}),"
+          "kiln-plan-memory,kiln-list-kernels,canonicalize,func.func(kiln-parallelize-kernels),"
+          "kiln-outline-parallel,func.func(scf-forall-to-for,convert-linalg-to-loops),"
+          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+          "convert-math-to-llvm,convert-math-to-libm,convert-vector-to-llvm,"
+          "finalize-memref-to-llvm,"
+          "arith-expand{include-bf16=true},"
+          "convert-arith-to-llvm,convert-index-to-llvm,"
+          "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},convert-cf-to-llvm,"
+          "reconcile-unrealized-casts,canonicalize,cse",
       pm, errors);
 }
 
@@ -141,8 +142,8 @@ llvm::LogicalResult defineTaskDispatches(mlir::ModuleOp module) {
     mlir::Value captures = LLVM::AllocaOp::create(
         b, loc, ptr, LLVM::LLVMArrayType::get(ptr, std::max(buffers, 1u)), one);
     for (unsigned i = 0; i < buffers; ++i) {
-      auto slot = LLVM::GEPOp::create(b, loc, ptr, ptr, captures,
-                                      llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)});
+      auto slot =
+          LLVM::GEPOp::create(b, loc, ptr, ptr, captures, llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)});
       LLVM::StoreOp::create(b, loc, block->getArgument(i + 1), slot);
     }
     mlir::Value runtime = block->getArgument(0);
@@ -206,8 +207,8 @@ llvm::FailureOr<std::string> compileHostObject(mlir::ModuleOp module, llvm::Stri
   // what the artifact records and the runtime checks: nothing beyond it can
   // be emitted.
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      llvm::Triple(kTriple), hostLevel(cpu), "", options, llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      llvm::Triple(kTriple), hostLevel(cpu), "", options, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =

@@ -62,8 +62,8 @@ void sinkConstantsAndViews(scf::ForallOp forall) {
       Operation *definition = value.getDefiningOp();
       if (!definition || definition->getNumResults() != 1 ||
           !(definition->hasTrait<OpTrait::ConstantLike>() ||
-            isa<memref::SubViewOp, memref::ViewOp, memref::ExpandShapeOp,
-                memref::CollapseShapeOp>(definition)))
+            isa<memref::SubViewOp, memref::ViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp>(
+                definition)))
         continue;
       b.setInsertionPointToStart(forall.getBody());
       Operation *copy = b.clone(*definition);
@@ -86,8 +86,8 @@ struct OutlineParallel : impl::OutlineParallelBase<OutlineParallel> {
       return;
     MLIRContext *context = &getContext();
     auto pointer = LLVM::LLVMPointerType::get(context);
-    if (failed(main.insertArgument(main.getNumArguments(), pointer, DictionaryAttr(),
-                                   main.getLoc())))
+    if (failed(
+            main.insertArgument(main.getNumArguments(), pointer, DictionaryAttr(), main.getLoc())))
       return signalPassFailure();
     Value runtime = main.getArguments().back();
 

@@ -33,9 +33,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/host/Passes.h"
 #include "dialects/kiln/Precision.h"
 #include "passes/Buffers.h"
-#include "codegen/host/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -132,8 +132,8 @@ std::optional<Roles> analyze(linalg::GenericOp op) {
   roles.m = *m;
   roles.n = *n;
   auto uses = [](AffineMap map, unsigned dim) { return map.isFunctionOfDim(dim); };
-  if (uses(aMap, roles.n) || uses(bMap, roles.m) || !uses(aMap, roles.m) ||
-      !uses(aMap, roles.k) || !uses(bMap, roles.k) || uses(cMap, roles.k))
+  if (uses(aMap, roles.n) || uses(bMap, roles.m) || !uses(aMap, roles.m) || !uses(aMap, roles.k) ||
+      !uses(bMap, roles.k) || uses(cMap, roles.k))
     return std::nullopt;
   for (unsigned i = 0; i < iterators.size(); ++i)
     if (i != roles.m && i != roles.n && i != roles.k)
@@ -332,8 +332,7 @@ void findProducer(linalg::GenericOp op, const Roles &roles, int64_t width, Fusio
 /// buffers it writes and reads exist there), else at the product.
 class TileEmitter {
 public:
-  TileEmitter(linalg::GenericOp op, const Roles &roles, Fusion fusion, int64_t width,
-              int64_t rows)
+  TileEmitter(linalg::GenericOp op, const Roles &roles, Fusion fusion, int64_t width, int64_t rows)
       : op(op), roles(roles), fusion(fusion), width(width), rows(rows),
         b(fusion.epilogue ? fusion.epilogue.getOperation() : op.getOperation()),
         loc(fusedLocation()), maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()),
@@ -398,17 +397,16 @@ public:
     auto rowTiles = [&](int64_t tileColumns) {
       if (fusion.producer)
         pack(column, tileColumns);
-      forTiles(ranges[roles.m], rows, [&](Value row, int64_t tileRows) {
-        emitTile(row, tileRows, column, tileColumns);
-      });
+      forTiles(ranges[roles.m], rows,
+               [&](Value row, int64_t tileRows) { emitTile(row, tileRows, column, tileColumns); });
     };
     int64_t last = columns - (columnTiles - 1) * step;
     if (columnTiles == 1 || last == step) {
       rowTiles(last);
       return;
     }
-    Value isLast = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tile,
-                                         index(columnTiles - 1));
+    Value isLast =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tile, index(columnTiles - 1));
     auto branch = scf::IfOp::create(b, loc, isLast, /*withElseRegion=*/true);
     b.setInsertionPoint(branch.thenBlock()->getTerminator());
     rowTiles(last);
@@ -491,8 +489,8 @@ private:
     VectorType type = vectorType(b.getF32Type());
     if (!mask)
       return vector::LoadOp::create(b, loc, type, memref, at);
-    Value zeros = arith::ConstantOp::create(b, loc, type,
-                                            DenseElementsAttr::get(type, b.getF32FloatAttr(0)));
+    Value zeros =
+        arith::ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0)));
     return vector::MaskedLoadOp::create(b, loc, type, memref, at, mask, zeros);
   }
 
@@ -588,7 +586,8 @@ private:
       };
       auto results = map.getResults();
       int64_t rowResults = llvm::find_if(results, isColumnDim) - results.begin();
-      if (epilogue.isDpsInit(&operand) || llvm::is_contained(fusion.epilogueInputs, operand.getOperandNumber()) ||
+      if (epilogue.isDpsInit(&operand) ||
+          llvm::is_contained(fusion.epilogueInputs, operand.getOperandNumber()) ||
           rowResults == int64_t(results.size()))
         continue;
       SmallVector<ReassociationIndices> groups;
@@ -629,8 +628,8 @@ private:
         at.push_back(start);
         element = load(view, at, mask);
       } else {
-        Value scalar = memref::LoadOp::create(b, loc, input->get(),
-                                              indices(epilogueMaps[number], rowDims));
+        Value scalar =
+            memref::LoadOp::create(b, loc, input->get(), indices(epilogueMaps[number], rowDims));
         element = vector::BroadcastOp::create(b, loc, vectorType(b.getF32Type()), scalar);
       }
       mapping.map(body.getArgument(number), element);
@@ -698,9 +697,10 @@ private:
     // Accumulators, ordered row-major: (r, v) at r * vectors + v.
     SmallVector<Value> accumulators;
     VectorType type = vectorType(b.getF32Type());
-    Value zeros = fusion.zeroFill ? arith::ConstantOp::create(
-                                        b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0)))
-                                  : Value();
+    Value zeros = fusion.zeroFill
+                      ? arith::ConstantOp::create(
+                            b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0)))
+                      : Value();
     for (int64_t r = 0; r < tileRows; ++r) {
       dims[roles.m] = rowIndices[r];
       for (int64_t v = 0; v < vectors; ++v) {
@@ -726,8 +726,8 @@ private:
             Value scalar = memref::LoadOp::create(b, loc, a, indices(aMap, dims));
             Value splat = vector::BroadcastOp::create(b, loc, type, scalar);
             for (int64_t v = 0; v < vectors; ++v)
-              next.push_back(vector::FMAOp::create(b, loc, splat, vectorsOfB[v],
-                                                   current[r * vectors + v]));
+              next.push_back(
+                  vector::FMAOp::create(b, loc, splat, vectorsOfB[v], current[r * vectors + v]));
           }
           scf::YieldOp::create(b, loc, next);
         });
@@ -769,7 +769,8 @@ struct VectorizeContractions : impl::VectorizeContractionsBase<VectorizeContract
 
   void runOnOperation() override {
     if (vectorBits != 128 && vectorBits != 256 && vectorBits != 512) {
-      getOperation().emitError("kiln-vectorize-contractions: vector-bits must be 128, 256 or 512, not ")
+      getOperation().emitError(
+          "kiln-vectorize-contractions: vector-bits must be 128, 256 or 512, not ")
           << int64_t(vectorBits);
       return signalPassFailure();
     }

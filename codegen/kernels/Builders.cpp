@@ -25,16 +25,16 @@ AffineMap broadcastMap(RankedTensorType operand, RankedTensorType result) {
   return AffineMap::get(result.getRank(), 0, exprs, context);
 }
 
-Value elementwise(OpBuilder &b, Location loc, RankedTensorType type,
-                  ValueRange operands, ScalarFn fn) {
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType type, ValueRange operands,
+                  ScalarFn fn) {
   SmallVector<AffineMap> maps;
   for (Value operand : operands)
     maps.push_back(broadcastMap(cast<RankedTensorType>(operand.getType()), type));
   return elementwise(b, loc, type, operands, maps, fn);
 }
 
-Value elementwise(OpBuilder &b, Location loc, RankedTensorType type,
-                  ValueRange operands, ArrayRef<AffineMap> operandMaps, ScalarFn fn) {
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType type, ValueRange operands,
+                  ArrayRef<AffineMap> operandMaps, ScalarFn fn) {
   SmallVector<AffineMap> maps(operandMaps);
   maps.push_back(b.getMultiDimIdentityMap(type.getRank()));
   SmallVector<utils::IteratorType> iterators(type.getRank(), utils::IteratorType::parallel);
@@ -106,12 +106,11 @@ Value windowed(OpBuilder &b, Location loc, RankedTensorType type, ArrayRef<int64
       auto index = [&](int64_t value) -> Value {
         return arith::ConstantIndexOp::create(lb, l, value);
       };
-      auto loop = scf::ForOp::create(
-          lb, l, index(0), index(window[i]), index(1), carried,
-          [&](OpBuilder &inner, Location, Value k, ValueRange current) {
-            offsets[i] = k;
-            scf::YieldOp::create(inner, l, level(inner, i + 1, current));
-          });
+      auto loop = scf::ForOp::create(lb, l, index(0), index(window[i]), index(1), carried,
+                                     [&](OpBuilder &inner, Location, Value k, ValueRange current) {
+                                       offsets[i] = k;
+                                       scf::YieldOp::create(inner, l, level(inner, i + 1, current));
+                                     });
       return loop.getResults();
     };
     SmallVector<Value> initial;
@@ -132,11 +131,9 @@ Value reshape(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape) 
   auto target = RankedTensorType::get(shape, type.getElementType());
   // One element to or from rank 0: the reassociation is empty.
   if (type.getRank() == 0)
-    return tensor::ExpandShapeOp::create(b, loc, target, value,
-                                         ArrayRef<ReassociationIndices>{});
+    return tensor::ExpandShapeOp::create(b, loc, target, value, ArrayRef<ReassociationIndices>{});
   if (target.getRank() == 0)
-    return tensor::CollapseShapeOp::create(b, loc, target, value,
-                                           ArrayRef<ReassociationIndices>{});
+    return tensor::CollapseShapeOp::create(b, loc, target, value, ArrayRef<ReassociationIndices>{});
   // One collapse or one expand when the dimensions group up; otherwise
   // through a 1-D tensor.
   if (auto groups = getReassociationIndicesForReshape(type, target)) {
@@ -148,18 +145,17 @@ Value reshape(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape) 
   if (type.getRank() != 1) {
     ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
     flat = tensor::CollapseShapeOp::create(
-        b, loc, RankedTensorType::get({type.getNumElements()}, type.getElementType()),
-        value, ArrayRef<ReassociationIndices>{all});
+        b, loc, RankedTensorType::get({type.getNumElements()}, type.getElementType()), value,
+        ArrayRef<ReassociationIndices>{all});
   }
   if (target.getRank() == 1)
     return flat;
   ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, target.getRank()));
-  return tensor::ExpandShapeOp::create(b, loc, target, flat,
-                                       ArrayRef<ReassociationIndices>{all});
+  return tensor::ExpandShapeOp::create(b, loc, target, flat, ArrayRef<ReassociationIndices>{all});
 }
 
-Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes,
-             bool keepdims, ReduceKind kind) {
+Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes, bool keepdims,
+             ReduceKind kind) {
   auto type = cast<RankedTensorType>(value.getType());
   Type element = type.getElementType();
   MLIRContext *context = b.getContext();
@@ -169,8 +165,7 @@ Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes,
   int64_t count = 1;
   for (int64_t d = 0; d < type.getRank(); ++d) {
     bool reduced = llvm::is_contained(axes, d);
-    iterators.push_back(reduced ? utils::IteratorType::reduction
-                                : utils::IteratorType::parallel);
+    iterators.push_back(reduced ? utils::IteratorType::reduction : utils::IteratorType::parallel);
     if (reduced) {
       count *= type.getDimSize(d);
       continue;
@@ -179,8 +174,8 @@ Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes,
     keptShape.push_back(type.getDimSize(d));
   }
   auto outType = RankedTensorType::get(keptShape, element);
-  TypedAttr identity = kind == ReduceKind::Max ? lowestValue(element)
-                                               : cast<TypedAttr>(b.getZeroAttr(element));
+  TypedAttr identity =
+      kind == ReduceKind::Max ? lowestValue(element) : cast<TypedAttr>(b.getZeroAttr(element));
   Value init = filled(b, loc, outType, identity);
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(type.getRank()),
                                  AffineMap::get(type.getRank(), 0, outExprs, context)};
@@ -191,8 +186,9 @@ Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes,
           [&](OpBuilder &nested, Location l, ValueRange args) {
             Value combined;
             if (kind == ReduceKind::Max)
-              combined = isFloat ? arith::MaximumFOp::create(nested, l, args[0], args[1]).getResult()
-                                 : arith::MaxSIOp::create(nested, l, args[0], args[1]).getResult();
+              combined = isFloat
+                             ? arith::MaximumFOp::create(nested, l, args[0], args[1]).getResult()
+                             : arith::MaxSIOp::create(nested, l, args[0], args[1]).getResult();
             else
               combined = isFloat ? arith::AddFOp::create(nested, l, args[0], args[1]).getResult()
                                  : arith::AddIOp::create(nested, l, args[0], args[1]).getResult();

@@ -11,32 +11,29 @@ namespace kiln {
 
 /// Computes one result element from the operands' elements (the block
 /// arguments of a linalg.generic, without the output).
-using ScalarFn = llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
-                                                mlir::ValueRange)>;
+using ScalarFn =
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
 
 /// The map that reads `operand` broadcast (NumPy-style, trailing dimensions
 /// aligned) onto an iteration space of `result`'s shape: missing leading
 /// dimensions are dropped and dimensions of size 1 read index 0.
-mlir::AffineMap broadcastMap(mlir::RankedTensorType operand,
-                             mlir::RankedTensorType result);
+mlir::AffineMap broadcastMap(mlir::RankedTensorType operand, mlir::RankedTensorType result);
 
 /// An elementwise linalg.generic producing `type` from broadcast `operands`.
-mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
-                        mlir::RankedTensorType type, mlir::ValueRange operands,
-                        ScalarFn fn);
+mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
+                        mlir::ValueRange operands, ScalarFn fn);
 
 /// The same with explicit indexing maps for the operands.
-mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
-                        mlir::RankedTensorType type, mlir::ValueRange operands,
-                        llvm::ArrayRef<mlir::AffineMap> maps, ScalarFn fn);
+mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
+                        mlir::ValueRange operands, llvm::ArrayRef<mlir::AffineMap> maps,
+                        ScalarFn fn);
 
 /// A tensor of `type` filled with `value`.
-mlir::Value filled(mlir::OpBuilder &b, mlir::Location loc,
-                   mlir::RankedTensorType type, mlir::TypedAttr value);
+mlir::Value filled(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
+                   mlir::TypedAttr value);
 
 /// A scalar constant of a float or integer type.
-mlir::Value scalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
-                   double value);
+mlir::Value scalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type, double value);
 
 /// The smallest value of an element type (-inf for floats), the identity of
 /// a maximum.
@@ -71,8 +68,8 @@ WindowIndex windowIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value outp
 using WindowStep = llvm::function_ref<llvm::SmallVector<mlir::Value>(
     mlir::OpBuilder &, mlir::Location, llvm::ArrayRef<mlir::Value> outputAt,
     llvm::ArrayRef<mlir::Value> offsets, mlir::ValueRange carried)>;
-using WindowFinish = llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
-                                                    mlir::ValueRange carried)>;
+using WindowFinish =
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::ValueRange carried)>;
 mlir::Value windowed(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
                      llvm::ArrayRef<int64_t> window, llvm::ArrayRef<mlir::TypedAttr> start,
                      WindowStep step, WindowFinish finish);

@@ -19,10 +19,10 @@ SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
 
 /// A generic over `type` whose body reads `source` at computed indices:
 /// `indexFn` gets the result's loop indices and returns the source's.
-Value gatherElements(OpBuilder &b, Location loc, RankedTensorType type,
-                     ValueRange inputs, ArrayRef<AffineMap> inputMaps, Value source,
-                     function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange,
-                                                     ValueRange)> indexFn) {
+Value gatherElements(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
+    ArrayRef<AffineMap> inputMaps, Value source,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange, ValueRange)> indexFn) {
   return elementwise(b, loc, type, inputs, inputMaps,
                      [&](OpBuilder &nested, Location l, ValueRange args) -> Value {
                        SmallVector<Value> loops;
@@ -49,10 +49,11 @@ struct TransposeToLinalg : OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TransposeOp op, PatternRewriter &rewriter) const override {
     RankedTensorType type = op.getType();
-    Value init = tensor::EmptyOp::create(rewriter, op.getLoc(), type.getShape(), type.getElementType());
-    rewriter.replaceOp(op, linalg::TransposeOp::create(rewriter, op.getLoc(), op.getInput(),
-                                                       init, op.getPerm())
-                               ->getResults());
+    Value init =
+        tensor::EmptyOp::create(rewriter, op.getLoc(), type.getShape(), type.getElementType());
+    rewriter.replaceOp(
+        op, linalg::TransposeOp::create(rewriter, op.getLoc(), op.getInput(), init, op.getPerm())
+                ->getResults());
     return success();
   }
 };
@@ -105,21 +106,23 @@ struct SliceToTensor : OpRewritePattern<SliceOp> {
     Location loc = op.getLoc();
     ArrayRef<int64_t> starts = op.getStarts(), steps = op.getSteps();
     if (llvm::all_of(steps, [](int64_t s) { return s > 0; }) || type.getNumElements() == 0) {
-      rewriter.replaceOp(op, tensor::ExtractSliceOp::create(
-                                 rewriter, loc, type, op.getInput(), indexAttrs(rewriter, starts),
-                                 indexAttrs(rewriter, type.getShape()), indexAttrs(rewriter, steps)));
+      rewriter.replaceOp(op, tensor::ExtractSliceOp::create(rewriter, loc, type, op.getInput(),
+                                                            indexAttrs(rewriter, starts),
+                                                            indexAttrs(rewriter, type.getShape()),
+                                                            indexAttrs(rewriter, steps)));
       return success();
     }
     rewriter.replaceOp(
-        op, gatherElements(rewriter, loc, type, {}, {}, op.getInput(),
-                           [&](OpBuilder &b, Location l, ValueRange loops, ValueRange) {
-                             SmallVector<Value> indices;
-                             for (auto [i, loop] : llvm::enumerate(loops))
-                               indices.push_back(arith::AddIOp::create(
-                                   b, l, indexConstant(b, l, starts[i]),
-                                   arith::MulIOp::create(b, l, loop, indexConstant(b, l, steps[i]))));
-                             return indices;
-                           }));
+        op,
+        gatherElements(rewriter, loc, type, {}, {}, op.getInput(),
+                       [&](OpBuilder &b, Location l, ValueRange loops, ValueRange) {
+                         SmallVector<Value> indices;
+                         for (auto [i, loop] : llvm::enumerate(loops))
+                           indices.push_back(arith::AddIOp::create(
+                               b, l, indexConstant(b, l, starts[i]),
+                               arith::MulIOp::create(b, l, loop, indexConstant(b, l, steps[i]))));
+                         return indices;
+                       }));
     return success();
   }
 };
@@ -181,13 +184,16 @@ struct PadToTensor : OpRewritePattern<PadOp> {
                                for (int64_t d = 0; d < rank; ++d) {
                                  Value zero = indexConstant(b, l, 0);
                                  Value last = indexConstant(b, l, inputType.getDimSize(d) - 1);
-                                 Value at = arith::SubIOp::create(b, l, loops[d], indexConstant(b, l, pads[d]));
+                                 Value at = arith::SubIOp::create(b, l, loops[d],
+                                                                  indexConstant(b, l, pads[d]));
                                  if (reflect) {
                                    // Mirror about 0 and about the last element; pads are
                                    // smaller than the dimension, so once suffices.
-                                   at = arith::MaxSIOp::create(b, l, at, arith::SubIOp::create(b, l, zero, at));
+                                   at = arith::MaxSIOp::create(
+                                       b, l, at, arith::SubIOp::create(b, l, zero, at));
                                    Value twiceLast = arith::AddIOp::create(b, l, last, last);
-                                   at = arith::MinSIOp::create(b, l, at, arith::SubIOp::create(b, l, twiceLast, at));
+                                   at = arith::MinSIOp::create(
+                                       b, l, at, arith::SubIOp::create(b, l, twiceLast, at));
                                  }
                                  at = arith::MaxSIOp::create(b, l, at, zero);
                                  indices.push_back(arith::MinSIOp::create(b, l, at, last));
@@ -214,9 +220,9 @@ struct PadToTensor : OpRewritePattern<PadOp> {
           rewriter, loc, inputType.clone(cropShape), input, indexAttrs(rewriter, cropOffsets),
           indexAttrs(rewriter, cropShape), indexAttrs(rewriter, SmallVector<int64_t>(rank, 1)));
     Value fill = scalar(rewriter, loc, element, op.getValue().convertToDouble());
-    rewriter.replaceOp(op, tensor::PadOp::create(rewriter, loc, type, input,
-                                                 indexAttrs(rewriter, low),
-                                                 indexAttrs(rewriter, high), fill));
+    rewriter.replaceOp(op,
+                       tensor::PadOp::create(rewriter, loc, type, input, indexAttrs(rewriter, low),
+                                             indexAttrs(rewriter, high), fill));
     return success();
   }
 };
@@ -224,8 +230,8 @@ struct PadToTensor : OpRewritePattern<PadOp> {
 } // namespace
 
 void populateDataMovementKernels(RewritePatternSet &patterns) {
-  patterns.add<ReshapeToTensor, TransposeToLinalg, ConcatToTensor, SplitToTensor,
-               SliceToTensor, GatherToLinalg, PadToTensor>(patterns.getContext());
+  patterns.add<ReshapeToTensor, TransposeToLinalg, ConcatToTensor, SplitToTensor, SliceToTensor,
+               GatherToLinalg, PadToTensor>(patterns.getContext());
 }
 
 } // namespace kiln

@@ -20,9 +20,7 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-bool isFloat(Value v) {
-  return isa<FloatType>(getElementTypeOrSelf(v.getType()));
-}
+bool isFloat(Value v) { return isa<FloatType>(getElementTypeOrSelf(v.getType())); }
 
 /// Signless integers and floats are what arith computes on; unsigned
 /// integer tensors have no kernels yet.
@@ -39,20 +37,23 @@ bool hasKernelTypes(Operation *op) {
 /// floats the host and GPUs have (no f16 or f8 types needed).
 Value roundTo(OpBuilder &b, Location loc, Value value, Precision format, float scale) {
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
-  auto constant = [&](float v) -> Value { return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)); };
+  auto constant = [&](float v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
   auto word = [&](uint32_t v) -> Value {
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(int32_t(v)));
   };
-  Value x = scale == 1.0f ? value : arith::DivFOp::create(b, loc, value, constant(scale)).getResult();
+  Value x =
+      scale == 1.0f ? value : arith::DivFOp::create(b, loc, value, constant(scale)).getResult();
   Value bits = arith::BitcastOp::create(b, loc, i32, x);
   Value sign = arith::AndIOp::create(b, loc, bits, word(0x80000000u));
-  Value magnitude = arith::BitcastOp::create(
-      b, loc, f32, arith::AndIOp::create(b, loc, bits, word(0x7fffffffu)));
+  Value magnitude =
+      arith::BitcastOp::create(b, loc, f32, arith::AndIOp::create(b, loc, bits, word(0x7fffffffu)));
   // The low `n` mantissa bits rounded away, ties to even.
   auto drop = [&](Value m, unsigned n) -> Value {
     Value mBits = arith::BitcastOp::create(b, loc, i32, m);
-    Value lsb = arith::AndIOp::create(
-        b, loc, arith::ShRUIOp::create(b, loc, mBits, word(n)), word(1));
+    Value lsb =
+        arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, mBits, word(n)), word(1));
     Value sum = arith::AddIOp::create(
         b, loc, arith::AddIOp::create(b, loc, mBits, word((1u << (n - 1)) - 1)), lsb);
     return arith::AndIOp::create(b, loc, sum, word(~((1u << n) - 1)));
@@ -82,8 +83,8 @@ Value roundTo(OpBuilder &b, Location loc, Value value, Precision format, float s
   case Precision::FP16: {
     Value normal = arith::SelectOp::create(b, loc, below(magnitude, 0x1p-14f),
                                            quantize(magnitude, 0x1p-24f), drop(magnitude, 13));
-    Value overflow = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, magnitude,
-                                           constant(65520.0f));
+    Value overflow =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, magnitude, constant(65520.0f));
     rounded = arith::SelectOp::create(b, loc, overflow, word(0x7f800000u), normal);
     break;
   }
@@ -132,21 +133,20 @@ Value convert(OpBuilder &b, Location loc, Value value, Type to) {
 }
 
 /// The body of an elementwise op: its operands' elements to the result's.
-template <typename OpT>
-using Body = std::function<Value(OpT, OpBuilder &, Location, ValueRange)>;
+template <typename OpT> using Body = std::function<Value(OpT, OpBuilder &, Location, ValueRange)>;
 
-template <typename OpT>
-struct ElementwiseToLinalg : OpRewritePattern<OpT> {
+template <typename OpT> struct ElementwiseToLinalg : OpRewritePattern<OpT> {
   ElementwiseToLinalg(MLIRContext *context, Body<OpT> body, bool floatOnly)
       : OpRewritePattern<OpT>(context), body(std::move(body)), floatOnly(floatOnly) {}
 
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
     if (!hasKernelTypes(op) || (floatOnly && !isFloat(op->getOperand(0))))
       return rewriter.notifyMatchFailure(op, "element type without a kernel");
-    Value result = elementwise(
-        rewriter, op.getLoc(), cast<RankedTensorType>(op->getResult(0).getType()),
-        op->getOperands(),
-        [&](OpBuilder &b, Location loc, ValueRange args) { return body(op, b, loc, args); });
+    Value result =
+        elementwise(rewriter, op.getLoc(), cast<RankedTensorType>(op->getResult(0).getType()),
+                    op->getOperands(), [&](OpBuilder &b, Location loc, ValueRange args) {
+                      return body(op, b, loc, args);
+                    });
     // A rounding to a product's format says so in the kernel list.
     if constexpr (std::is_same_v<OpT, RoundToOp>)
       result.getDefiningOp()->setAttr(kPrecisionAttr, op.getFormatAttr());
@@ -189,8 +189,8 @@ struct BatchNormToLinalg : OpRewritePattern<BatchNormOp> {
     RankedTensorType type = op.getType();
     MLIRContext *context = op.getContext();
     AffineMap channel = AffineMap::get(type.getRank(), 0, getAffineDimExpr(1, context));
-    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(type.getRank()),
-                                   channel, channel, channel, channel};
+    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(type.getRank()), channel,
+                                   channel, channel, channel};
     double epsilon = op.getEpsilon().convertToDouble();
     Value result = elementwise(
         rewriter, op.getLoc(), type, op->getOperands(), maps,
@@ -199,8 +199,8 @@ struct BatchNormToLinalg : OpRewritePattern<BatchNormOp> {
           Value std = math::SqrtOp::create(
               b, loc, arith::AddFOp::create(b, loc, var, scalar(b, loc, var.getType(), epsilon)));
           Value centered = arith::SubFOp::create(b, loc, x, mean);
-          Value scaled = arith::MulFOp::create(
-              b, loc, centered, arith::DivFOp::create(b, loc, scale, std));
+          Value scaled =
+              arith::MulFOp::create(b, loc, centered, arith::DivFOp::create(b, loc, scale, std));
           return arith::AddFOp::create(b, loc, scaled, bias);
         });
     rewriter.replaceOp(op, result);
@@ -258,21 +258,23 @@ void populateElementwiseKernels(RewritePatternSet &patterns) {
     Value exp = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, args[0]));
     return arith::DivFOp::create(b, loc, one, arith::AddFOp::create(b, loc, one, exp));
   });
-  add<LeakyReluOp>(patterns, [](LeakyReluOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
-    Type type = args[0].getType();
-    Value scaled = arith::MulFOp::create(
-        b, loc, args[0], scalar(b, loc, type, op.getAlpha().convertToDouble()));
-    Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, args[0],
-                                           scalar(b, loc, type, 0.0));
-    return arith::SelectOp::create(b, loc, positive, args[0], scaled);
-  });
-  add<HardSigmoidOp>(patterns, [](HardSigmoidOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
-    Type type = args[0].getType();
-    Value linear = math::FmaOp::create(
-        b, loc, args[0], scalar(b, loc, type, op.getAlpha().convertToDouble()),
-        scalar(b, loc, type, op.getBeta().convertToDouble()));
-    return clamp(b, loc, linear, 0.0, 1.0);
-  });
+  add<LeakyReluOp>(patterns,
+                   [](LeakyReluOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
+                     Type type = args[0].getType();
+                     Value scaled = arith::MulFOp::create(
+                         b, loc, args[0], scalar(b, loc, type, op.getAlpha().convertToDouble()));
+                     Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE,
+                                                            args[0], scalar(b, loc, type, 0.0));
+                     return arith::SelectOp::create(b, loc, positive, args[0], scaled);
+                   });
+  add<HardSigmoidOp>(
+      patterns, [](HardSigmoidOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Type type = args[0].getType();
+        Value linear = math::FmaOp::create(b, loc, args[0],
+                                           scalar(b, loc, type, op.getAlpha().convertToDouble()),
+                                           scalar(b, loc, type, op.getBeta().convertToDouble()));
+        return clamp(b, loc, linear, 0.0, 1.0);
+      });
   add<HardSwishOp>(patterns, [](HardSwishOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
     Type type = args[0].getType();
     Value gate = math::FmaOp::create(b, loc, args[0], scalar(b, loc, type, 1.0 / 6.0),

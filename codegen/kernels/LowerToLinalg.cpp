@@ -41,8 +41,7 @@ struct LowerToLinalg : impl::LowerToLinalgBase<LowerToLinalg> {
     bool missing = false;
     getOperation().walk([&](mlir::Operation *op) {
       if (op->getDialect() && mlir::isa<KilnDialect>(op->getDialect())) {
-        op->emitError("no kernel generator handles this '")
-            << op->getName() << "' yet";
+        op->emitError("no kernel generator handles this '") << op->getName() << "' yet";
         missing = true;
       }
     });

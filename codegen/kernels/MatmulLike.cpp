@@ -32,13 +32,12 @@ Value contract(OpBuilder &b, Operation *source, Value lhs, Value rhs, Value init
                bool swapped = false) {
   Location loc = source->getLoc();
   auto generic = linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init},
-             maps, iterators,
-             [](OpBuilder &nested, Location l, ValueRange args) {
-               Value product = arith::MulFOp::create(nested, l, args[0], args[1]);
-               linalg::YieldOp::create(nested, l,
-                                       arith::AddFOp::create(nested, l, args[2], product).getResult());
-             });
+      b, loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init}, maps, iterators,
+      [](OpBuilder &nested, Location l, ValueRange args) {
+        Value product = arith::MulFOp::create(nested, l, args[0], args[1]);
+        linalg::YieldOp::create(nested, l,
+                                arith::AddFOp::create(nested, l, args[2], product).getResult());
+      });
   if (Attribute precision = source->getAttr(kPrecisionAttr))
     generic->setAttr(kPrecisionAttr, precision);
   if (auto scales = source->getAttrOfType<DenseF32ArrayAttr>(kScalesAttr)) {
@@ -71,8 +70,7 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
   // position.
   int64_t channelDim = last ? 1 + 2 * spatial : 2, windowDim = last ? 1 + spatial : 3,
           outputDim = last ? 1 : 3 + spatial;
-  ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(),
-                    dilations = op.getDilations();
+  ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(), dilations = op.getDilations();
   Value input = op.getInput();
   Type element = type.getElementType();
   Value init = tensor::EmptyOp::create(b, loc, columnsType.getShape(), element);
@@ -86,21 +84,21 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
                  return arith::ConstantIndexOp::create(nested, l, value);
                };
                auto dim = [&](int64_t d) -> Value { return linalg::IndexOp::create(nested, l, d); };
-               Value channel = last ? dim(channelDim)
-                                    : arith::AddIOp::create(
-                                          nested, l,
-                                          arith::MulIOp::create(nested, l, dim(1), index(channelsPerGroup)),
-                                          dim(channelDim))
-                                          .getResult();
+               Value channel =
+                   last ? dim(channelDim)
+                        : arith::AddIOp::create(
+                              nested, l,
+                              arith::MulIOp::create(nested, l, dim(1), index(channelsPerGroup)),
+                              dim(channelDim))
+                              .getResult();
                SmallVector<Value> at = {dim(0)};
                if (!last)
                  at.push_back(channel);
                Value inside;
                for (int64_t i = 0; i < spatial; ++i) {
-                 WindowIndex read =
-                     windowIndex(nested, l, dim(outputDim + i), dim(windowDim + i), strides[i],
-                                 dilations[i], pads[i], window[i], inputType.getDimSize(i + 2),
-                                 type.getDimSize(i + 2));
+                 WindowIndex read = windowIndex(
+                     nested, l, dim(outputDim + i), dim(windowDim + i), strides[i], dilations[i],
+                     pads[i], window[i], inputType.getDimSize(i + 2), type.getDimSize(i + 2));
                  if (read.inside)
                    inside = both(nested, l, inside, read.inside);
                  at.push_back(read.clamped);
@@ -130,8 +128,7 @@ Value depthwise(OpBuilder &b, Location loc, ConvOp op) {
   Type element = type.getElementType();
   int64_t spatial = type.getRank() - 2;
   ArrayRef<int64_t> window = op.getWeight().getType().getShape().take_front(spatial);
-  ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(),
-                    dilations = op.getDilations();
+  ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(), dilations = op.getDilations();
   Value input = op.getInput(), weight = op.getWeight();
   auto inputType = cast<RankedTensorType>(input.getType());
   auto step = [&](OpBuilder &lb, Location l, ArrayRef<Value> outputAt, ArrayRef<Value> offsets,
@@ -140,9 +137,9 @@ Value depthwise(OpBuilder &b, Location loc, ConvOp op) {
     SmallVector<Value> at = {outputAt[0]};
     Value inside;
     for (int64_t d = 0; d < spatial; ++d) {
-      WindowIndex read = windowIndex(lb, l, outputAt[d + 1], offsets[d], strides[d], dilations[d],
-                                     pads[d], window[d], inputType.getDimSize(d + 1),
-                                     type.getDimSize(d + 1));
+      WindowIndex read =
+          windowIndex(lb, l, outputAt[d + 1], offsets[d], strides[d], dilations[d], pads[d],
+                      window[d], inputType.getDimSize(d + 1), type.getDimSize(d + 1));
       if (read.inside)
         inside = both(lb, l, inside, read.inside);
       at.push_back(read.clamped);
@@ -236,12 +233,12 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
     if (!bias)
       return result;
     int64_t rank = op.getType().getRank();
-    return elementwise(b, op.getLoc(), op.getType(), {result, bias},
-                       {b.getMultiDimIdentityMap(rank),
-                        AffineMap::get(rank, 0, b.getAffineDimExpr(channel))},
-                       [](OpBuilder &nested, Location l, ValueRange args) -> Value {
-                         return arith::AddFOp::create(nested, l, args[0], args[1]);
-                       });
+    return elementwise(
+        b, op.getLoc(), op.getType(), {result, bias},
+        {b.getMultiDimIdentityMap(rank), AffineMap::get(rank, 0, b.getAffineDimExpr(channel))},
+        [](OpBuilder &nested, Location l, ValueRange args) -> Value {
+          return arith::AddFOp::create(nested, l, args[0], args[1]);
+        });
   }
 
   /// A channels-last convolution of one group as one product over im2col
@@ -314,13 +311,15 @@ struct GemmToLinalg : OpRewritePattern<GemmOp> {
     Value bMatrix = op.getB();
     if (op.getTransB()) {
       auto bType = op.getB().getType();
-      Value init = tensor::EmptyOp::create(rewriter, loc, {bType.getDimSize(1), bType.getDimSize(0)},
-                                           bType.getElementType());
+      Value init = tensor::EmptyOp::create(
+          rewriter, loc, {bType.getDimSize(1), bType.getDimSize(0)}, bType.getElementType());
       bMatrix = linalg::TransposeOp::create(rewriter, loc, bMatrix, init, ArrayRef<int64_t>{1, 0})
                     ->getResult(0);
     }
     SmallVector<AffineMap> maps = {
-        AffineMap::get(3, 0, op.getTransA() ? ArrayRef<AffineExpr>{k, m} : ArrayRef<AffineExpr>{m, k}, context),
+        AffineMap::get(3, 0,
+                       op.getTransA() ? ArrayRef<AffineExpr>{k, m} : ArrayRef<AffineExpr>{m, k},
+                       context),
         AffineMap::get(3, 0, {k, n}, context), AffineMap::get(3, 0, {m, n}, context)};
     SmallVector<utils::IteratorType> iterators = {utils::IteratorType::parallel,
                                                   utils::IteratorType::reduction,
@@ -333,19 +332,21 @@ struct GemmToLinalg : OpRewritePattern<GemmOp> {
     if (op.getC() && beta != 0.0)
       operands.push_back(op.getC());
     if (alpha != 1.0 || operands.size() > 1)
-      product = elementwise(rewriter, loc, type, operands,
-                            [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                              Type t = args[0].getType();
-                              Value result = args[0];
-                              if (alpha != 1.0)
-                                result = arith::MulFOp::create(b, l, result, scalar(b, l, t, alpha));
-                              if (args.size() > 1) {
-                                Value c = beta == 1.0 ? args[1]
-                                                      : arith::MulFOp::create(b, l, args[1], scalar(b, l, t, beta)).getResult();
-                                result = arith::AddFOp::create(b, l, result, c);
-                              }
-                              return result;
-                            });
+      product = elementwise(
+          rewriter, loc, type, operands, [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            Type t = args[0].getType();
+            Value result = args[0];
+            if (alpha != 1.0)
+              result = arith::MulFOp::create(b, l, result, scalar(b, l, t, alpha));
+            if (args.size() > 1) {
+              Value c =
+                  beta == 1.0
+                      ? args[1]
+                      : arith::MulFOp::create(b, l, args[1], scalar(b, l, t, beta)).getResult();
+              result = arith::AddFOp::create(b, l, result, c);
+            }
+            return result;
+          });
     rewriter.replaceOp(op, product);
     return success();
   }
@@ -386,8 +387,9 @@ struct MatMulToLinalg : OpRewritePattern<MatMulOp> {
       SmallVector<AffineExpr> exprs;
       int64_t offset = batch - (t.getRank() - 2);
       for (int64_t i = 0; i < t.getRank() - 2; ++i)
-        exprs.push_back(t.getDimSize(i) == outShape[i + offset] ? d(i + offset)
-                                                                  : getAffineConstantExpr(0, context));
+        exprs.push_back(t.getDimSize(i) == outShape[i + offset]
+                            ? d(i + offset)
+                            : getAffineConstantExpr(0, context));
       exprs.append({row, column});
       return AffineMap::get(dims, 0, exprs, context);
     };

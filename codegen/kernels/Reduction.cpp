@@ -15,19 +15,17 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-template <typename OpT, ReduceKind kind>
-struct ReduceToLinalg : OpRewritePattern<OpT> {
+template <typename OpT, ReduceKind kind> struct ReduceToLinalg : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
     Type element = op.getType().getElementType();
     if (!isa<FloatType>(element) && !element.isSignlessInteger())
       return rewriter.notifyMatchFailure(op, "element type without a kernel");
-    rewriter.replaceOp(op, reduce(rewriter, op.getLoc(), op.getInput(), op.getAxes(),
-                                  op.getKeepdims(), kind));
+    rewriter.replaceOp(
+        op, reduce(rewriter, op.getLoc(), op.getInput(), op.getAxes(), op.getKeepdims(), kind));
     return success();
   }
 };
-
 
 /// Loops over dimensions `axes` of `input` from position `at` (whose
 /// entries for `axes` the loops replace), carrying `init`: `step` gets each
@@ -42,7 +40,8 @@ SmallVector<Value> overRow(OpBuilder &b, Location loc, Value input, ArrayRef<int
   auto one = arith::ConstantIndexOp::create(b, loc, 1);
   auto extent = arith::ConstantIndexOp::create(b, loc, type.getDimSize(axes.front()));
   auto loop = scf::ForOp::create(
-      b, loc, zero, extent, one, init, [&](OpBuilder &inner, Location, Value i, ValueRange carried) {
+      b, loc, zero, extent, one, init,
+      [&](OpBuilder &inner, Location, Value i, ValueRange carried) {
         at[axes.front()] = i;
         scf::YieldOp::create(inner, loc,
                              overRow(inner, loc, input, axes.drop_front(), at, carried, step));
@@ -54,9 +53,9 @@ SmallVector<Value> overRow(OpBuilder &b, Location loc, Value input, ArrayRef<int
 /// an all-parallel generic over the input's shape with `axes` of size 1,
 /// each element looping over its row. `compute` gets the builder, the
 /// row's position and returns one value per result.
-SmallVector<Value> rowStatistics(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
-                                 unsigned results,
-                                 function_ref<SmallVector<Value>(OpBuilder &, SmallVector<Value>)> compute) {
+SmallVector<Value>
+rowStatistics(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes, unsigned results,
+              function_ref<SmallVector<Value>(OpBuilder &, SmallVector<Value>)> compute) {
   auto type = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> shape(type.getShape());
   for (int64_t axis : axes)
@@ -67,14 +66,14 @@ SmallVector<Value> rowStatistics(OpBuilder &b, Location loc, Value input, ArrayR
     inits.push_back(tensor::EmptyOp::create(b, loc, shape, type.getElementType()));
   SmallVector<AffineMap> maps(results, b.getMultiDimIdentityMap(type.getRank()));
   SmallVector<utils::IteratorType> iterators(type.getRank(), utils::IteratorType::parallel);
-  auto generic = linalg::GenericOp::create(
-      b, loc, SmallVector<Type>(results, rowType), ValueRange{}, inits, maps, iterators,
-      [&](OpBuilder &nested, Location l, ValueRange) {
-        SmallVector<Value> at;
-        for (int64_t d = 0; d < type.getRank(); ++d)
-          at.push_back(linalg::IndexOp::create(nested, l, d));
-        linalg::YieldOp::create(nested, l, compute(nested, at));
-      });
+  auto generic =
+      linalg::GenericOp::create(b, loc, SmallVector<Type>(results, rowType), ValueRange{}, inits,
+                                maps, iterators, [&](OpBuilder &nested, Location l, ValueRange) {
+                                  SmallVector<Value> at;
+                                  for (int64_t d = 0; d < type.getRank(); ++d)
+                                    at.push_back(linalg::IndexOp::create(nested, l, d));
+                                  linalg::YieldOp::create(nested, l, compute(nested, at));
+                                });
   return generic.getResults();
 }
 
@@ -88,21 +87,21 @@ struct SoftmaxToLinalg : OpRewritePattern<SoftmaxOp> {
     Type element = type.getElementType();
     int64_t axis = op.getAxis();
     Value input = op.getInput();
-    SmallVector<Value> stats = rowStatistics(
-        rewriter, loc, input, {axis}, 2, [&](OpBuilder &b, SmallVector<Value> at) {
+    SmallVector<Value> stats =
+        rowStatistics(rewriter, loc, input, {axis}, 2, [&](OpBuilder &b, SmallVector<Value> at) {
           Value lowest = arith::ConstantOp::create(b, loc, lowestValue(element));
           Value max = overRow(b, loc, input, {axis}, at, {lowest},
                               [&](OpBuilder &inner, Value x, ValueRange carried) {
                                 return SmallVector<Value>{
                                     arith::MaximumFOp::create(inner, loc, carried[0], x)};
                               })[0];
-          Value sum = overRow(b, loc, input, {axis}, at, {scalar(b, loc, element, 0.0)},
-                              [&](OpBuilder &inner, Value x, ValueRange carried) {
-                                Value e = math::ExpOp::create(
-                                    inner, loc, arith::SubFOp::create(inner, loc, x, max));
-                                return SmallVector<Value>{
-                                    arith::AddFOp::create(inner, loc, carried[0], e)};
-                              })[0];
+          Value sum =
+              overRow(b, loc, input, {axis}, at, {scalar(b, loc, element, 0.0)},
+                      [&](OpBuilder &inner, Value x, ValueRange carried) {
+                        Value e = math::ExpOp::create(inner, loc,
+                                                      arith::SubFOp::create(inner, loc, x, max));
+                        return SmallVector<Value>{arith::AddFOp::create(inner, loc, carried[0], e)};
+                      })[0];
           return SmallVector<Value>{max, sum};
         });
     rewriter.replaceOp(op, elementwise(rewriter, loc, type, ValueRange{input, stats[0], stats[1]},
@@ -130,21 +129,19 @@ struct LayerNormToLinalg : OpRewritePattern<LayerNormOp> {
       count *= type.getDimSize(axis);
     Value input = op.getInput();
     double epsilon = op.getEpsilon().convertToDouble();
-    SmallVector<Value> stats = rowStatistics(
-        rewriter, loc, input, axes, 2, [&](OpBuilder &b, SmallVector<Value> at) {
+    SmallVector<Value> stats =
+        rowStatistics(rewriter, loc, input, axes, 2, [&](OpBuilder &b, SmallVector<Value> at) {
           Value zero = scalar(b, loc, element, 0.0), n = scalar(b, loc, element, double(count));
-          Value sum = overRow(b, loc, input, axes, at, {zero},
-                              [&](OpBuilder &inner, Value x, ValueRange carried) {
-                                return SmallVector<Value>{
-                                    arith::AddFOp::create(inner, loc, carried[0], x)};
-                              })[0];
+          Value sum = overRow(
+              b, loc, input, axes, at, {zero}, [&](OpBuilder &inner, Value x, ValueRange carried) {
+                return SmallVector<Value>{arith::AddFOp::create(inner, loc, carried[0], x)};
+              })[0];
           Value mean = arith::DivFOp::create(b, loc, sum, n);
-          Value squares = overRow(b, loc, input, axes, at, {zero},
-                                  [&](OpBuilder &inner, Value x, ValueRange carried) {
-                                    Value d = arith::SubFOp::create(inner, loc, x, mean);
-                                    return SmallVector<Value>{math::FmaOp::create(
-                                        inner, loc, d, d, carried[0])};
-                                  })[0];
+          Value squares = overRow(
+              b, loc, input, axes, at, {zero}, [&](OpBuilder &inner, Value x, ValueRange carried) {
+                Value d = arith::SubFOp::create(inner, loc, x, mean);
+                return SmallVector<Value>{math::FmaOp::create(inner, loc, d, d, carried[0])};
+              })[0];
           Value variance = arith::DivFOp::create(b, loc, squares, n);
           Value std = math::SqrtOp::create(
               b, loc, arith::AddFOp::create(b, loc, variance, scalar(b, loc, element, epsilon)));
@@ -204,9 +201,9 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
     Value inside, counted;
     for (int64_t d = 0; d < spatial; ++d) {
       int64_t size = inputType.getDimSize(d + first);
-      WindowIndex read = windowIndex(lb, l, outputAt[d + first], offsets[d], w.strides[d],
-                                     w.dilations[d], w.pads[d], w.kernel[d], size,
-                                     type.getDimSize(d + first));
+      WindowIndex read =
+          windowIndex(lb, l, outputAt[d + first], offsets[d], w.strides[d], w.dilations[d],
+                      w.pads[d], w.kernel[d], size, type.getDimSize(d + first));
       if (read.inside) {
         inside = both(lb, l, inside, read.inside);
         if (!isMax && w.countIncludePad) {
@@ -248,8 +245,7 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
   return pooled;
 }
 
-template <typename OpT, bool isMax>
-struct PoolToLinalg : OpRewritePattern<OpT> {
+template <typename OpT, bool isMax> struct PoolToLinalg : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
@@ -286,11 +282,11 @@ struct GlobalAveragePoolToLinalg : OpRewritePattern<GlobalAveragePoolOp> {
 
 void populateReductionKernels(RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
-  patterns.add<ReduceToLinalg<ReduceSumOp, ReduceKind::Sum>,
-               ReduceToLinalg<ReduceMaxOp, ReduceKind::Max>,
-               ReduceToLinalg<ReduceMeanOp, ReduceKind::Mean>, GlobalAveragePoolToLinalg,
-               SoftmaxToLinalg, LayerNormToLinalg, PoolToLinalg<MaxPoolOp, true>,
-               PoolToLinalg<AveragePoolOp, false>>(context);
+  patterns.add<
+      ReduceToLinalg<ReduceSumOp, ReduceKind::Sum>, ReduceToLinalg<ReduceMaxOp, ReduceKind::Max>,
+      ReduceToLinalg<ReduceMeanOp, ReduceKind::Mean>, GlobalAveragePoolToLinalg, SoftmaxToLinalg,
+      LayerNormToLinalg, PoolToLinalg<MaxPoolOp, true>, PoolToLinalg<AveragePoolOp, false>>(
+      context);
 }
 
 } // namespace kiln

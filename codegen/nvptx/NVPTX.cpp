@@ -11,10 +11,10 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstdlib>
@@ -76,8 +76,7 @@ struct DeclareKernelProperties
 
 } // namespace
 
-llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm,
-                                       llvm::StringRef chip,
+llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm, llvm::StringRef chip,
                                        llvm::raw_ostream &errors) {
   // Math functions (erf, tanh, exp, ...) come from CUDA's libdevice.
   std::string libdevice = findLibdevice();
@@ -90,8 +89,7 @@ llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm,
   if (architecture >= 89 && architecture < 100)
     options += " features=+ptx84";
   if (failed(mlir::parsePassPipeline(
-          llvm::formatv("nvvm-attach-target{{chip={0} O=3{1}}", chip, options).str(), pm,
-          errors)))
+          llvm::formatv("nvvm-attach-target{{chip={0} O=3{1}}", chip, options).str(), pm, errors)))
     return llvm::failure();
   pm.addNestedPass<mlir::gpu::GPUModuleOp>(std::make_unique<DeclareKernelProperties>());
   return mlir::parsePassPipeline("gpu.module(lower-affine,convert-scf-to-cf,convert-nvgpu-to-nvvm,"
@@ -101,15 +99,14 @@ llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm,
                                  pm, errors);
 }
 
-llvm::LogicalResult
-checkLinked(llvm::StringRef ptx,
-            llvm::function_ref<mlir::InFlightDiagnostic()> emitError) {
+llvm::LogicalResult checkLinked(llvm::StringRef ptx,
+                                llvm::function_ref<mlir::InFlightDiagnostic()> emitError) {
   size_t at = ptx.find(".extern .func");
   if (at == llvm::StringRef::npos)
     return llvm::success();
   llvm::StringRef line = ptx.substr(at).take_until([](char c) { return c == '\n'; });
-  return emitError() << "the kernels call a function no library provides ("
-                     << line.trim() << "); math functions need CUDA's libdevice: "
+  return emitError() << "the kernels call a function no library provides (" << line.trim()
+                     << "); math functions need CUDA's libdevice: "
                      << "set CUDA_HOME to the CUDA toolkit";
 }
 
@@ -154,8 +151,8 @@ llvm::StringMap<KernelResources> parsePtxasReport(llvm::StringRef report) {
       llvm::StringRef name = line.drop_front(at + 26).take_until([](char c) { return c == '\''; });
       current = &kernels[name];
     } else if (current && line.contains("bytes spill stores")) {
-      current->spillBytes = numberBefore(line, " bytes spill stores") +
-                            numberBefore(line, " bytes spill loads");
+      current->spillBytes =
+          numberBefore(line, " bytes spill stores") + numberBefore(line, " bytes spill loads");
     } else if (current && line.contains("Used ") && line.contains(" registers")) {
       current->registers = numberBefore(line, " registers");
       current->sharedBytes = numberBefore(line, " bytes smem");
@@ -164,9 +161,8 @@ llvm::StringMap<KernelResources> parsePtxasReport(llvm::StringRef report) {
   return kernels;
 }
 
-llvm::FailureOr<Cubin>
-assemblePTX(llvm::StringRef ptxas, llvm::StringRef ptx, llvm::StringRef chip,
-            llvm::function_ref<mlir::InFlightDiagnostic()> emitError) {
+llvm::FailureOr<Cubin> assemblePTX(llvm::StringRef ptxas, llvm::StringRef ptx, llvm::StringRef chip,
+                                   llvm::function_ref<mlir::InFlightDiagnostic()> emitError) {
   llvm::SmallString<128> ptxPath, cubinPath, reportPath;
   if (llvm::sys::fs::createTemporaryFile("kiln", "ptx", ptxPath) ||
       llvm::sys::fs::createTemporaryFile("kiln", "cubin", cubinPath) ||

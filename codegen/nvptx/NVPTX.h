@@ -35,15 +35,13 @@ std::string findLibdevice();
 
 /// Appends the NVPTX lowering: attaches `chip`, lowers the kernel module to
 /// NVVM and serializes it to PTX.
-llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm,
-                                       llvm::StringRef chip,
+llvm::LogicalResult buildNVPTXPipeline(mlir::OpPassManager &pm, llvm::StringRef chip,
                                        llvm::raw_ostream &errors);
 
 /// Fails with a clear message when `ptx` still calls libdevice functions,
 /// which happens when libdevice was not found to link.
-llvm::LogicalResult
-checkLinked(llvm::StringRef ptx,
-            llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+llvm::LogicalResult checkLinked(llvm::StringRef ptx,
+                                llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// PTX assembled by ptxas for one architecture.
 struct Cubin {
@@ -58,9 +56,8 @@ std::string findPtxas();
 /// Assembles `ptx` for `chip` with `ptxas` and reads what each kernel uses
 /// from its report. A chip this ptxas does not know, or PTX it rejects, is
 /// an error that quotes ptxas.
-llvm::FailureOr<Cubin>
-assemblePTX(llvm::StringRef ptxas, llvm::StringRef ptx, llvm::StringRef chip,
-            llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+llvm::FailureOr<Cubin> assemblePTX(llvm::StringRef ptxas, llvm::StringRef ptx, llvm::StringRef chip,
+                                   llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// Reads `ptxas -v`'s report: registers, static shared memory and spills
 /// per kernel.

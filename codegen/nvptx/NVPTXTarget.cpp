@@ -29,7 +29,7 @@ public:
     int architecture = nvidiaArchitecture(chip());
     TargetFeatures features;
     // wgmma is sm_90a's alone (later architectures have other instructions).
-    features.tensorCores = chip() == "sm_90a"    ? TensorCores::Hopper
+    features.tensorCores = chip() == "sm_90a"   ? TensorCores::Hopper
                            : architecture >= 89 ? TensorCores::Ada
                            : architecture >= 80 ? TensorCores::Ampere
                                                 : TensorCores::None;

@@ -41,10 +41,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/nvptx/Passes.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Precision.h"
 #include "passes/Buffers.h"
-#include "codegen/nvptx/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -211,8 +211,7 @@ SmallVector<Value> readRoots(Operation *op) {
     return roots;
   for (Value input : generic.getDpsInputs())
     roots.push_back(rootOf(input));
-  generic.getRegion().walk(
-      [&](memref::LoadOp load) { roots.push_back(rootOf(load.getMemRef())); });
+  generic.getRegion().walk([&](memref::LoadOp load) { roots.push_back(rootOf(load.getMemRef())); });
   return roots;
 }
 
@@ -389,8 +388,8 @@ private:
   /// flatten into one index of the collapsed side.
   SmallVector<Value> step(Operation *reshape, ArrayRef<Value> at, bool towardsSource) {
     bool collapse = isa<memref::CollapseShapeOp>(reshape);
-    auto expandedType = cast<MemRefType>(
-        collapse ? reshape->getOperand(0).getType() : reshape->getResult(0).getType());
+    auto expandedType = cast<MemRefType>(collapse ? reshape->getOperand(0).getType()
+                                                  : reshape->getResult(0).getType());
     SmallVector<ReassociationIndices> groups =
         collapse ? cast<memref::CollapseShapeOp>(reshape).getReassociationIndices()
                  : cast<memref::ExpandShapeOp>(reshape).getReassociationIndices();
@@ -425,24 +424,28 @@ private:
 /// How the tensor-core instructions read their operands in one format.
 struct Format {
   Precision precision;
-  int64_t k;                 ///< the reduction per instruction (32 bytes of it)
-  int64_t perRegister;       ///< A and B elements per 32-bit register (mma.sync)
-  NVVM::MMATypes type;       ///< for nvvm.mma.sync (fp8 goes through PTX)
+  int64_t k;           ///< the reduction per instruction (32 bytes of it)
+  int64_t perRegister; ///< A and B elements per 32-bit register (mma.sync)
+  NVVM::MMATypes type; ///< for nvvm.mma.sync (fp8 goes through PTX)
   NVVM::WGMMATypes wgmmaType;
-  unsigned bits;             ///< an element's, in shared memory for wgmma
+  unsigned bits; ///< an element's, in shared memory for wgmma
 };
 
 std::optional<Format> formatFor(Precision precision, bool fp8) {
   using NVVM::MMATypes, NVVM::WGMMATypes;
   switch (precision) {
-  case Precision::TF32: return Format{precision, 8, 1, MMATypes::tf32, WGMMATypes::tf32, 32};
-  case Precision::FP16: return Format{precision, 16, 2, MMATypes::f16, WGMMATypes::f16, 16};
-  case Precision::BF16: return Format{precision, 16, 2, MMATypes::bf16, WGMMATypes::bf16, 16};
+  case Precision::TF32:
+    return Format{precision, 8, 1, MMATypes::tf32, WGMMATypes::tf32, 32};
+  case Precision::FP16:
+    return Format{precision, 16, 2, MMATypes::f16, WGMMATypes::f16, 16};
+  case Precision::BF16:
+    return Format{precision, 16, 2, MMATypes::bf16, WGMMATypes::bf16, 16};
   case Precision::FP8:
     if (fp8)
       return Format{precision, 32, 4, MMATypes::e4m3, WGMMATypes::e4m3, 8};
     return std::nullopt;
-  default: return std::nullopt;
+  default:
+    return std::nullopt;
   }
 }
 
@@ -537,8 +540,7 @@ public:
                 const Fusion &fusion, bool wgmma, int64_t tile, std::optional<TmaOperand> tmaA,
                 std::optional<TmaOperand> tmaB)
       : IndexArithmetic(b, loc), p(product), f(format), fusion(fusion), wgmma(wgmma), tile(tile),
-        tmaA(tmaA), tmaB(tmaB),
-        reshapes(b, loc), tilesM(wgmma ? 1 : tile / 2 / 16),
+        tmaA(tmaA), tmaB(tmaB), reshapes(b, loc), tilesM(wgmma ? 1 : tile / 2 / 16),
         tilesN(wgmma ? tile / 8 : tile / 2 / 8),
         stages(tile == kSmallTile ? kSmallTileStages : kStages) {}
 
@@ -559,12 +561,12 @@ public:
     // its columns (2t, 2t+1).
     for (int64_t i = 0; i < tilesM; ++i)
       for (int64_t half = 0; half < 2; ++half)
-        rows.push_back(position(add(rowBase, add(group, constant(16 * i + 8 * half))),
-                                p.rows, p.numRows));
+        rows.push_back(
+            position(add(rowBase, add(group, constant(16 * i + 8 * half))), p.rows, p.numRows));
     for (int64_t j = 0; j < tilesN; ++j)
       for (int64_t e = 0; e < 2; ++e)
-        colsC.push_back(position(add(colBase, add(mul(inGroup, 2), constant(8 * j + e))), p.cols,
-                                 p.numCols));
+        colsC.push_back(
+            position(add(colBase, add(mul(inGroup, 2), constant(8 * j + e))), p.cols, p.numCols));
 
     // Tiles of A and B in shared memory, a stage of kBlockK along the
     // reduction each, laid out as each operand is in memory.
@@ -731,15 +733,15 @@ private:
     Value memref;
     AffineMap map;
     bool alongK = true;
-    bool computed = false;           ///< by a fused writer, not copied
-    bool converted = false;          ///< stored by the threads in the format (wgmma)
-    bool vector = false;             ///< a run is one 16-byte copy
-    float scale = 1.0f;              ///< fp8's, divided out when packed or converted
+    bool computed = false;  ///< by a fused writer, not copied
+    bool converted = false; ///< stored by the threads in the format (wgmma)
+    bool vector = false;    ///< a run is one 16-byte copy
+    float scale = 1.0f;     ///< fp8's, divided out when packed or converted
     /// Copied by TMA (wgmma, tf32): a stage is one box of the operand's map.
     bool tma = false;
-    Value tensorMap;                ///< the map's address
-    SmallVector<unsigned> mapBatch; ///< the batch loops of the map's dimensions 2..
-    Value blockBase;                ///< the block's first row
+    Value tensorMap;                 ///< the map's address
+    SmallVector<unsigned> mapBatch;  ///< the batch loops of the map's dimensions 2..
+    Value blockBase;                 ///< the block's first row
     SmallVector<Position> positions; ///< alongK: each run's row; else each of a run's rows
     SmallVector<Value> rowStarts;    ///< per run, within the tile
     SmallVector<Value> kStarts;      ///< per run, within the stage
@@ -771,8 +773,8 @@ private:
     // coreRow]. Otherwise as the operand is in memory; padding makes the
     // fragment reads of a warp hit 32 banks (tf32).
     SmallVector<int64_t> shape =
-        wgmma ? SmallVector<int64_t>{stages, tile / kCoreRows, kBlockK / coreRow(), kCoreRows,
-                                     coreRow()}
+        wgmma      ? SmallVector<int64_t>{stages, tile / kCoreRows, kBlockK / coreRow(), kCoreRows,
+                                          coreRow()}
         : s.alongK ? SmallVector<int64_t>{stages, tile, kBlockK + 4}
                    : SmallVector<int64_t>{stages, kBlockK, tile + 8};
     return MemRefType::get(shape, tileElement(), MemRefLayoutAttrInterface(), workgroup);
@@ -812,8 +814,8 @@ private:
     int64_t extent = s.alongK ? p.ranges[p.k] : loops.empty() ? 1 : p.ranges[loops.back()];
     // (wgmma's tiles keep the reduction contiguous.)
     s.vector = !s.computed && !s.converted && (s.alongK || !wgmma) && strided &&
-               (s.alongK ? kStride : rowStride) == 1 &&
-               !ShapedType::isDynamic(offset) && offset % kRun == 0 && extent % kRun == 0 &&
+               (s.alongK ? kStride : rowStride) == 1 && !ShapedType::isDynamic(offset) &&
+               offset % kRun == 0 && extent % kRun == 0 &&
                llvm::all_of(strides, [&](int64_t stride) {
                  return stride == 1 || (!ShapedType::isDynamic(stride) && stride % kRun == 0);
                });
@@ -878,8 +880,8 @@ private:
         // A whole run or nothing (the extent along it is a multiple of the
         // run): its first element's place, the last run-aligned one at most.
         Value k = add(k0, kStart);
-        auto [at, valid] = source(s.positions[s.alongK ? j : 0], k,
-                                  s.alongK ? depth - kRun : depth - 1);
+        auto [at, valid] =
+            source(s.positions[s.alongK ? j : 0], k, s.alongK ? depth - kRun : depth - 1);
         Value count = arith::SelectOp::create(b, loc, valid, constant(kRun), constant(0));
         copies.push_back(nvgpu::DeviceAsyncCopyOp::create(
             b, loc, token, tile, inTile(s, buffer, rowStart, kStart), s.memref, at,
@@ -969,8 +971,8 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(copying.thenBlock());
     Value bar = barrier(buffer);
-    Value bytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                               int64_t(tma.size()) * tmaStageBytes());
+    Value bytes =
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), int64_t(tma.size()) * tmaStageBytes());
     ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r", {bar, bytes});
     for (auto [into, s] : tma) {
       // The box's coordinates, innermost first: reduction, row, batch.
@@ -1042,8 +1044,8 @@ private:
   /// the accumulators are read again.
   SmallVector<Value> multiplyWarpgroup(Value tileA, const Staging &stageA, Value tileB,
                                        const Staging &stageB, Value buffer, ArrayRef<Value> acc) {
-    auto type = LLVM::LLVMStructType::getLiteral(
-        b.getContext(), SmallVector<Type>(acc.size(), b.getF32Type()));
+    auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                 SmallVector<Type>(acc.size(), b.getF32Type()));
     Value d = LLVM::PoisonOp::create(b, loc, type);
     for (auto [i, value] : llvm::enumerate(acc))
       d = LLVM::InsertValueOp::create(b, loc, d, value, ArrayRef<int64_t>{int64_t(i)});
@@ -1090,14 +1092,16 @@ private:
       auto type = cast<MemRefType>(tile.getType());
       int64_t stageBytes = type.getNumElements() / stages * f.bits / 8;
       int64_t rowBlockBytes = type.getDimSize(2) * kCoreBytes;
-      address = add(sharedAddress(tile), add(mul(buffer, stageBytes), constant(step * 2 * kCoreBytes)));
+      address =
+          add(sharedAddress(tile), add(mul(buffer, stageBytes), constant(step * 2 * kCoreBytes)));
       fields = (kCoreBytes >> 4) << 16 | (rowBlockBytes >> 4) << 32;
     }
     Type i64 = b.getI64Type();
     auto bits = [&](int64_t value) { return arith::ConstantIntOp::create(b, loc, i64, value); };
     Value start = arith::ShRUIOp::create(
-        b, loc, arith::AndIOp::create(b, loc, arith::IndexCastUIOp::create(b, loc, i64, address),
-                                      bits(0x3ffff)),
+        b, loc,
+        arith::AndIOp::create(b, loc, arith::IndexCastUIOp::create(b, loc, i64, address),
+                              bits(0x3ffff)),
         bits(4));
     return arith::OrIOp::create(b, loc, start, bits(fields));
   }
@@ -1108,10 +1112,10 @@ private:
     Type resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
     if (f.precision == Precision::FP8)
       return mmaFP8(resultType, a, bFragment, acc);
-    return NVVM::MmaOp::create(b, loc, resultType, a, bFragment, acc, {16, 8, f.k}, std::nullopt,
-                               std::nullopt, std::array<NVVM::MMATypes, 2>{f.type, f.type},
-                               std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                                              NVVM::MMALayout::col})
+    return NVVM::MmaOp::create(
+               b, loc, resultType, a, bFragment, acc, {16, 8, f.k}, std::nullopt, std::nullopt,
+               std::array<NVVM::MMATypes, 2>{f.type, f.type},
+               std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col})
         .getResult();
   }
 
@@ -1131,11 +1135,11 @@ private:
     }
     default: {
       // cvt makes a pair; the low byte is the second operand's.
-      Value pair = LLVM::InlineAsmOp::create(
-                       b, loc, i16, ValueRange{element, element},
-                       "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;", "=h,f,f",
-                       /*has_side_effects=*/false, /*is_align_stack=*/false,
-                       LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+      Value pair = LLVM::InlineAsmOp::create(b, loc, i16, ValueRange{element, element},
+                                             "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;", "=h,f,f",
+                                             /*has_side_effects=*/false, /*is_align_stack=*/false,
+                                             LLVM::tailcallkind::TailCallKind::None,
+                                             LLVM::AsmDialectAttr(), ArrayAttr())
                        .getResult(0);
       return arith::TruncIOp::create(b, loc, b.getI8Type(), pair);
     }
@@ -1264,8 +1268,8 @@ private:
           loops = reshapes.fromAlloc(input->get(), inAlloc);
         known[input->getOperandNumber()] = value;
       }
-    memref::StoreOp::create(b, loc, compute(epilogue, loops, known),
-                            epilogue.getDpsInits()[0], loops);
+    memref::StoreOp::create(b, loc, compute(epilogue, loops, known), epilogue.getDpsInits()[0],
+                            loops);
   }
 
   /// The element of `buffer` at `indices`: loaded, or computed as its
@@ -1394,10 +1398,10 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
           SmallVector<int64_t> box(view->dims.size(), 1);
           box[0] = kBlockK;
           box[1] = tile;
-          Value address = TensorMapOp::create(
-              b, loc, operand, b.getDenseI64ArrayAttr(view->dims),
-              b.getDenseI64ArrayAttr(view->strides),
-              b.getDenseI64ArrayAttr(box), b.getI64IntegerAttr(kSwizzleBytes));
+          Value address =
+              TensorMapOp::create(b, loc, operand, b.getDenseI64ArrayAttr(view->dims),
+                                  b.getDenseI64ArrayAttr(view->strides),
+                                  b.getDenseI64ArrayAttr(box), b.getI64IntegerAttr(kSwizzleBytes));
           return TmaOperand{address, *view};
         };
         tmaA = tma(product.a, product.mapA, product.rows);
@@ -1406,10 +1410,9 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
       auto size = [&](int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); };
       Value one = size(1);
       // Rows on x, which allows the most blocks.
-      auto launch = gpu::LaunchOp::create(
-          b, loc, size(llvm::divideCeil(product.numRows, tile)),
-          size(llvm::divideCeil(product.numCols, tile)), size(product.numBatch),
-          size(kThreads), one, one);
+      auto launch = gpu::LaunchOp::create(b, loc, size(llvm::divideCeil(product.numRows, tile)),
+                                          size(llvm::divideCeil(product.numCols, tile)),
+                                          size(product.numBatch), size(kThreads), one, one);
       launch->setAttr(kKernelAttr, b.getStringAttr("matmul"));
       for (StringRef name : {kPrecisionAttr, kLayoutAttr})
         if (Attribute value = product.op->getAttr(name))

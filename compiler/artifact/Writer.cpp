@@ -21,20 +21,31 @@ namespace {
 
 std::optional<artifact::DType> dtypeOf(Type type) {
   using D = artifact::DType;
-  if (type.isF32()) return D::F32;
-  if (type.isF16()) return D::F16;
-  if (type.isBF16()) return D::BF16;
-  if (type.isF64()) return D::F64;
-  if (isa<Float8E4M3FNType>(type)) return D::F8E4M3FN;
-  if (isa<Float8E5M2Type>(type)) return D::F8E5M2;
-  if (type.isInteger(1)) return D::Bool;
+  if (type.isF32())
+    return D::F32;
+  if (type.isF16())
+    return D::F16;
+  if (type.isBF16())
+    return D::BF16;
+  if (type.isF64())
+    return D::F64;
+  if (isa<Float8E4M3FNType>(type))
+    return D::F8E4M3FN;
+  if (isa<Float8E5M2Type>(type))
+    return D::F8E5M2;
+  if (type.isInteger(1))
+    return D::Bool;
   if (auto integer = dyn_cast<IntegerType>(type)) {
     bool isUnsigned = integer.isUnsigned();
     switch (integer.getWidth()) {
-    case 8: return isUnsigned ? D::U8 : D::I8;
-    case 16: return isUnsigned ? D::U16 : D::I16;
-    case 32: return isUnsigned ? D::U32 : D::I32;
-    case 64: return isUnsigned ? D::U64 : D::I64;
+    case 8:
+      return isUnsigned ? D::U8 : D::I8;
+    case 16:
+      return isUnsigned ? D::U16 : D::I16;
+    case 32:
+      return isUnsigned ? D::U32 : D::I32;
+    case 64:
+      return isUnsigned ? D::U64 : D::I64;
     }
   }
   return std::nullopt;
@@ -126,9 +137,12 @@ FailureOr<std::string> weightBlock(ModuleOp planned) {
 
 artifact::CodeKind kindOf(CodeObject::Format format) {
   switch (format) {
-  case CodeObject::Format::HostSharedObject: return artifact::CodeKind::HostSharedObject;
-  case CodeObject::Format::PTX: return artifact::CodeKind::PTX;
-  case CodeObject::Format::Cubin: return artifact::CodeKind::Cubin;
+  case CodeObject::Format::HostSharedObject:
+    return artifact::CodeKind::HostSharedObject;
+  case CodeObject::Format::PTX:
+    return artifact::CodeKind::PTX;
+  case CodeObject::Format::Cubin:
+    return artifact::CodeKind::Cubin;
   }
   llvm_unreachable("unknown code format");
 }
@@ -251,9 +265,9 @@ FailureOr<std::string> writeArtifact(ArrayRef<TensorSignature> inputs,
           builder, target.planned->getAttrOfType<IntegerAttr>("kiln.arena_bytes").getInt(),
           blockOffsets[block], blocks[block].size(), &kernelList));
     }
-    builder.Finish(artifact::CreateModelDirect(builder, "kiln 0.1", source.c_str(), &in, &out,
-                                               &code, &plans),
-                   artifact::ModelIdentifier());
+    builder.Finish(
+        artifact::CreateModelDirect(builder, "kiln 0.1", source.c_str(), &in, &out, &code, &plans),
+        artifact::ModelIdentifier());
   };
   size_t sections = 0;
   for (const CompiledTarget &target : targets)

@@ -18,12 +18,18 @@ llvm::LogicalResult fail(mlir::MLIRContext &context, const llvm::Twine &message)
 
 const char *emitName(Emit emit) {
   switch (emit) {
-  case Emit::Artifact: return "artifact";
-  case Emit::Kiln: return "kiln";
-  case Emit::Fused: return "fused";
-  case Emit::Linalg: return "linalg";
-  case Emit::Dot: return "dot";
-  case Emit::Code: return "code";
+  case Emit::Artifact:
+    return "artifact";
+  case Emit::Kiln:
+    return "kiln";
+  case Emit::Fused:
+    return "fused";
+  case Emit::Linalg:
+    return "linalg";
+  case Emit::Dot:
+    return "dot";
+  case Emit::Code:
+    return "code";
   }
   llvm_unreachable("unknown emit kind");
 }

@@ -18,9 +18,11 @@ void printKernelGraph(mlir::ModuleOp module, raw_ostream &os) {
       quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
     return quoted;
   };
-  const std::pair<StringRef, StringRef> colours[] = {
-      {"fp32", "#e8e8e8"}, {"tf32", "#9ecae1"}, {"fp16", "#a1d99b"},
-      {"bf16", "#fdd0a2"}, {"fp8", "#fc9272"}};
+  const std::pair<StringRef, StringRef> colours[] = {{"fp32", "#e8e8e8"},
+                                                     {"tf32", "#9ecae1"},
+                                                     {"fp16", "#a1d99b"},
+                                                     {"bf16", "#fdd0a2"},
+                                                     {"fp8", "#fc9272"}};
   auto colourOf = [&](StringRef precision) {
     for (auto &[name, colour] : colours)
       if (name == precision)
@@ -50,8 +52,8 @@ void printKernelGraph(mlir::ModuleOp module, raw_ostream &os) {
       os << "  k" << from << " -> k" << i << ";\n";
     for (auto input : entry.getAs<mlir::ArrayAttr>("inputs").getAsRange<mlir::StringAttr>()) {
       if (modelInputs.insert(input.str()).second)
-        os << "  \"in:" << quote(input) << "\" [shape=ellipse, style=\"\", label=\""
-           << quote(input) << "\"];\n";
+        os << "  \"in:" << quote(input) << "\" [shape=ellipse, style=\"\", label=\"" << quote(input)
+           << "\"];\n";
       os << "  \"in:" << quote(input) << "\" -> k" << i << ";\n";
     }
     StringRef buffer = entry.getAs<mlir::StringAttr>("buffer").getValue();

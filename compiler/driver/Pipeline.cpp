@@ -43,8 +43,7 @@ void populateGraphOptimization(mlir::OpPassManager &pm, const GraphOptions &opti
   pm.addPass(createAssignLayout(layout));
   pm.addPass(mlir::createCanonicalizerPass());
   AssignPrecisionOptions precision;
-  precision.precision =
-      precisionName(options.precision.value_or(target.defaultPrecision())).str();
+  precision.precision = precisionName(options.precision.value_or(target.defaultPrecision())).str();
   precision.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
   precision.calibration = options.calibration;
   pm.addPass(createAssignPrecision(precision));

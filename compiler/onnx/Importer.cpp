@@ -17,9 +17,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <functional>
 #include <queue>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,8 +39,7 @@ std::string joinShape(ArrayRef<int64_t> shape) {
 class Importer {
 public:
   Importer(MLIRContext &context, StringRef path, const ImportOptions &options)
-      : context_(context), path_(path.str()), options_(options),
-        builder_(&context) {
+      : context_(context), path_(path.str()), options_(options), builder_(&context) {
     SmallString<256> dir(path);
     llvm::sys::path::remove_filename(dir);
     modelDir_ = dir.empty() ? "." : std::string(dir);
@@ -49,9 +48,7 @@ public:
   OwningOpRef<ModuleOp> run();
 
 private:
-  InFlightDiagnostic error() {
-    return emitError(UnknownLoc::get(&context_)) << path_ << ": ";
-  }
+  InFlightDiagnostic error() { return emitError(UnknownLoc::get(&context_)) << path_ << ": "; }
 
   LogicalResult parseModel();
   LogicalResult readOpset();
@@ -136,9 +133,8 @@ LogicalResult Importer::checkOperators() {
       key += " from domain '" + node.domain() + "'";
     } else if (const OperatorInfo *info = findOperator(node.op_type())) {
       if (opset_ < info->sinceOpset) {
-        error() << "node '" << displayName(i) << "' (" << node.op_type()
-                << ", opset " << opset_ << "): the operator first exists in opset "
-                << info->sinceOpset;
+        error() << "node '" << displayName(i) << "' (" << node.op_type() << ", opset " << opset_
+                << "): the operator first exists in opset " << info->sinceOpset;
         failedAny = true;
       }
       continue;
@@ -189,8 +185,8 @@ LogicalResult Importer::orderNodes() {
         continue;
       auto [it, inserted] = producer.try_emplace(output, i);
       if (!inserted || available.contains(output))
-        return error() << "value '" << output << "' is defined twice (node '"
-                       << displayName(i) << "' and "
+        return error() << "value '" << output << "' is defined twice (node '" << displayName(i)
+                       << "' and "
                        << (inserted ? "a graph input or initializer"
                                     : "node '" + displayName(it->second) + "'")
                        << ")";
@@ -207,8 +203,8 @@ LogicalResult Importer::orderNodes() {
       consumed_.insert(input);
       auto it = producer.find(input);
       if (it == producer.end())
-        return error() << "node '" << displayName(i) << "' ("
-                       << graph.node(i).op_type() << ") reads '" << input
+        return error() << "node '" << displayName(i) << "' (" << graph.node(i).op_type()
+                       << ") reads '" << input
                        << "', which no node, graph input or initializer defines";
       readers[it->second].push_back(i);
       ++waiting[i];
@@ -262,25 +258,23 @@ FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &inpu
     if (tensor.has_shape()) {
       const onnx::TensorShapeProto &declared = tensor.shape();
       if (declared.dim_size() != int(shape.size()))
-        return error() << "--input-shape gives input '" << name << "' rank "
-                       << shape.size() << ", but the model declares rank "
-                       << declared.dim_size();
+        return error() << "--input-shape gives input '" << name << "' rank " << shape.size()
+                       << ", but the model declares rank " << declared.dim_size();
       for (int d = 0; d < declared.dim_size(); ++d)
-        if (declared.dim(d).has_dim_value() &&
-            declared.dim(d).dim_value() != shape[d])
-          return error() << "--input-shape gives input '" << name << "' dimension "
-                         << d << " size " << shape[d] << ", but the model fixes it at "
+        if (declared.dim(d).has_dim_value() && declared.dim(d).dim_value() != shape[d])
+          return error() << "--input-shape gives input '" << name << "' dimension " << d << " size "
+                         << shape[d] << ", but the model fixes it at "
                          << declared.dim(d).dim_value();
     }
   } else {
     if (!tensor.has_shape())
-      return error() << "graph input '" << name
-                     << "' has no shape; give one with --input-shape " << name << "=...";
+      return error() << "graph input '" << name << "' has no shape; give one with --input-shape "
+                     << name << "=...";
     for (int d = 0; d < tensor.shape().dim_size(); ++d) {
       const onnx::TensorShapeProto::Dimension &dim = tensor.shape().dim(d);
       if (!dim.has_dim_value())
-        return error() << "graph input '" << name << "' has symbolic dimension "
-                       << d << (dim.dim_param().empty() ? "" : " '" + dim.dim_param() + "'")
+        return error() << "graph input '" << name << "' has symbolic dimension " << d
+                       << (dim.dim_param().empty() ? "" : " '" + dim.dim_param() + "'")
                        << "; fix it with --input-shape " << name << "=...";
       shape.push_back(dim.dim_value());
     }
@@ -331,7 +325,8 @@ OwningOpRef<ModuleOp> Importer::run() {
   for (const auto &entry : options_.inputShapes)
     if (!inputNames.contains(entry.getKey()) || initializers_.count(entry.getKey()))
       return (error() << "--input-shape names '" << entry.getKey()
-                      << "', which is not a graph input"), nullptr;
+                      << "', which is not a graph input"),
+             nullptr;
 
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
@@ -347,12 +342,11 @@ OwningOpRef<ModuleOp> Importer::run() {
 
   Location fileLoc = FileLineColLoc::get(&context_, path_, 0, 0);
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-  (*module)->setAttr("kiln.source",
-                     builder_.getStringAttr(llvm::sys::path::filename(path_)));
+  (*module)->setAttr("kiln.source", builder_.getStringAttr(llvm::sys::path::filename(path_)));
   (*module)->setAttr("kiln.opset", builder_.getI64IntegerAttr(opset_));
   builder_.setInsertionPointToEnd(module->getBody());
-  auto func = func::FuncOp::create(builder_, fileLoc, "main",
-                                   builder_.getFunctionType(argTypes, {}));
+  auto func =
+      func::FuncOp::create(builder_, fileLoc, "main", builder_.getFunctionType(argTypes, {}));
   Block *body = func.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(argNames)) {
     values_[name] = body->getArgument(i);
@@ -365,8 +359,8 @@ OwningOpRef<ModuleOp> Importer::run() {
     for (const std::string &input : node.input())
       if (failed(materialize(input)))
         return nullptr;
-    NodeContext ctx(node, opset_, path_, modelDir_, displayName(index), builder_,
-                    values_, consumed_);
+    NodeContext ctx(node, opset_, path_, modelDir_, displayName(index), builder_, values_,
+                    consumed_);
     if (failed(findOperator(node.op_type())->convert(ctx)))
       return nullptr;
     // A product records the tensors it reads, by the names calibration

@@ -31,8 +31,7 @@ constexpr int64_t kMinOpset = 11;
 constexpr int64_t kMaxOpset = 21;
 
 /// Imports the model at `path`; returns null after reporting errors.
-mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &context,
-                                                 llvm::StringRef path,
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &context, llvm::StringRef path,
                                                  const ImportOptions &options);
 
 /// Parses "NAME=D0xD1x..." (as given to --input-shape) into `options`;

@@ -10,20 +10,17 @@ using namespace mlir;
 
 namespace kiln {
 
-NodeContext::NodeContext(onnx::NodeProto &node, int64_t opset,
-                         llvm::StringRef file, llvm::StringRef modelDir,
-                         llvm::StringRef displayName,
-                         OpBuilder &builder, llvm::StringMap<Value> &values,
-                         const llvm::StringSet<> &consumed)
-    : node_(node), opset_(opset), file_(file), modelDir_(modelDir),
-      displayName_(displayName),
+NodeContext::NodeContext(onnx::NodeProto &node, int64_t opset, llvm::StringRef file,
+                         llvm::StringRef modelDir, llvm::StringRef displayName, OpBuilder &builder,
+                         llvm::StringMap<Value> &values, const llvm::StringSet<> &consumed)
+    : node_(node), opset_(opset), file_(file), modelDir_(modelDir), displayName_(displayName),
       builder_(builder), values_(values), consumed_(consumed),
       loc_(NameLoc::get(builder.getStringAttr(displayName))) {}
 
 InFlightDiagnostic NodeContext::error() {
   return emitError(UnknownLoc::get(builder_.getContext()))
-         << file_ << ": node '" << displayName_ << "' (" << node_.op_type()
-         << ", opset " << opset_ << "): ";
+         << file_ << ": node '" << displayName_ << "' (" << node_.op_type() << ", opset " << opset_
+         << "): ";
 }
 
 bool NodeContext::hasInput(int index) const {
@@ -45,16 +42,13 @@ LogicalResult NodeContext::requireFloat(int index) {
   return success();
 }
 
-Value NodeContext::input(int index) const {
-  return values_.lookup(node_.input(index));
-}
+Value NodeContext::input(int index) const { return values_.lookup(node_.input(index)); }
 
 RankedTensorType NodeContext::inputType(int index) const {
   return cast<RankedTensorType>(input(index).getType());
 }
 
-std::optional<SmallVector<int64_t>> NodeContext::constantInts(int index,
-                                                              StringRef what) {
+std::optional<SmallVector<int64_t>> NodeContext::constantInts(int index, StringRef what) {
   DenseElementsAttr attr;
   if (!hasInput(index) || !matchPattern(input(index), m_Constant(&attr)) ||
       !isa<IntegerType>(attr.getElementType())) {
@@ -125,9 +119,10 @@ void NodeContext::setOutput(int index, Value value) {
     values_[node_.output(index)] = value;
 }
 
-std::optional<SmallVector<Value>>
-NodeContext::createImpl(StringRef name, InferFn infer, ValueRange operands,
-                        ArrayRef<NamedAttribute> attributes, unsigned numResults) {
+std::optional<SmallVector<Value>> NodeContext::createImpl(StringRef name, InferFn infer,
+                                                          ValueRange operands,
+                                                          ArrayRef<NamedAttribute> attributes,
+                                                          unsigned numResults) {
   MLIRContext *context = builder_.getContext();
   OperationState state(loc_, name);
   state.addOperands(operands);
@@ -147,8 +142,7 @@ NodeContext::createImpl(StringRef name, InferFn infer, ValueRange operands,
         reason = diag.str();
       return success();
     });
-    valid = succeeded(infer(context, loc_, op->getOperands(),
-                            op->getRawDictionaryAttrs(),
+    valid = succeeded(infer(context, loc_, op->getOperands(), op->getRawDictionaryAttrs(),
                             op->getPropertiesStorage(), op->getRegions(), types)) &&
             types.size() == numResults;
     if (valid) {
@@ -173,8 +167,8 @@ NodeContext::createImpl(StringRef name, InferFn infer, ValueRange operands,
       replacements.push_back(value);
       continue;
     }
-    Operation *constant = op->getDialect()->materializeConstant(
-        builder_, cast<Attribute>(fold), result.getType(), loc_);
+    Operation *constant = op->getDialect()->materializeConstant(builder_, cast<Attribute>(fold),
+                                                                result.getType(), loc_);
     if (!constant)
       return results;
     replacements.push_back(constant->getResult(0));

@@ -25,10 +25,9 @@ namespace kiln {
 
 class NodeContext {
 public:
-  NodeContext(onnx::NodeProto &node, int64_t opset, llvm::StringRef file,
-              llvm::StringRef modelDir, llvm::StringRef displayName, mlir::OpBuilder &builder,
-              llvm::StringMap<mlir::Value> &values,
-              const llvm::StringSet<> &consumed);
+  NodeContext(onnx::NodeProto &node, int64_t opset, llvm::StringRef file, llvm::StringRef modelDir,
+              llvm::StringRef displayName, mlir::OpBuilder &builder,
+              llvm::StringMap<mlir::Value> &values, const llvm::StringSet<> &consumed);
 
   const onnx::NodeProto &node() const { return node_; }
   /// The node itself, for converters that take over its tensors' buffers.
@@ -76,8 +75,8 @@ public:
   std::optional<llvm::SmallVector<mlir::Value>>
   create(mlir::ValueRange operands, llvm::ArrayRef<mlir::NamedAttribute> attributes = {},
          unsigned numResults = 1) {
-    return createImpl(OpT::getOperationName(), &OpT::inferReturnTypes, operands,
-                      attributes, numResults);
+    return createImpl(OpT::getOperationName(), &OpT::inferReturnTypes, operands, attributes,
+                      numResults);
   }
 
   /// The one-result form of create: builds the op and binds it to output 0.
@@ -96,10 +95,10 @@ public:
   }
 
 private:
-  using InferFn = llvm::LogicalResult (*)(
-      mlir::MLIRContext *, std::optional<mlir::Location>, mlir::ValueRange,
-      mlir::DictionaryAttr, mlir::OpaqueProperties, mlir::RegionRange,
-      llvm::SmallVectorImpl<mlir::Type> &);
+  using InferFn = llvm::LogicalResult (*)(mlir::MLIRContext *, std::optional<mlir::Location>,
+                                          mlir::ValueRange, mlir::DictionaryAttr,
+                                          mlir::OpaqueProperties, mlir::RegionRange,
+                                          llvm::SmallVectorImpl<mlir::Type> &);
   std::optional<llvm::SmallVector<mlir::Value>>
   createImpl(llvm::StringRef name, InferFn infer, mlir::ValueRange operands,
              llvm::ArrayRef<mlir::NamedAttribute> attributes, unsigned numResults);
@@ -136,8 +135,7 @@ const OperatorInfo *findOperator(llvm::StringRef opType);
 struct WindowAttrs {
   llvm::SmallVector<int64_t> strides, dilations, pads;
 };
-std::optional<WindowAttrs> resolveWindow(NodeContext &ctx,
-                                         llvm::ArrayRef<int64_t> spatialSizes,
+std::optional<WindowAttrs> resolveWindow(NodeContext &ctx, llvm::ArrayRef<int64_t> spatialSizes,
                                          llvm::ArrayRef<int64_t> kernel);
 
 // Converters, one file per operator family (compiler/onnx/ops/).

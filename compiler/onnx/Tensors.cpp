@@ -27,16 +27,13 @@ struct TensorBytes {
   AsmResourceBlob::DeleterFn release;
 };
 
-std::string describe(const onnx::TensorProto &tensor) {
-  return "tensor '" + tensor.name() + "'";
-}
+std::string describe(const onnx::TensorProto &tensor) { return "tensor '" + tensor.name() + "'"; }
 
 /// Copies the typed repeated fields (float_data, int32_data, ...) into a
 /// little-endian buffer, checking that their count matches.
 template <typename Source, typename Stored>
-bool copyTyped(const google::protobuf::RepeatedField<Source> &field,
-               int64_t count, std::vector<char> &out, std::string &error,
-               const onnx::TensorProto &tensor) {
+bool copyTyped(const google::protobuf::RepeatedField<Source> &field, int64_t count,
+               std::vector<char> &out, std::string &error, const onnx::TensorProto &tensor) {
   if (field.size() != count) {
     error = describe(tensor) + " holds " + std::to_string(field.size()) +
             " values but its dims need " + std::to_string(count);
@@ -51,9 +48,9 @@ bool copyTyped(const google::protobuf::RepeatedField<Source> &field,
 }
 
 /// Reads a tensor's external data from inside `modelDir`.
-std::unique_ptr<llvm::MemoryBuffer>
-readExternal(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
-             uint64_t expected, std::string &error) {
+std::unique_ptr<llvm::MemoryBuffer> readExternal(const onnx::TensorProto &tensor,
+                                                 llvm::StringRef modelDir, uint64_t expected,
+                                                 std::string &error) {
   std::string location;
   uint64_t offset = 0;
   std::optional<uint64_t> length;
@@ -64,8 +61,8 @@ readExternal(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
     } else if (entry.key() == "offset" || entry.key() == "length") {
       uint64_t number;
       if (value.getAsInteger(10, number)) {
-        error = describe(tensor) + " has an invalid external data " +
-                entry.key() + " '" + entry.value() + "'";
+        error = describe(tensor) + " has an invalid external data " + entry.key() + " '" +
+                entry.value() + "'";
         return nullptr;
       }
       (entry.key() == "offset" ? offset : length.emplace()) = number;
@@ -83,27 +80,24 @@ readExternal(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
   // Lexically first, so that a path out of the folder is named as such even
   // when its target does not exist.
   int depth = 0;
-  for (llvm::StringRef part : llvm::make_range(llvm::sys::path::begin(location),
-                                               llvm::sys::path::end(location))) {
+  for (llvm::StringRef part :
+       llvm::make_range(llvm::sys::path::begin(location), llvm::sys::path::end(location))) {
     depth += part == ".." ? -1 : (part == "." ? 0 : 1);
     if (depth < 0) {
-      error = describe(tensor) + ": external data path '" + location +
-              "' leaves the model's folder";
+      error =
+          describe(tensor) + ": external data path '" + location + "' leaves the model's folder";
       return nullptr;
     }
   }
   llvm::SmallString<256> joined(modelDir), resolved, folder;
   llvm::sys::path::append(joined, location);
-  if (llvm::sys::fs::real_path(modelDir, folder) ||
-      llvm::sys::fs::real_path(joined, resolved)) {
-    error = describe(tensor) + ": cannot open external data file '" +
-            std::string(joined) + "'";
+  if (llvm::sys::fs::real_path(modelDir, folder) || llvm::sys::fs::real_path(joined, resolved)) {
+    error = describe(tensor) + ": cannot open external data file '" + std::string(joined) + "'";
     return nullptr;
   }
   // Resolving symbolic links first means no link can lead outside either.
   if (!llvm::StringRef(resolved).starts_with(std::string(folder) + "/")) {
-    error = describe(tensor) + ": external data path '" + location +
-            "' leaves the model's folder";
+    error = describe(tensor) + ": external data path '" + location + "' leaves the model's folder";
     return nullptr;
   }
   uint64_t fileSize;
@@ -114,9 +108,9 @@ readExternal(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
   uint64_t available = offset <= fileSize ? fileSize - offset : 0;
   uint64_t wanted = length.value_or(available);
   if (offset > fileSize || wanted > available) {
-    error = describe(tensor) + ": external data (offset " + std::to_string(offset) +
-            ", length " + std::to_string(wanted) + ") runs past the end of '" +
-            location + "' (" + std::to_string(fileSize) + " bytes)";
+    error = describe(tensor) + ": external data (offset " + std::to_string(offset) + ", length " +
+            std::to_string(wanted) + ") runs past the end of '" + location + "' (" +
+            std::to_string(fileSize) + " bytes)";
     return nullptr;
   }
   if (wanted != expected) {
@@ -138,46 +132,67 @@ readExternal(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
 Type elementTypeOf(MLIRContext &context, int32_t onnxType) {
   Builder b(&context);
   switch (onnxType) {
-  case onnx::TensorProto::FLOAT: return b.getF32Type();
-  case onnx::TensorProto::DOUBLE: return b.getF64Type();
-  case onnx::TensorProto::FLOAT16: return b.getF16Type();
-  case onnx::TensorProto::BFLOAT16: return b.getBF16Type();
-  case onnx::TensorProto::INT8: return b.getIntegerType(8);
-  case onnx::TensorProto::INT16: return b.getIntegerType(16);
-  case onnx::TensorProto::INT32: return b.getIntegerType(32);
-  case onnx::TensorProto::INT64: return b.getIntegerType(64);
-  case onnx::TensorProto::UINT8: return b.getIntegerType(8, /*isSigned=*/false);
-  case onnx::TensorProto::UINT16: return b.getIntegerType(16, false);
-  case onnx::TensorProto::UINT32: return b.getIntegerType(32, false);
-  case onnx::TensorProto::UINT64: return b.getIntegerType(64, false);
-  case onnx::TensorProto::BOOL: return b.getI1Type();
-  case 17: return b.getType<Float8E4M3FNType>(); // FLOAT8E4M3FN (onnx 1.14)
-  case 19: return b.getType<Float8E5M2Type>();   // FLOAT8E5M2
-  default: return nullptr;
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::INT8:
+    return b.getIntegerType(8);
+  case onnx::TensorProto::INT16:
+    return b.getIntegerType(16);
+  case onnx::TensorProto::INT32:
+    return b.getIntegerType(32);
+  case onnx::TensorProto::INT64:
+    return b.getIntegerType(64);
+  case onnx::TensorProto::UINT8:
+    return b.getIntegerType(8, /*isSigned=*/false);
+  case onnx::TensorProto::UINT16:
+    return b.getIntegerType(16, false);
+  case onnx::TensorProto::UINT32:
+    return b.getIntegerType(32, false);
+  case onnx::TensorProto::UINT64:
+    return b.getIntegerType(64, false);
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  case 17:
+    return b.getType<Float8E4M3FNType>(); // FLOAT8E4M3FN (onnx 1.14)
+  case 19:
+    return b.getType<Float8E5M2Type>(); // FLOAT8E5M2
+  default:
+    return nullptr;
   }
 }
 
 std::string onnxTypeName(int32_t onnxType) {
   if (onnx::TensorProto::DataType_IsValid(onnxType))
-    return onnx::TensorProto::DataType_Name(
-        static_cast<onnx::TensorProto::DataType>(onnxType));
+    return onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnxType));
   switch (onnxType) {
-  case 17: return "FLOAT8E4M3FN";
-  case 18: return "FLOAT8E4M3FNUZ";
-  case 19: return "FLOAT8E5M2";
-  case 20: return "FLOAT8E5M2FNUZ";
-  case 21: return "UINT4";
-  case 22: return "INT4";
+  case 17:
+    return "FLOAT8E4M3FN";
+  case 18:
+    return "FLOAT8E4M3FNUZ";
+  case 19:
+    return "FLOAT8E5M2";
+  case 20:
+    return "FLOAT8E5M2FNUZ";
+  case 21:
+    return "UINT4";
+  case 22:
+    return "INT4";
   }
   return "data type " + std::to_string(onnxType);
 }
 
-ElementsAttr tensorToAttr(MLIRContext &context, onnx::TensorProto &tensor,
-                          llvm::StringRef modelDir, std::string &error) {
+ElementsAttr tensorToAttr(MLIRContext &context, onnx::TensorProto &tensor, llvm::StringRef modelDir,
+                          std::string &error) {
   Type element = elementTypeOf(context, tensor.data_type());
   if (!element) {
-    error = describe(tensor) + " has element type " +
-            onnxTypeName(tensor.data_type()) + ", which kiln does not support";
+    error = describe(tensor) + " has element type " + onnxTypeName(tensor.data_type()) +
+            ", which kiln does not support";
     return nullptr;
   }
   llvm::SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
@@ -187,7 +202,7 @@ ElementsAttr tensorToAttr(MLIRContext &context, onnx::TensorProto &tensor,
   int64_t expected;
   if (!count || llvm::MulOverflow(*count, width, expected)) {
     error = describe(tensor) + " has dims whose element count is negative or "
-            "overflows 64 bits";
+                               "overflows 64 bits";
     return nullptr;
   }
   auto type = RankedTensorType::get(shape, element);
@@ -268,9 +283,9 @@ ElementsAttr tensorToAttr(MLIRContext &context, onnx::TensorProto &tensor,
   AsmResourceBlob blob;
   if (external && aligned) {
     llvm::MemoryBuffer *owner = external.release();
-    blob = AsmResourceBlob(data.bytes, width,
-                           [owner](void *, size_t, size_t) { delete owner; },
-                           /*dataIsMutable=*/false);
+    blob = AsmResourceBlob(
+        data.bytes, width, [owner](void *, size_t, size_t) { delete owner; },
+        /*dataIsMutable=*/false);
   } else if (data.release && aligned) {
     blob = AsmResourceBlob(data.bytes, width, std::move(data.release),
                            /*dataIsMutable=*/false);
@@ -279,8 +294,8 @@ ElementsAttr tensorToAttr(MLIRContext &context, onnx::TensorProto &tensor,
     if (data.release)
       data.release(nullptr, 0, 0);
   }
-  return DenseResourceElementsAttr::get(
-      type, tensor.name().empty() ? "constant" : tensor.name(), std::move(blob));
+  return DenseResourceElementsAttr::get(type, tensor.name().empty() ? "constant" : tensor.name(),
+                                        std::move(blob));
 }
 
 } // namespace kiln

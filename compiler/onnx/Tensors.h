@@ -23,8 +23,7 @@ std::string onnxTypeName(int32_t onnxType);
 /// blobs that take over the tensor's buffer (the proto's raw_data is moved
 /// out, not copied); external data is read only from inside `modelDir`.
 /// On failure returns null and sets `error` to the reason.
-mlir::ElementsAttr tensorToAttr(mlir::MLIRContext &context,
-                                onnx::TensorProto &tensor,
+mlir::ElementsAttr tensorToAttr(mlir::MLIRContext &context, onnx::TensorProto &tensor,
                                 llvm::StringRef modelDir, std::string &error);
 
 } // namespace kiln

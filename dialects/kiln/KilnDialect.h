@@ -29,20 +29,16 @@ enum class BinaryElementRule {
 
 /// Shared result-type inference of op families; each reports through
 /// `location` why it fails.
-llvm::LogicalResult inferBinaryResult(std::optional<mlir::Location> location,
-                                      mlir::Type lhs, mlir::Type rhs,
-                                      BinaryElementRule rule,
+llvm::LogicalResult inferBinaryResult(std::optional<mlir::Location> location, mlir::Type lhs,
+                                      mlir::Type rhs, BinaryElementRule rule,
                                       llvm::SmallVectorImpl<mlir::Type> &types);
-llvm::LogicalResult
-inferPoolResult(std::optional<mlir::Location> location, mlir::Type input,
-                llvm::ArrayRef<int64_t> kernelShape,
-                llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> pads,
-                llvm::ArrayRef<int64_t> dilations, bool ceilMode, bool channelsLast,
-                llvm::SmallVectorImpl<mlir::Type> &types);
-llvm::LogicalResult inferReduceResult(std::optional<mlir::Location> location,
-                                      mlir::Type input,
-                                      llvm::ArrayRef<int64_t> axes,
-                                      bool keepdims,
+llvm::LogicalResult inferPoolResult(std::optional<mlir::Location> location, mlir::Type input,
+                                    llvm::ArrayRef<int64_t> kernelShape,
+                                    llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> pads,
+                                    llvm::ArrayRef<int64_t> dilations, bool ceilMode,
+                                    bool channelsLast, llvm::SmallVectorImpl<mlir::Type> &types);
+llvm::LogicalResult inferReduceResult(std::optional<mlir::Location> location, mlir::Type input,
+                                      llvm::ArrayRef<int64_t> axes, bool keepdims,
                                       llvm::SmallVectorImpl<mlir::Type> &types);
 
 /// On the kernels of convolutions and pooling: the layout of the

@@ -18,8 +18,7 @@ std::optional<int64_t> elementCount(ArrayRef<int64_t> shape) {
   return count;
 }
 
-std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
-                                                    ArrayRef<int64_t> b) {
+std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
   size_t rank = std::max(a.size(), b.size());
   SmallVector<int64_t> result(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -46,8 +45,7 @@ SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   return strides;
 }
 
-SmallVector<int64_t> broadcastIndexMap(ArrayRef<int64_t> operand,
-                                       ArrayRef<int64_t> result) {
+SmallVector<int64_t> broadcastIndexMap(ArrayRef<int64_t> operand, ArrayRef<int64_t> result) {
   size_t rank = result.size(), offset = rank - operand.size();
   SmallVector<int64_t> operandStrides = stridesOf(operand);
   int64_t count = *elementCount(result);
@@ -69,18 +67,16 @@ SmallVector<int64_t> broadcastIndexMap(ArrayRef<int64_t> operand,
   return map;
 }
 
-std::optional<int64_t> windowOutputSize(int64_t input, int64_t kernel,
-                                        int64_t stride, int64_t padBegin,
-                                        int64_t padEnd, int64_t dilation,
+std::optional<int64_t> windowOutputSize(int64_t input, int64_t kernel, int64_t stride,
+                                        int64_t padBegin, int64_t padEnd, int64_t dilation,
                                         bool ceilMode) {
-  if (input < 0 || kernel <= 0 || stride <= 0 || dilation <= 0 ||
-      padBegin < 0 || padEnd < 0)
+  if (input < 0 || kernel <= 0 || stride <= 0 || dilation <= 0 || padBegin < 0 || padEnd < 0)
     return std::nullopt;
   int64_t effectiveKernel, padded;
   if (llvm::MulOverflow(dilation, kernel - 1, effectiveKernel) ||
       llvm::AddOverflow(effectiveKernel, int64_t(1), effectiveKernel) ||
-      llvm::AddOverflow(input, padBegin, padded) ||
-      llvm::AddOverflow(padded, padEnd, padded) || padded < effectiveKernel)
+      llvm::AddOverflow(input, padBegin, padded) || llvm::AddOverflow(padded, padEnd, padded) ||
+      padded < effectiveKernel)
     return std::nullopt;
   int64_t span = padded - effectiveKernel;
   int64_t size = (ceilMode ? llvm::divideCeil(span, stride) : span / stride) + 1;

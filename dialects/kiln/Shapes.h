@@ -21,8 +21,8 @@ namespace kiln {
 std::optional<int64_t> elementCount(llvm::ArrayRef<int64_t> shape);
 
 /// The NumPy broadcast of two shapes, or nullopt when they are incompatible.
-std::optional<llvm::SmallVector<int64_t>>
-broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
+std::optional<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                                          llvm::ArrayRef<int64_t> b);
 
 /// `axis` in [-rank, rank) made non-negative, or nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
@@ -37,9 +37,8 @@ llvm::SmallVector<int64_t> broadcastIndexMap(llvm::ArrayRef<int64_t> operand,
 
 /// The output size of a window (convolution or pooling) along one dimension,
 /// or nullopt when the window does not fit.
-std::optional<int64_t> windowOutputSize(int64_t input, int64_t kernel,
-                                        int64_t stride, int64_t padBegin,
-                                        int64_t padEnd, int64_t dilation,
+std::optional<int64_t> windowOutputSize(int64_t input, int64_t kernel, int64_t stride,
+                                        int64_t padBegin, int64_t padEnd, int64_t dilation,
                                         bool ceilMode);
 
 } // namespace kiln

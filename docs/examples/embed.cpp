@@ -48,8 +48,8 @@ int main(int argc, char **argv) try {
     kiln_tensor_info_t info;
     check(kiln_model_input_info(model.get(), i, &info));
     buffers.emplace_back(info.byte_size / sizeof(float), 1.0f);
-    inputs.push_back({info.name, info.dtype, info.rank, info.shape, buffers.back().data(),
-                      info.byte_size});
+    inputs.push_back(
+        {info.name, info.dtype, info.rank, info.shape, buffers.back().data(), info.byte_size});
   }
   std::vector<kiln_tensor_t> outputs(kiln_model_output_count(model.get()));
   for (size_t i = 0; i < outputs.size(); ++i) {

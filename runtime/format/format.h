@@ -49,8 +49,8 @@ _Static_assert(sizeof(kiln_file_header_t) == KILN_HEADER_SIZE, "header layout");
 typedef struct kiln_host_context_t {
   /* Calls body(captures, i) once for every i in [0, count), on any of the
    * pool's threads, and returns when every call has returned. */
-  void (*parallel_for)(void *pool, void (*body)(void *captures, int64_t index),
-                       void *captures, int64_t count);
+  void (*parallel_for)(void *pool, void (*body)(void *captures, int64_t index), void *captures,
+                       int64_t count);
   void *pool;
 } kiln_host_context_t;
 

@@ -49,9 +49,9 @@ public:
 /// What a session asks of its device (kiln_session_options_t, read for its
 /// API version).
 struct DeviceOptions {
-  unsigned threads = 0;  ///< on the host; 0 is one per CPU
-  bool useGraph = true;  ///< replay the plan as one graph on a GPU
-  bool profile = false;  ///< time each kernel on a GPU
+  unsigned threads = 0; ///< on the host; 0 is one per CPU
+  bool useGraph = true; ///< replay the plan as one graph on a GPU
+  bool profile = false; ///< time each kernel on a GPU
 };
 
 /// Opens `model` on the device named `name` ("host", "cuda", "cuda:N").

@@ -38,12 +38,13 @@ kiln_status_t readTensors(const flatbuffers::Vector<flatbuffers::Offset<artifact
     info.dtype = static_cast<kiln_dtype_t>(tensor->dtype());
     size_t elementSize = kiln_dtype_size(info.dtype);
     if (info.name.empty() || elementSize == 0)
-      return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: an %s has no name or an unknown dtype", what);
+      return makeStatus(KILN_STATUS_DATA_LOSS,
+                        "corrupt artifact: an %s has no name or an unknown dtype", what);
     size_t count = 1;
     for (int64_t dim : *tensor->shape()) {
       if (dim < 0 || !checkedMul(count, size_t(dim), count))
-        return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: %s '%s' has an invalid shape", what,
-                          info.name.c_str());
+        return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: %s '%s' has an invalid shape",
+                          what, info.name.c_str());
       info.shape.push_back(dim);
     }
     if (!checkedMul(count, elementSize, info.byteSize))
@@ -81,7 +82,8 @@ bool readTensorMap(const artifact::TensorMap *map, uint64_t limit, LaunchArg &ar
   uint64_t end = arg.byteOffset + uint64_t(arg.offset) * kElementBytes + kElementBytes;
   for (size_t i = 0; i < rank; ++i) {
     uint64_t dim = arg.mapDims[i], stride = i ? arg.mapStrides[i - 1] : kElementBytes;
-    if (dim < 1 || dim > kMaxBytes || stride > kMaxBytes || arg.mapBox[i] < 1 || arg.mapBox[i] > 256)
+    if (dim < 1 || dim > kMaxBytes || stride > kMaxBytes || arg.mapBox[i] < 1 ||
+        arg.mapBox[i] > 256)
       return false;
     if (dim - 1 > (kMaxBytes - end) / std::max<uint64_t>(stride, 1))
       return false;
@@ -221,8 +223,8 @@ kiln_status_t verifyAndLoad(kiln_model_t *model, bool loadCode) {
     CodeObject::Kind kind = code->kind() == CodeKind::HostSharedObject ? CodeObject::Kind::Host
                             : code->kind() == CodeKind::PTX            ? CodeObject::Kind::PTX
                                                                        : CodeObject::Kind::Cubin;
-    model->code.push_back({kind, code->target()->str(), data + code->offset(), size_t(code->size()),
-                           code->plan()});
+    model->code.push_back(
+        {kind, code->target()->str(), data + code->offset(), size_t(code->size()), code->plan()});
   }
   if (model->code.empty())
     return makeStatus(KILN_STATUS_UNAVAILABLE, "the artifact holds no code");
@@ -241,7 +243,8 @@ kiln_status_t verifyAndLoad(kiln_model_t *model, bool loadCode) {
     return nullptr;
   }
   if (!model->plans[host->plan].launches.empty())
-    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: the host code's plan launches GPU kernels");
+    return makeStatus(KILN_STATUS_DATA_LOSS,
+                      "corrupt artifact: the host code's plan launches GPU kernels");
   return host::loadCode(*model, *host);
 }
 
@@ -274,7 +277,8 @@ kiln_status_t kiln::loadFile(const char *path, bool loadCode, kiln_model_t **out
     void *mapping = mmap(nullptr, size_t(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
     if (mapping == MAP_FAILED) {
       close(fd);
-      return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot map '%s': %s", path, strerror(errno));
+      return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot map '%s': %s", path,
+                        strerror(errno));
     }
     model->storage.data = static_cast<uint8_t *>(mapping);
     model->storage.size = size_t(info.st_size);
@@ -292,7 +296,8 @@ kiln_status_t kiln::loadMemory(const void *data, size_t size, bool loadCode,
   auto model = std::unique_ptr<kiln_model_t>(new (std::nothrow) kiln_model_t);
   void *copy = nullptr;
   if (!model || posix_memalign(&copy, KILN_WEIGHTS_ALIGNMENT, size ? size : 1) != 0)
-    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory copying a %zu-byte artifact", size);
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory copying a %zu-byte artifact",
+                      size);
   memcpy(copy, data, size);
   model->storage.data = static_cast<uint8_t *>(copy);
   model->storage.size = size;

@@ -27,11 +27,11 @@ struct TensorInfo {
 struct LaunchArg {
   enum class Base : uint8_t { Scalar, Input, Output, Arena, Weights };
   Base base = Base::Scalar;
-  uint32_t index = 0;       ///< the input's or output's
-  uint64_t byteOffset = 0;  ///< of the first element in its memory
-  int64_t offset = 0;       ///< the descriptor's, in elements
+  uint32_t index = 0;      ///< the input's or output's
+  uint64_t byteOffset = 0; ///< of the first element in its memory
+  int64_t offset = 0;      ///< the descriptor's, in elements
   std::vector<int64_t> sizes, strides;
-  uint8_t width = 0;        ///< a scalar's bytes
+  uint8_t width = 0; ///< a scalar's bytes
   uint64_t bits = 0;
   /// When the kernel takes a TMA tensor map over the buffer instead of its
   /// descriptor: f32 elements, dims innermost first, strides in bytes for

@@ -20,22 +20,24 @@ namespace {
 /// Checks a caller's tensor against the model's.
 kiln_status_t checkTensor(const kiln_tensor_t &tensor, const TensorInfo &info, const char *what) {
   if (tensor.dtype != info.dtype)
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s '%s' has dtype %s; the model expects %s", what,
-                      info.name.c_str(), kiln_dtype_name(tensor.dtype), kiln_dtype_name(info.dtype));
-  bool sameShape = tensor.rank == info.shape.size() &&
-                   (tensor.rank == 0 ||
-                    (tensor.shape && memcmp(tensor.shape, info.shape.data(),
-                                            tensor.rank * sizeof(int64_t)) == 0));
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s '%s' has dtype %s; the model expects %s",
+                      what, info.name.c_str(), kiln_dtype_name(tensor.dtype),
+                      kiln_dtype_name(info.dtype));
+  bool sameShape =
+      tensor.rank == info.shape.size() &&
+      (tensor.rank == 0 || (tensor.shape && memcmp(tensor.shape, info.shape.data(),
+                                                   tensor.rank * sizeof(int64_t)) == 0));
   if (!sameShape) {
     std::string expected;
     for (int64_t dim : info.shape)
       expected += (expected.empty() ? "" : "x") + std::to_string(dim);
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s '%s' has the wrong shape; the model expects %s",
-                      what, info.name.c_str(), expected.empty() ? "a scalar" : expected.c_str());
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "%s '%s' has the wrong shape; the model expects %s", what, info.name.c_str(),
+                      expected.empty() ? "a scalar" : expected.c_str());
   }
   if (tensor.byte_size != info.byteSize)
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s '%s' has %zu bytes; the model expects %zu", what,
-                      info.name.c_str(), tensor.byte_size, info.byteSize);
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s '%s' has %zu bytes; the model expects %zu",
+                      what, info.name.c_str(), tensor.byte_size, info.byteSize);
   if (!tensor.data && info.byteSize)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s '%s' has no data", what, info.name.c_str());
   return nullptr;
@@ -54,7 +56,8 @@ size_t find(const std::vector<TensorInfo> &list, const char *name) {
 kiln_status_t kiln::run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t input_count,
                         kiln_tensor_t *outputs, size_t output_count, bool wait) {
   if (!session || (input_count && !inputs) || (output_count && !outputs))
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_run: session, inputs and outputs must not be NULL");
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_session_run: session, inputs and outputs must not be NULL");
   // The outputs a run in flight writes stay as they are until it ends.
   Device &device = *session->device;
   if (kiln_status_t status = device.wait())
@@ -78,7 +81,8 @@ kiln_status_t kiln::run(kiln_session_t *session, const kiln_tensor_t *inputs, si
   }
   for (size_t i = 0; i < numInputs; ++i)
     if (!seen[i])
-      return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "input '%s' is missing", model->inputs[i].name.c_str());
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "input '%s' is missing",
+                        model->inputs[i].name.c_str());
 
   // Outputs the caller gives buffers for are written in place.
   std::vector<size_t> outputIndex(output_count);
@@ -89,7 +93,8 @@ kiln_status_t kiln::run(kiln_session_t *session, const kiln_tensor_t *inputs, si
       return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "the model has no output named '%s'",
                         outputs[i].name ? outputs[i].name : "(null)");
     if (asked[index])
-      return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "output '%s' is asked for twice", outputs[i].name);
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "output '%s' is asked for twice",
+                        outputs[i].name);
     if (outputs[i].data)
       if (kiln_status_t status = checkTensor(outputs[i], model->outputs[index], "output"))
         return status;

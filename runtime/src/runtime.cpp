@@ -17,8 +17,7 @@ namespace {
 
 /// Runs an API body; no exception (std::bad_alloc from a std::string, say)
 /// crosses the C ABI.
-template <typename Body>
-kiln_status_t guarded(Body body) {
+template <typename Body> kiln_status_t guarded(Body body) {
   try {
     return body();
   } catch (...) {
@@ -27,8 +26,7 @@ kiln_status_t guarded(Body body) {
 }
 
 /// Options of an API version this runtime does not know are refused.
-template <typename Options>
-kiln_status_t checkVersion(const Options *options) {
+template <typename Options> kiln_status_t checkVersion(const Options *options) {
   if (options && options->api_version > KILN_API_VERSION)
     return makeStatus(KILN_STATUS_UNIMPLEMENTED, "options of API version %u; this runtime has %u",
                       options->api_version, KILN_API_VERSION);
@@ -42,8 +40,8 @@ bool wantsCode(const kiln_model_options_t *options) {
 kiln_status_t describe(const std::vector<TensorInfo> &list, size_t index, const char *what,
                        kiln_tensor_info_t *out) {
   if (index >= list.size())
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s index %zu is out of range (the model has %zu)",
-                      what, index, list.size());
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "%s index %zu is out of range (the model has %zu)", what, index, list.size());
   const TensorInfo &info = list[index];
   *out = {info.name.c_str(), info.dtype, info.shape.size(), info.shape.data(), info.byteSize};
   return nullptr;
@@ -68,18 +66,33 @@ void kiln_status_free(kiln_status_t status) {
 
 size_t kiln_dtype_size(kiln_dtype_t dtype) {
   switch (dtype) {
-  case KILN_DTYPE_F64: case KILN_DTYPE_I64: case KILN_DTYPE_U64: return 8;
-  case KILN_DTYPE_F32: case KILN_DTYPE_I32: case KILN_DTYPE_U32: return 4;
-  case KILN_DTYPE_F16: case KILN_DTYPE_BF16: case KILN_DTYPE_I16: case KILN_DTYPE_U16: return 2;
-  case KILN_DTYPE_I8: case KILN_DTYPE_U8: case KILN_DTYPE_BOOL:
-  case KILN_DTYPE_F8E4M3FN: case KILN_DTYPE_F8E5M2: return 1;
+  case KILN_DTYPE_F64:
+  case KILN_DTYPE_I64:
+  case KILN_DTYPE_U64:
+    return 8;
+  case KILN_DTYPE_F32:
+  case KILN_DTYPE_I32:
+  case KILN_DTYPE_U32:
+    return 4;
+  case KILN_DTYPE_F16:
+  case KILN_DTYPE_BF16:
+  case KILN_DTYPE_I16:
+  case KILN_DTYPE_U16:
+    return 2;
+  case KILN_DTYPE_I8:
+  case KILN_DTYPE_U8:
+  case KILN_DTYPE_BOOL:
+  case KILN_DTYPE_F8E4M3FN:
+  case KILN_DTYPE_F8E5M2:
+    return 1;
   }
   return 0;
 }
 
 const char *kiln_dtype_name(kiln_dtype_t dtype) {
-  static const char *const names[] = {"f32", "f16", "bf16", "f64", "i8", "i16", "i32", "i64",
-                                      "u8", "u16", "u32", "u64", "bool", "f8e4m3fn", "f8e5m2"};
+  static const char *const names[] = {"f32", "f16", "bf16", "f64",      "i8",
+                                      "i16", "i32", "i64",  "u8",       "u16",
+                                      "u32", "u64", "bool", "f8e4m3fn", "f8e5m2"};
   unsigned index = unsigned(dtype);
   return index < sizeof(names) / sizeof(names[0]) ? names[index] : "unknown";
 }
@@ -88,7 +101,8 @@ kiln_status_t kiln_model_load_file(const char *path, const kiln_model_options_t 
                                    kiln_model_t **out_model) {
   return guarded([&] {
     if (!path || !out_model)
-      return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_model_load_file: path and out_model must not be NULL");
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "kiln_model_load_file: path and out_model must not be NULL");
     *out_model = nullptr;
     if (kiln_status_t status = checkVersion(options))
       return status;
@@ -97,10 +111,12 @@ kiln_status_t kiln_model_load_file(const char *path, const kiln_model_options_t 
 }
 
 kiln_status_t kiln_model_load_memory(const void *data, size_t size,
-                                     const kiln_model_options_t *options, kiln_model_t **out_model) {
+                                     const kiln_model_options_t *options,
+                                     kiln_model_t **out_model) {
   return guarded([&] {
     if (!data || !out_model)
-      return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_model_load_memory: data and out_model must not be NULL");
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "kiln_model_load_memory: data and out_model must not be NULL");
     *out_model = nullptr;
     if (kiln_status_t status = checkVersion(options))
       return status;
@@ -118,35 +134,45 @@ void kiln_model_release(kiln_model_t *model) {
     delete model;
 }
 
-size_t kiln_model_input_count(const kiln_model_t *model) { return model ? model->inputs.size() : 0; }
-size_t kiln_model_output_count(const kiln_model_t *model) { return model ? model->outputs.size() : 0; }
+size_t kiln_model_input_count(const kiln_model_t *model) {
+  return model ? model->inputs.size() : 0;
+}
+size_t kiln_model_output_count(const kiln_model_t *model) {
+  return model ? model->outputs.size() : 0;
+}
 uint64_t kiln_model_arena_bytes(const kiln_model_t *model) {
   if (!model || model->plans.empty())
     return 0;
   return model->plans[model->hostPlan >= 0 ? size_t(model->hostPlan) : 0].arenaBytes;
 }
 
-kiln_status_t kiln_model_input_info(const kiln_model_t *model, size_t index, kiln_tensor_info_t *out_info) {
+kiln_status_t kiln_model_input_info(const kiln_model_t *model, size_t index,
+                                    kiln_tensor_info_t *out_info) {
   if (!model || !out_info)
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_model_input_info: model and out_info must not be NULL");
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_input_info: model and out_info must not be NULL");
   return describe(model->inputs, index, "input", out_info);
 }
 
-kiln_status_t kiln_model_output_info(const kiln_model_t *model, size_t index, kiln_tensor_info_t *out_info) {
+kiln_status_t kiln_model_output_info(const kiln_model_t *model, size_t index,
+                                     kiln_tensor_info_t *out_info) {
   if (!model || !out_info)
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_model_output_info: model and out_info must not be NULL");
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_output_info: model and out_info must not be NULL");
   return describe(model->outputs, index, "output", out_info);
 }
 
 kiln_status_t kiln_session_create(kiln_model_t *model, const kiln_session_options_t *options,
                                   kiln_session_t **out_session) {
   if (!model || !out_session)
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_create: model and out_session must not be NULL");
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_session_create: model and out_session must not be NULL");
   *out_session = nullptr;
   if (kiln_status_t status = checkVersion(options))
     return status;
   if (!model->hasCode)
-    return makeStatus(KILN_STATUS_UNAVAILABLE, "the model was loaded without its code and cannot run");
+    return makeStatus(KILN_STATUS_UNAVAILABLE,
+                      "the model was loaded without its code and cannot run");
   const char *device = options && options->device ? options->device : "host";
   // Each field is read only from options of the version that has it.
   uint32_t flags = options && options->api_version >= 3 ? options->flags : 0;
@@ -177,8 +203,8 @@ const char *kiln_session_target(const kiln_session_t *session) {
   return session ? session->device->target() : "";
 }
 
-kiln_status_t kiln_session_run(kiln_session_t *session, const kiln_tensor_t *inputs, size_t input_count,
-                               kiln_tensor_t *outputs, size_t output_count) {
+kiln_status_t kiln_session_run(kiln_session_t *session, const kiln_tensor_t *inputs,
+                               size_t input_count, kiln_tensor_t *outputs, size_t output_count) {
   return guarded([&] { return run(session, inputs, input_count, outputs, output_count, true); });
 }
 

@@ -13,6 +13,5 @@ int main(int argc, char **argv) {
   kiln::registerCompilerPasses();
   mlir::DialectRegistry registry;
   kiln::registerCompilerDialects(registry);
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "kiln optimizer driver\n", registry));
+  return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "kiln optimizer driver\n", registry));
 }

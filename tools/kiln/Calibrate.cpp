@@ -46,9 +46,10 @@ cl::opt<std::string> samplesDir(
 cl::opt<std::string> outputFile("o", cl::desc("The calibration file to write"),
                                 cl::value_desc("scales.json"), cl::Required,
                                 cl::sub(calibrateCommand));
-cl::list<std::string> inputShapes(
-    "input-shape", cl::desc("Fix an input's shape, e.g. input=1x3x224x224 (repeatable)"),
-    cl::value_desc("name=shape"), cl::sub(calibrateCommand));
+cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("Fix an input's shape, e.g. input=1x3x224x224 (repeatable)"),
+                cl::value_desc("name=shape"), cl::sub(calibrateCommand));
 
 /// Makes every activation a product reads an output of @main, named after
 /// its tensor; returns those names.
@@ -80,8 +81,8 @@ std::vector<std::string> exposeProductInputs(mlir::ModuleOp module) {
     }
   });
   ret->setOperands(results);
-  main.setFunctionType(b.getFunctionType(main.getArgumentTypes(),
-                                         mlir::ValueRange(results).getTypes()));
+  main.setFunctionType(
+      b.getFunctionType(main.getArgumentTypes(), mlir::ValueRange(results).getTypes()));
   main.setAllResultAttrs(attrs);
   return exposed;
 }
@@ -114,8 +115,7 @@ findSamples(StringRef dir) {
   std::vector<std::pair<std::string, std::map<std::string, std::string>>> samples;
   std::map<std::string, std::string> files;
   if (std::error_code ec = npyFiles(dir, files))
-    return (reportError("cannot read the sample folder '" + dir + "': " + ec.message()),
-            failure());
+    return (reportError("cannot read the sample folder '" + dir + "': " + ec.message()), failure());
   if (!files.empty()) {
     samples.emplace_back(dir.str(), files);
     return samples;

@@ -12,7 +12,6 @@
 
 namespace kiln {
 
-
 /// Reports an error the way every kiln command does; returns the exit code.
 inline int reportError(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "kiln") << message << "\n";

@@ -2,9 +2,9 @@
 
 #include "Commands.h"
 
+#include "kiln/runtime.h"
 #include "runtime/format/artifact_generated.h"
 #include "runtime/format/format.h"
-#include "kiln/runtime.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
@@ -40,9 +40,10 @@ cl::opt<unsigned> iterations("iterations", cl::desc("Timed runs"), cl::init(20),
                              cl::sub(benchCommand));
 cl::opt<std::string> benchDevice("device", cl::desc("Where to run: host or cuda:N"),
                                  cl::init("host"), cl::sub(benchCommand));
-cl::opt<bool> benchNoCudaGraph(
-    "no-cuda-graph", cl::desc("On a GPU, launch kernel by kernel instead of as one CUDA graph"),
-    cl::sub(benchCommand));
+cl::opt<bool>
+    benchNoCudaGraph("no-cuda-graph",
+                     cl::desc("On a GPU, launch kernel by kernel instead of as one CUDA graph"),
+                     cl::sub(benchCommand));
 cl::opt<unsigned> benchThreads("threads", cl::desc("Threads to run on (0: one per CPU)"),
                                cl::init(0), cl::sub(benchCommand));
 cl::opt<bool> benchProfile(
@@ -118,10 +119,10 @@ json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
         if (std::string layout = text(kernel->layout()); !layout.empty())
           entry["layout"] = layout;
         if (const artifact::Launch *launch = kernel->launch()) {
-          entry["grid"] = json::Array(ArrayRef<uint32_t>(launch->grid()->data(),
-                                                         launch->grid()->size()));
-          entry["block"] = json::Array(ArrayRef<uint32_t>(launch->block()->data(),
-                                                          launch->block()->size()));
+          entry["grid"] =
+              json::Array(ArrayRef<uint32_t>(launch->grid()->data(), launch->grid()->size()));
+          entry["block"] =
+              json::Array(ArrayRef<uint32_t>(launch->block()->data(), launch->block()->size()));
           entry["registers"] = int64_t(launch->registers());
           entry["shared_bytes"] =
               int64_t(launch->shared_bytes()) + int64_t(launch->static_shared_bytes());
@@ -175,8 +176,8 @@ int readArtifact(const std::string &path, Artifact &out) {
   out.file = std::move(*file);
   kiln_model_options_t options = {KILN_API_VERSION, KILN_MODEL_LOAD_NO_CODE};
   kiln_model_t *raw = nullptr;
-  if (kiln_status_t status = kiln_model_load_memory(
-          out.file->getBufferStart(), out.file->getBufferSize(), &options, &raw)) {
+  if (kiln_status_t status = kiln_model_load_memory(out.file->getBufferStart(),
+                                                    out.file->getBufferSize(), &options, &raw)) {
     std::string message = path + ": " + kiln_status_message(status);
     kiln_status_free(status);
     return reportError(message);
@@ -266,12 +267,12 @@ int inspectModel() {
         continue;
       }
       std::string buffer = text(kernel->buffer());
-      std::string result =
-          buffer == "arena" ? "arena +" + std::to_string(kernel->offset()) + ", " + bytes(kernel->bytes())
-                            : "output '" + buffer + "', " + bytes(kernel->bytes());
+      std::string result = buffer == "arena" ? "arena +" + std::to_string(kernel->offset()) + ", " +
+                                                   bytes(kernel->bytes())
+                                             : "output '" + buffer + "', " + bytes(kernel->bytes());
       os << format("  %5u  %-11s  %-9s  %-6s  %-30s  %s\n", unsigned(i),
-                   text(kernel->kind()).c_str(), precision.c_str(), layout.c_str(),
-                   result.c_str(), text(kernel->node()).c_str());
+                   text(kernel->kind()).c_str(), precision.c_str(), layout.c_str(), result.c_str(),
+                   text(kernel->node()).c_str());
     }
     if (!tma.empty())
       os << "  copying with TMA (tensor maps): kernels " << tma << "\n";
@@ -279,14 +280,14 @@ int inspectModel() {
   os << "sections:\n";
   os << "  header + manifest: " << bytes(KILN_HEADER_SIZE + header.manifest_size) << "\n";
   for (const artifact::Code *code : *manifest->code())
-    os << "  code for " << code->target()->str() << " ("
-       << artifact::EnumNameCodeKind(code->kind()) << "): " << bytes(code->size()) << " at "
-       << code->offset() << "\n";
+    os << "  code for " << code->target()->str() << " (" << artifact::EnumNameCodeKind(code->kind())
+       << "): " << bytes(code->size()) << " at " << code->offset() << "\n";
   std::vector<uint64_t> shown;
   for (const artifact::Plan *plan : *manifest->plans())
     if (std::find(shown.begin(), shown.end(), plan->weights_offset()) == shown.end()) {
       shown.push_back(plan->weights_offset());
-      os << "  weights: " << bytes(plan->weights_size()) << " at " << plan->weights_offset() << "\n";
+      os << "  weights: " << bytes(plan->weights_size()) << " at " << plan->weights_offset()
+         << "\n";
     }
   return 0;
 }
@@ -357,11 +358,11 @@ int benchModel() {
       for (size_t k = 0; k < info.byte_size / sizeof(float); ++k)
         values[k] = normal(random);
     }
-    inputs.push_back({info.name, info.dtype, info.rank, info.shape, buffers.back().data(),
-                      info.byte_size});
+    inputs.push_back(
+        {info.name, info.dtype, info.rank, info.shape, buffers.back().data(), info.byte_size});
   }
-  uint32_t flags = (benchNoCudaGraph ? KILN_SESSION_NO_GRAPH : 0u) |
-                   (benchProfile ? KILN_SESSION_PROFILE : 0u);
+  uint32_t flags =
+      (benchNoCudaGraph ? KILN_SESSION_NO_GRAPH : 0u) | (benchProfile ? KILN_SESSION_PROFILE : 0u);
   kiln_session_options_t options = {KILN_API_VERSION, benchDevice.c_str(), benchThreads, flags};
   kiln_session_t *session = nullptr;
   if (kiln_status_t status = kiln_session_create(model.get(), &options, &session))
@@ -395,8 +396,7 @@ int benchModel() {
   outs() << benchFile << " on " << kiln_session_device(session);
   if (uint32_t threads = kiln_session_threads(session))
     outs() << " (" << threads << (threads == 1 ? " thread)" : " threads)");
-  outs() << ": " << iterations << " runs after " << warmup
-         << " warm-up runs\n"
+  outs() << ": " << iterations << " runs after " << warmup << " warm-up runs\n"
          << format("  latency: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, mean %.3f ms\n",
                    percentile(50), percentile(90), percentile(99), mean)
          << format("  throughput: %.2f runs/s\n", 1000.0 / mean);

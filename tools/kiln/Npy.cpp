@@ -37,9 +37,9 @@ std::string field(const std::string &header, const std::string &key) {
   if (begin == std::string::npos)
     return "";
   char open = header[begin];
-  size_t end = open == '\'' ? header.find('\'', begin + 1) + 1
-               : open == '('  ? header.find(')', begin) + 1
-                              : header.find_first_of(",}", begin);
+  size_t end = open == '\''  ? header.find('\'', begin + 1) + 1
+               : open == '(' ? header.find(')', begin) + 1
+                             : header.find_first_of(",}", begin);
   if (end == std::string::npos || end == 0 || end <= begin)
     return "";
   return header.substr(begin, end - begin);
@@ -67,7 +67,8 @@ std::string readNpy(const std::string &path, NpyArray &out) {
       headerLength = (headerLength << 8) | uint8_t(bytes[8 + i]);
     headerStart = 12;
   } else {
-    return "'" + path + "' has .npy format version " + std::to_string(major) + ", which kiln does not read";
+    return "'" + path + "' has .npy format version " + std::to_string(major) +
+           ", which kiln does not read";
   }
   if (headerLength > bytes.size() - headerStart)
     return "'" + path + "' is truncated";
@@ -111,8 +112,8 @@ std::string readNpy(const std::string &path, NpyArray &out) {
   return "";
 }
 
-std::string writeNpy(const std::string &path, kiln_dtype_t dtype,
-                     const std::vector<int64_t> &shape, const void *data, size_t size) {
+std::string writeNpy(const std::string &path, kiln_dtype_t dtype, const std::vector<int64_t> &shape,
+                     const void *data, size_t size) {
   const char *descr = nullptr;
   for (const DescrName &entry : kDescrs)
     if (entry.dtype == dtype)

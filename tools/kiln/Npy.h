@@ -22,8 +22,8 @@ struct NpyArray {
 std::string readNpy(const std::string &path, NpyArray &out);
 
 /// Writes `data` as a .npy file; returns an error message or "".
-std::string writeNpy(const std::string &path, kiln_dtype_t dtype,
-                     const std::vector<int64_t> &shape, const void *data, size_t size);
+std::string writeNpy(const std::string &path, kiln_dtype_t dtype, const std::vector<int64_t> &shape,
+                     const void *data, size_t size);
 
 } // namespace kiln
 

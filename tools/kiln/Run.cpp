@@ -26,13 +26,14 @@ cl::list<std::string> inputs("input", cl::desc("An input: NAME=FILE.npy (repeata
                              cl::value_desc("name=file"), cl::sub(runCommand));
 cl::opt<std::string> outputDir("output-dir", cl::desc("Where to write OUTPUT_NAME.npy files"),
                                cl::value_desc("dir"), cl::init("."), cl::sub(runCommand));
-cl::opt<std::string> device("device", cl::desc("Where to run: host or cuda:N"),
-                            cl::init("host"), cl::sub(runCommand));
-cl::opt<bool> noCudaGraph("no-cuda-graph",
-                          cl::desc("On a GPU, launch kernel by kernel instead of as one CUDA graph"),
+cl::opt<std::string> device("device", cl::desc("Where to run: host or cuda:N"), cl::init("host"),
+                            cl::sub(runCommand));
+cl::opt<bool>
+    noCudaGraph("no-cuda-graph",
+                cl::desc("On a GPU, launch kernel by kernel instead of as one CUDA graph"),
+                cl::sub(runCommand));
+cl::opt<unsigned> threads("threads", cl::desc("Threads to run on (0: one per CPU)"), cl::init(0),
                           cl::sub(runCommand));
-cl::opt<unsigned> threads("threads", cl::desc("Threads to run on (0: one per CPU)"),
-                          cl::init(0), cl::sub(runCommand));
 
 } // namespace
 
@@ -98,8 +99,8 @@ int runModel() {
     sys::path::append(path, std::string(output.name) + ".npy");
     std::vector<int64_t> shape(output.shape, output.shape + output.rank);
     kiln_dtype_t dtype = output.dtype == KILN_DTYPE_BF16 ? KILN_DTYPE_U16 : output.dtype;
-    if (std::string error = writeNpy(std::string(path), dtype, shape, output.data,
-                                     output.byte_size);
+    if (std::string error =
+            writeNpy(std::string(path), dtype, shape, output.data, output.byte_size);
         !error.empty())
       return reportError(error);
     outs() << "wrote " << path << "\n";

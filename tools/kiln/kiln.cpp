@@ -65,42 +65,60 @@ kiln::CompilerContext::CompilerContext()
   context.printOpOnDiagnostic(false);
 }
 
-
 namespace {
 
 cl::SubCommand compileCommand("compile", "Compile an ONNX model");
 
-cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
-                               cl::Required, cl::sub(compileCommand));
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"), cl::Required,
+                               cl::sub(compileCommand));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
-                                cl::value_desc("file"), cl::init("-"),
-                                cl::sub(compileCommand));
+                                cl::value_desc("file"), cl::init("-"), cl::sub(compileCommand));
 
-enum class EmitFlag { Artifact, Kiln, Fused, Dot, Linalg, Kernels, PTX, AMDGCN, HSACO, LLVM, Object, SharedObject };
+enum class EmitFlag {
+  Artifact,
+  Kiln,
+  Fused,
+  Dot,
+  Linalg,
+  Kernels,
+  PTX,
+  AMDGCN,
+  HSACO,
+  LLVM,
+  Object,
+  SharedObject
+};
 cl::opt<EmitFlag> emit(
     "emit", cl::desc("What to produce (default: the artifact with -o, else the kiln dialect)"),
     cl::values(clEnumValN(EmitFlag::Artifact, "artifact", "the .kiln artifact the runtime loads"),
                clEnumValN(EmitFlag::Kiln, "kiln", "the imported kiln dialect"),
                clEnumValN(EmitFlag::Fused, "fused", "the kiln dialect after graph optimization"),
-               clEnumValN(EmitFlag::Dot, "dot", "a Graphviz graph of the host kernels, coloured by precision"),
-               clEnumValN(EmitFlag::Linalg, "linalg", "after the kernel generators (linalg on tensors)"),
-               clEnumValN(EmitFlag::Kernels, "kernels", "after GPU kernel formation (gpu.module @kernels)"),
+               clEnumValN(EmitFlag::Dot, "dot",
+                          "a Graphviz graph of the host kernels, coloured by precision"),
+               clEnumValN(EmitFlag::Linalg, "linalg",
+                          "after the kernel generators (linalg on tensors)"),
+               clEnumValN(EmitFlag::Kernels, "kernels",
+                          "after GPU kernel formation (gpu.module @kernels)"),
                clEnumValN(EmitFlag::PTX, "ptx", "PTX for an NVIDIA --target"),
                clEnumValN(EmitFlag::AMDGCN, "amdgcn", "AMDGPU assembly for an AMD --target"),
                clEnumValN(EmitFlag::HSACO, "hsaco", "an HSA code object (ELF) for an AMD --target"),
                clEnumValN(EmitFlag::LLVM, "llvm", "optimized LLVM IR of the host code"),
                clEnumValN(EmitFlag::Object, "obj", "an x86-64 object of the host code"),
-               clEnumValN(EmitFlag::SharedObject, "so", "the host code as the shared object the runtime loads")),
+               clEnumValN(EmitFlag::SharedObject, "so",
+                          "the host code as the shared object the runtime loads")),
     cl::sub(compileCommand));
-cl::opt<std::string> targetList(
-    "target", cl::desc("Comma-separated targets: host, sm_80, sm_90a, gfx90a, gfx942, ..."),
-    cl::value_desc("list"), cl::sub(compileCommand));
+cl::opt<std::string>
+    targetList("target",
+               cl::desc("Comma-separated targets: host, sm_80, sm_90a, gfx90a, gfx942, ..."),
+               cl::value_desc("list"), cl::sub(compileCommand));
 cl::opt<std::string> hostCPU(
-    "host-cpu", cl::desc("The x86-64 CPU host code is tuned for (default: x86-64-v3; native: this machine's)"),
+    "host-cpu",
+    cl::desc("The x86-64 CPU host code is tuned for (default: x86-64-v3; native: this machine's)"),
     cl::value_desc("cpu"), cl::init("x86-64-v3"), cl::sub(compileCommand));
-cl::list<std::string> inputShapes(
-    "input-shape", cl::desc("Fix an input's shape, e.g. input=1x3x224x224 (repeatable)"),
-    cl::value_desc("name=shape"), cl::sub(compileCommand));
+cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("Fix an input's shape, e.g. input=1x3x224x224 (repeatable)"),
+                cl::value_desc("name=shape"), cl::sub(compileCommand));
 cl::opt<bool> printWeights("print-weights",
                            cl::desc("Print weights in full instead of eliding them"),
                            cl::sub(compileCommand));
@@ -109,23 +127,22 @@ cl::opt<bool> timing("timing", cl::desc("Report the time of each compilation pha
 cl::opt<bool> noFusion("no-fusion",
                        cl::desc("Skip the graph's fusion passes (for comparison and debugging)"),
                        cl::sub(compileCommand));
-cl::opt<std::string> layout(
-    "layout",
-    cl::desc("The layout convolutions and pooling run in: nchw or nhwc "
-             "(default: nhwc on GPUs, nchw on the host)"),
-    cl::value_desc("layout"), cl::sub(compileCommand));
-cl::opt<std::string> precision(
-    "precision",
-    cl::desc("The format Conv, Gemm and MatMul read: fp32, tf32, fp16, bf16 or fp8 "
-             "(default: tf32 on GPUs, fp32 on the host)"),
-    cl::value_desc("format"), cl::sub(compileCommand));
-cl::list<std::string> keepFp32(
-    "keep-fp32",
-    cl::desc("Operator types (Conv, Gemm, MatMul) or parts of node names that stay fp32"),
-    cl::value_desc("list"), cl::CommaSeparated, cl::sub(compileCommand));
-cl::opt<std::string> calibration(
-    "calibration", cl::desc("Activation ranges from kiln calibrate (needed for fp8)"),
-    cl::value_desc("scales.json"), cl::sub(compileCommand));
+cl::opt<std::string> layout("layout",
+                            cl::desc("The layout convolutions and pooling run in: nchw or nhwc "
+                                     "(default: nhwc on GPUs, nchw on the host)"),
+                            cl::value_desc("layout"), cl::sub(compileCommand));
+cl::opt<std::string>
+    precision("precision",
+              cl::desc("The format Conv, Gemm and MatMul read: fp32, tf32, fp16, bf16 or fp8 "
+                       "(default: tf32 on GPUs, fp32 on the host)"),
+              cl::value_desc("format"), cl::sub(compileCommand));
+cl::list<std::string>
+    keepFp32("keep-fp32",
+             cl::desc("Operator types (Conv, Gemm, MatMul) or parts of node names that stay fp32"),
+             cl::value_desc("list"), cl::CommaSeparated, cl::sub(compileCommand));
+cl::opt<std::string> calibration("calibration",
+                                 cl::desc("Activation ranges from kiln calibrate (needed for fp8)"),
+                                 cl::value_desc("scales.json"), cl::sub(compileCommand));
 cl::opt<std::string> ptxasPath(
     "ptxas",
     cl::desc("The ptxas that assembles NVIDIA code into cubins for the artifact (default: "
@@ -147,18 +164,30 @@ LogicalResult fail(const Twine &message) {
 /// What --emit names: a stage of every compilation, or a target's format.
 std::pair<Emit, StringRef> emitKind(EmitFlag flag) {
   switch (flag) {
-  case EmitFlag::Artifact: return {Emit::Artifact, ""};
-  case EmitFlag::Kiln: return {Emit::Kiln, ""};
-  case EmitFlag::Fused: return {Emit::Fused, ""};
-  case EmitFlag::Linalg: return {Emit::Linalg, ""};
-  case EmitFlag::Dot: return {Emit::Dot, ""};
-  case EmitFlag::Kernels: return {Emit::Code, "kernels"};
-  case EmitFlag::PTX: return {Emit::Code, "ptx"};
-  case EmitFlag::AMDGCN: return {Emit::Code, "amdgcn"};
-  case EmitFlag::HSACO: return {Emit::Code, "hsaco"};
-  case EmitFlag::LLVM: return {Emit::Code, "llvm"};
-  case EmitFlag::Object: return {Emit::Code, "obj"};
-  case EmitFlag::SharedObject: return {Emit::Code, "so"};
+  case EmitFlag::Artifact:
+    return {Emit::Artifact, ""};
+  case EmitFlag::Kiln:
+    return {Emit::Kiln, ""};
+  case EmitFlag::Fused:
+    return {Emit::Fused, ""};
+  case EmitFlag::Linalg:
+    return {Emit::Linalg, ""};
+  case EmitFlag::Dot:
+    return {Emit::Dot, ""};
+  case EmitFlag::Kernels:
+    return {Emit::Code, "kernels"};
+  case EmitFlag::PTX:
+    return {Emit::Code, "ptx"};
+  case EmitFlag::AMDGCN:
+    return {Emit::Code, "amdgcn"};
+  case EmitFlag::HSACO:
+    return {Emit::Code, "hsaco"};
+  case EmitFlag::LLVM:
+    return {Emit::Code, "llvm"};
+  case EmitFlag::Object:
+    return {Emit::Code, "obj"};
+  case EmitFlag::SharedObject:
+    return {Emit::Code, "so"};
   }
   llvm_unreachable("unknown --emit");
 }
@@ -188,8 +217,7 @@ FailureOr<CompileOptions> compileOptions() {
   if (!precision.empty()) {
     options.graph.precision = parsePrecision(precision);
     if (!options.graph.precision)
-      return fail("unknown precision '" + precision +
-                  "': expected fp32, tf32, fp16, bf16 or fp8");
+      return fail("unknown precision '" + precision + "': expected fp32, tf32, fp16, bf16 or fp8");
   }
   options.graph.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   options.graph.calibration = calibration;
@@ -227,17 +255,16 @@ LogicalResult runCompile() {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "kiln: an ahead-of-time compiler for ONNX models\n\n"
-      "  kiln compile model.onnx --emit kiln\n"
-      "  kiln compile model.onnx -o model.kiln\n"
-      "  kiln run model.kiln --input input=x.npy --output-dir out/\n"
-      "  kiln inspect model.kiln\n"
-      "  kiln bench model.kiln --iterations 100\n"
-      "  kiln calibrate model.onnx --inputs samples/ -o scales.json\n"
-      "  kiln compile model.onnx --target host,sm_80,sm_90 -o model.kiln\n"
-      "  kiln compile model.onnx --target sm_90 --emit ptx -o model.ptx\n");
+  cl::ParseCommandLineOptions(argc, argv,
+                              "kiln: an ahead-of-time compiler for ONNX models\n\n"
+                              "  kiln compile model.onnx --emit kiln\n"
+                              "  kiln compile model.onnx -o model.kiln\n"
+                              "  kiln run model.kiln --input input=x.npy --output-dir out/\n"
+                              "  kiln inspect model.kiln\n"
+                              "  kiln bench model.kiln --iterations 100\n"
+                              "  kiln calibrate model.onnx --inputs samples/ -o scales.json\n"
+                              "  kiln compile model.onnx --target host,sm_80,sm_90 -o model.kiln\n"
+                              "  kiln compile model.onnx --target sm_90 --emit ptx -o model.ptx\n");
   if (compileCommand)
     return failed(runCompile()) || reportedError ? 1 : 0;
   if (kiln::runCommand)

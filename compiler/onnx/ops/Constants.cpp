@@ -28,18 +28,17 @@ LogicalResult convertConstant(NodeContext &ctx) {
     const std::string &name = attr.name();
     if (name == "value") {
       std::string reason;
-      ElementsAttr value = tensorToAttr(*b.getContext(), *attr.mutable_t(),
-                                        ctx.modelDir(), reason);
+      ElementsAttr value = tensorToAttr(*b.getContext(), *attr.mutable_t(), ctx.modelDir(), reason);
       if (!value)
         return ctx.error() << reason;
       return emitConstant(ctx, value);
     }
     if (name == "value_float")
-      return emitConstant(ctx, DenseElementsAttr::get(
-                                   RankedTensorType::get({}, b.getF32Type()), attr.f()));
+      return emitConstant(
+          ctx, DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()), attr.f()));
     if (name == "value_int")
-      return emitConstant(ctx, DenseElementsAttr::get(
-                                   RankedTensorType::get({}, b.getI64Type()), attr.i()));
+      return emitConstant(
+          ctx, DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()), attr.i()));
     if (name == "value_floats") {
       SmallVector<float> values(attr.floats().begin(), attr.floats().end());
       return emitConstant(ctx, DenseElementsAttr::get(
@@ -96,9 +95,9 @@ LogicalResult convertShape(NodeContext &ctx) {
   end = std::clamp<int64_t>(end, start, rank);
   SmallVector<int64_t> window(dims.begin() + start, dims.begin() + end);
   Builder &b = ctx.builder();
-  return emitConstant(ctx, DenseElementsAttr::get(
-                               RankedTensorType::get({int64_t(window.size())}, b.getI64Type()),
-                               ArrayRef<int64_t>(window)));
+  return emitConstant(
+      ctx, DenseElementsAttr::get(RankedTensorType::get({int64_t(window.size())}, b.getI64Type()),
+                                  ArrayRef<int64_t>(window)));
 }
 
 LogicalResult convertIdentity(NodeContext &ctx) {
@@ -123,8 +122,8 @@ LogicalResult convertDropout(NodeContext &ctx) {
   ctx.setOutput(0, ctx.input(0));
   if (ctx.isOutputUsed(1)) {
     auto type = ctx.inputType(0).clone(ctx.builder().getI1Type());
-    ctx.setOutput(1, ConstantOp::create(ctx.builder(), ctx.loc(), type,
-                                        DenseElementsAttr::get(type, true)));
+    ctx.setOutput(
+        1, ConstantOp::create(ctx.builder(), ctx.loc(), type, DenseElementsAttr::get(type, true)));
   }
   return success();
 }

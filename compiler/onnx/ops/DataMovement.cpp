@@ -26,8 +26,8 @@ std::optional<SmallVector<int64_t>> squeezeAxes(NodeContext &ctx) {
 }
 
 /// Normalizes, sorts and checks axes against `rank`.
-std::optional<SmallVector<int64_t>> normalizeAxes(NodeContext &ctx,
-                                                  ArrayRef<int64_t> axes, int64_t rank) {
+std::optional<SmallVector<int64_t>> normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes,
+                                                  int64_t rank) {
   SmallVector<int64_t> result;
   for (int64_t axis : axes) {
     std::optional<int64_t> normalized = normalizeAxis(axis, rank);
@@ -115,8 +115,7 @@ LogicalResult convertSqueeze(NodeContext &ctx) {
   for (int64_t d = 0; d < type.getRank(); ++d) {
     bool listed = llvm::is_contained(*axes, d);
     if (listed && type.getDimSize(d) != 1)
-      return ctx.error() << "cannot squeeze dimension " << d << " of size "
-                         << type.getDimSize(d);
+      return ctx.error() << "cannot squeeze dimension " << d << " of size " << type.getDimSize(d);
     // With no axes, every dimension of size 1 goes.
     if (!(listed || (axes->empty() && type.getDimSize(d) == 1)))
       shape.push_back(type.getDimSize(d));
@@ -153,8 +152,8 @@ LogicalResult convertTranspose(NodeContext &ctx) {
     return failure();
   int64_t rank = ctx.inputType(0).getRank();
   // The default reverses the dimensions.
-  SmallVector<int64_t> perm = ctx.intsAttr("perm").value_or(
-      llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank))));
+  SmallVector<int64_t> perm =
+      ctx.intsAttr("perm").value_or(llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank))));
   return ctx.emit<TransposeOp>({ctx.input(0)},
                                {ctx.named("perm", ctx.builder().getDenseI64ArrayAttr(perm))});
 }
@@ -201,19 +200,19 @@ LogicalResult convertSplit(NodeContext &ctx) {
       return ctx.error() << "cannot split into " << parts << " parts";
     int64_t chunk = llvm::divideCeil(dim, parts);
     if (ctx.opset() < 18 && dim % parts != 0)
-      return ctx.error() << "dimension " << *axis << " of size " << dim
-                         << " does not split into " << parts << " equal parts";
+      return ctx.error() << "dimension " << *axis << " of size " << dim << " does not split into "
+                         << parts << " equal parts";
     for (int64_t i = 0, left = dim; i < parts; ++i, left -= chunk)
       sizes.push_back(std::max<int64_t>(0, std::min(chunk, left)));
   }
   if (int64_t(sizes.size()) != ctx.numOutputs())
-    return ctx.error() << "split gives " << sizes.size() << " sizes for "
-                       << ctx.numOutputs() << " outputs";
+    return ctx.error() << "split gives " << sizes.size() << " sizes for " << ctx.numOutputs()
+                       << " outputs";
   Builder &b = ctx.builder();
-  auto results = ctx.create<SplitOp>(
-      {ctx.input(0)}, {ctx.named("axis", b.getI64IntegerAttr(*axis)),
-                       ctx.named("sizes", b.getDenseI64ArrayAttr(sizes))},
-      sizes.size());
+  auto results = ctx.create<SplitOp>({ctx.input(0)},
+                                     {ctx.named("axis", b.getI64IntegerAttr(*axis)),
+                                      ctx.named("sizes", b.getDenseI64ArrayAttr(sizes))},
+                                     sizes.size());
   if (!results)
     return failure();
   for (auto [i, value] : llvm::enumerate(*results))
@@ -277,10 +276,9 @@ LogicalResult convertSlice(NodeContext &ctx) {
     outSteps[*axis] = step;
   }
   Builder &b = ctx.builder();
-  return ctx.emit<SliceOp>({ctx.input(0)},
-                           {ctx.named("starts", b.getDenseI64ArrayAttr(outStarts)),
-                            ctx.named("ends", b.getDenseI64ArrayAttr(outEnds)),
-                            ctx.named("steps", b.getDenseI64ArrayAttr(outSteps))});
+  return ctx.emit<SliceOp>({ctx.input(0)}, {ctx.named("starts", b.getDenseI64ArrayAttr(outStarts)),
+                                            ctx.named("ends", b.getDenseI64ArrayAttr(outEnds)),
+                                            ctx.named("steps", b.getDenseI64ArrayAttr(outSteps))});
 }
 
 LogicalResult convertGather(NodeContext &ctx) {

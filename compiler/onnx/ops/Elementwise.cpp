@@ -27,24 +27,36 @@ LogicalResult convertElementwise(NodeContext &ctx) {
     return failure();
   if (binary) {
     Value y = ctx.input(1);
-    if (op == "Add") return ctx.emit<AddOp>({x, y});
-    if (op == "Sub") return ctx.emit<SubOp>({x, y});
-    if (op == "Mul") return ctx.emit<MulOp>({x, y});
-    if (op == "Div") return ctx.emit<DivOp>({x, y});
-    if (op == "Pow") return ctx.emit<PowOp>({x, y});
+    if (op == "Add")
+      return ctx.emit<AddOp>({x, y});
+    if (op == "Sub")
+      return ctx.emit<SubOp>({x, y});
+    if (op == "Mul")
+      return ctx.emit<MulOp>({x, y});
+    if (op == "Div")
+      return ctx.emit<DivOp>({x, y});
+    if (op == "Pow")
+      return ctx.emit<PowOp>({x, y});
     return ctx.emit<EqualOp>({x, y});
   }
 
   // The unary operators compute on floats only.
   if (failed(ctx.requireFloat(0)))
     return failure();
-  if (op == "Sqrt") return ctx.emit<SqrtOp>({x});
-  if (op == "Exp") return ctx.emit<ExpOp>({x});
-  if (op == "Erf") return ctx.emit<ErfOp>({x});
-  if (op == "Tanh") return ctx.emit<TanhOp>({x});
-  if (op == "Sigmoid") return ctx.emit<SigmoidOp>({x});
-  if (op == "Relu") return ctx.emit<ReluOp>({x});
-  if (op == "HardSwish") return ctx.emit<HardSwishOp>({x});
+  if (op == "Sqrt")
+    return ctx.emit<SqrtOp>({x});
+  if (op == "Exp")
+    return ctx.emit<ExpOp>({x});
+  if (op == "Erf")
+    return ctx.emit<ErfOp>({x});
+  if (op == "Tanh")
+    return ctx.emit<TanhOp>({x});
+  if (op == "Sigmoid")
+    return ctx.emit<SigmoidOp>({x});
+  if (op == "Relu")
+    return ctx.emit<ReluOp>({x});
+  if (op == "HardSwish")
+    return ctx.emit<HardSwishOp>({x});
   if (op == "Gelu") {
     std::string approximate = ctx.stringAttr("approximate", "none");
     if (approximate != "none")
@@ -80,9 +92,8 @@ LogicalResult convertClip(NodeContext &ctx) {
     high = *value;
   }
   Builder &b = ctx.builder();
-  return ctx.emit<ClipOp>({ctx.input(0)},
-                          {ctx.named("min", b.getF64FloatAttr(low)),
-                           ctx.named("max", b.getF64FloatAttr(high))});
+  return ctx.emit<ClipOp>({ctx.input(0)}, {ctx.named("min", b.getF64FloatAttr(low)),
+                                           ctx.named("max", b.getF64FloatAttr(high))});
 }
 
 LogicalResult convertCast(NodeContext &ctx) {

@@ -30,7 +30,8 @@ LogicalResult convertLayerNormalization(NodeContext &ctx) {
   int64_t rank = ctx.inputType(0).getRank();
   std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", -1), rank);
   if (!axis)
-    return ctx.error() << "axis " << ctx.intAttr("axis", -1) << " is out of range for rank " << rank;
+    return ctx.error() << "axis " << ctx.intAttr("axis", -1) << " is out of range for rank "
+                       << rank;
   SmallVector<Value> operands = {ctx.input(0), ctx.input(1)};
   if (ctx.hasInput(2))
     operands.push_back(ctx.input(2));
@@ -63,7 +64,8 @@ LogicalResult convertSoftmax(NodeContext &ctx) {
       {ctx.input(0)}, {ctx.named("shape", b.getDenseI64ArrayAttr({*rows, *columns}))});
   if (!flat)
     return failure();
-  auto softmax = ctx.create<SoftmaxOp>({flat->front()}, {ctx.named("axis", b.getI64IntegerAttr(1))});
+  auto softmax =
+      ctx.create<SoftmaxOp>({flat->front()}, {ctx.named("axis", b.getI64IntegerAttr(1))});
   if (!softmax)
     return failure();
   return ctx.emit<ReshapeOp>({softmax->front()},

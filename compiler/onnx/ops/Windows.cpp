@@ -8,8 +8,7 @@ using namespace mlir;
 
 namespace kiln {
 
-std::optional<WindowAttrs> resolveWindow(NodeContext &ctx,
-                                         ArrayRef<int64_t> spatialSizes,
+std::optional<WindowAttrs> resolveWindow(NodeContext &ctx, ArrayRef<int64_t> spatialSizes,
                                          ArrayRef<int64_t> kernel) {
   size_t spatial = spatialSizes.size();
   WindowAttrs window;
@@ -18,8 +17,8 @@ std::optional<WindowAttrs> resolveWindow(NodeContext &ctx,
   window.pads = ctx.intsAttr("pads").value_or(SmallVector<int64_t>(2 * spatial, 0));
   if (window.strides.size() != spatial || window.dilations.size() != spatial ||
       window.pads.size() != 2 * spatial || kernel.size() != spatial) {
-    ctx.error() << "strides, dilations, kernel_shape and pads must match the "
-                << spatial << " spatial dimensions";
+    ctx.error() << "strides, dilations, kernel_shape and pads must match the " << spatial
+                << " spatial dimensions";
     return std::nullopt;
   }
   for (size_t i = 0; i < spatial; ++i)

@@ -12,10 +12,8 @@ using namespace mlir;
 
 namespace kiln {
 
-LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
-                                       std::optional<Location> location,
-                                       Adaptor adaptor,
-                                       SmallVectorImpl<Type> &types) {
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                       Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
   int64_t rank = input.getRank(), spatial = rank - 2;
@@ -38,21 +36,20 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
     weight = weight.clone(shape);
   }
   if (weight.getElementType() != input.getElementType() ||
-      (adaptor.getBias() && getElementTypeOrSelf(adaptor.getBias().getType()) !=
-                                input.getElementType()))
+      (adaptor.getBias() &&
+       getElementTypeOrSelf(adaptor.getBias().getType()) != input.getElementType()))
     return emitOptionalError(location, "input, weight and bias element types differ");
   ArrayRef<int64_t> strides = adaptor.getStrides(), pads = adaptor.getPads(),
                     dilations = adaptor.getDilations();
   if (int64_t(strides.size()) != spatial || int64_t(dilations.size()) != spatial ||
       int64_t(pads.size()) != 2 * spatial)
-    return emitOptionalError(location, "expected ", spatial, " strides, ",
-                             spatial, " dilations and ", 2 * spatial,
-                             " pads for ", spatial, " spatial dimensions");
+    return emitOptionalError(location, "expected ", spatial, " strides, ", spatial,
+                             " dilations and ", 2 * spatial, " pads for ", spatial,
+                             " spatial dimensions");
   int64_t group = int64_t(adaptor.getGroup());
   int64_t channels = input.getDimSize(1), filters = weight.getDimSize(0);
   if (group < 1 || channels % group != 0 || filters % group != 0)
-    return emitOptionalError(location, "group ", group,
-                             " must divide input channels ", channels,
+    return emitOptionalError(location, "group ", group, " must divide input channels ", channels,
                              " and filters ", filters);
   if (weight.getDimSize(1) != channels / group)
     return emitOptionalError(location, "weight has ", weight.getDimSize(1),
@@ -60,17 +57,15 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   if (Value bias = adaptor.getBias()) {
     auto biasType = cast<RankedTensorType>(bias.getType());
     if (biasType.getRank() != 1 || biasType.getDimSize(0) != filters)
-      return emitOptionalError(location, "bias must have shape [", filters,
-                               "], got ", biasType);
+      return emitOptionalError(location, "bias must have shape [", filters, "], got ", biasType);
   }
   SmallVector<int64_t> shape = {input.getDimSize(0), filters};
   for (int64_t i = 0; i < spatial; ++i) {
-    auto size = windowOutputSize(input.getDimSize(i + 2), weight.getDimSize(i + 2),
-                                 strides[i], pads[i], pads[i + spatial],
-                                 dilations[i], /*ceilMode=*/false);
+    auto size = windowOutputSize(input.getDimSize(i + 2), weight.getDimSize(i + 2), strides[i],
+                                 pads[i], pads[i + spatial], dilations[i], /*ceilMode=*/false);
     if (!size)
-      return emitOptionalError(location, "kernel does not fit spatial dimension ",
-                               i, " (size ", input.getDimSize(i + 2), ")");
+      return emitOptionalError(location, "kernel does not fit spatial dimension ", i, " (size ",
+                               input.getDimSize(i + 2), ")");
     shape.push_back(*size);
   }
   auto result = RankedTensorType::get(shape, input.getElementType());
@@ -87,15 +82,12 @@ bool ConvOp::isDepthwise() {
   return group > 1 && perGroup == 1 && filters == group;
 }
 
-LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
-                                       std::optional<Location> location,
-                                       Adaptor adaptor,
-                                       SmallVectorImpl<Type> &types) {
+LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                       Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto a = cast<RankedTensorType>(adaptor.getA().getType());
   auto b = cast<RankedTensorType>(adaptor.getB().getType());
   if (a.getRank() != 2 || b.getRank() != 2)
-    return emitOptionalError(location, "operands must be matrices, got ", a,
-                             " and ", b);
+    return emitOptionalError(location, "operands must be matrices, got ", a, " and ", b);
   if (a.getElementType() != b.getElementType() ||
       (adaptor.getC() && getElementTypeOrSelf(adaptor.getC().getType()) != a.getElementType()))
     return emitOptionalError(location, "operand element types differ");
@@ -109,8 +101,8 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
     auto cShape = cast<RankedTensorType>(c.getType()).getShape();
     auto broadcast = broadcastShapes(cShape, shape);
     if (!broadcast || *broadcast != shape)
-      return emitOptionalError(location, "C of type ", c.getType(),
-                               " does not broadcast to [", m, ", ", n, "]");
+      return emitOptionalError(location, "C of type ", c.getType(), " does not broadcast to [", m,
+                               ", ", n, "]");
   }
   types.push_back(RankedTensorType::get(shape, a.getElementType()));
   return success();
@@ -139,8 +131,8 @@ struct TransposeConstantB : OpRewritePattern<GemmOp> {
         transposed[c * rows + r] = (*values)[r * columns + c];
     std::string name = derivedName(constant.getValue(), "transposed");
     auto transposedType = RankedTensorType::get({columns, rows}, type.getElementType());
-    Value b = ConstantOp::create(rewriter, constant.getLoc(),
-                                 makeF32(transposedType, transposed, name));
+    Value b =
+        ConstantOp::create(rewriter, constant.getLoc(), makeF32(transposedType, transposed, name));
     rewriter.modifyOpInPlace(op, [&] {
       op.getBMutable().assign(b);
       op.setTransB(false);
@@ -155,10 +147,8 @@ void GemmOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContex
   patterns.add<TransposeConstantB>(context);
 }
 
-LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> location,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &types) {
+LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                         Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
   auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
   if (lhs.getRank() == 0 || rhs.getRank() == 0)
@@ -172,12 +162,12 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
   if (b.size() == 1)
     b.push_back(1);
   if (a.back() != b[b.size() - 2])
-    return emitOptionalError(location, "inner dimensions differ: ", a.back(),
-                             " vs ", b[b.size() - 2]);
+    return emitOptionalError(location, "inner dimensions differ: ", a.back(), " vs ",
+                             b[b.size() - 2]);
   auto batch = broadcastShapes(ArrayRef(a).drop_back(2), ArrayRef(b).drop_back(2));
   if (!batch)
-    return emitOptionalError(location, "batch dimensions of ", lhs, " and ",
-                             rhs, " do not broadcast");
+    return emitOptionalError(location, "batch dimensions of ", lhs, " and ", rhs,
+                             " do not broadcast");
   SmallVector<int64_t> shape = *batch;
   if (lhs.getRank() > 1)
     shape.push_back(a[a.size() - 2]);

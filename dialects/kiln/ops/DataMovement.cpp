@@ -37,18 +37,16 @@ int64_t flatten(ArrayRef<int64_t> index, ArrayRef<int64_t> strides) {
 // kiln.reshape
 //===----------------------------------------------------------------------===//
 
-LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
-                                          std::optional<Location> location,
-                                          Adaptor adaptor,
-                                          SmallVectorImpl<Type> &types) {
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                          Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   ArrayRef<int64_t> shape = adaptor.getShape();
   std::optional<int64_t> count = elementCount(shape);
   if (!count)
     return emitOptionalError(location, "shape has a negative dimension or too many elements");
   if (*count != input.getNumElements())
-    return emitOptionalError(location, "cannot reshape ", input.getNumElements(),
-                             " elements into ", *count);
+    return emitOptionalError(location, "cannot reshape ", input.getNumElements(), " elements into ",
+                             *count);
   types.push_back(input.clone(shape));
   return success();
 }
@@ -70,21 +68,18 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
 // kiln.transpose
 //===----------------------------------------------------------------------===//
 
-LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> location,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &types) {
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                            Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   ArrayRef<int64_t> perm = adaptor.getPerm();
   SmallVector<bool> seen(input.getRank(), false);
   if (int64_t(perm.size()) != input.getRank())
-    return emitOptionalError(location, "perm has ", perm.size(),
-                             " entries for rank ", input.getRank());
+    return emitOptionalError(location, "perm has ", perm.size(), " entries for rank ",
+                             input.getRank());
   SmallVector<int64_t> shape;
   for (int64_t p : perm) {
     if (p < 0 || p >= input.getRank() || seen[p])
-      return emitOptionalError(location, "perm is not a permutation of [0, ",
-                               input.getRank(), ")");
+      return emitOptionalError(location, "perm is not a permutation of [0, ", input.getRank(), ")");
     seen[p] = true;
     shape.push_back(input.getDimSize(p));
   }
@@ -126,10 +121,8 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
 // kiln.concat and kiln.split
 //===----------------------------------------------------------------------===//
 
-LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> location,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &types) {
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                         Adaptor adaptor, SmallVectorImpl<Type> &types) {
   ValueRange inputs = adaptor.getInputs();
   if (inputs.empty())
     return emitOptionalError(location, "needs at least one input");
@@ -141,14 +134,13 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   shape[axis] = 0;
   for (Value input : inputs) {
     auto type = cast<RankedTensorType>(input.getType());
-    if (type.getElementType() != first.getElementType() ||
-        type.getRank() != first.getRank())
-      return emitOptionalError(location, "inputs differ in rank or element type: ",
-                               first, " vs ", type);
+    if (type.getElementType() != first.getElementType() || type.getRank() != first.getRank())
+      return emitOptionalError(location, "inputs differ in rank or element type: ", first, " vs ",
+                               type);
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (d != axis && type.getDimSize(d) != first.getDimSize(d))
-        return emitOptionalError(location, "inputs differ in dimension ", d,
-                                 ": ", first, " vs ", type);
+        return emitOptionalError(location, "inputs differ in dimension ", d, ": ", first, " vs ",
+                                 type);
     if (llvm::AddOverflow(shape[axis], type.getDimSize(axis), shape[axis]))
       return emitOptionalError(location, "concatenated dimension overflows");
   }
@@ -176,10 +168,9 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
     outer *= type.getDimSize(d);
   SmallVector<SmallVector<Attribute>> values;
   for (DenseElementsAttr part : parts) {
-    values.push_back(part.isSplat()
-                         ? SmallVector<Attribute>(part.getNumElements(),
-                                                  part.getSplatValue<Attribute>())
-                         : llvm::to_vector(part.getValues<Attribute>()));
+    values.push_back(part.isSplat() ? SmallVector<Attribute>(part.getNumElements(),
+                                                             part.getSplatValue<Attribute>())
+                                    : llvm::to_vector(part.getValues<Attribute>()));
   }
   SmallVector<Attribute> result;
   for (int64_t row = 0; row < outer; ++row)
@@ -190,10 +181,8 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   return DenseElementsAttr::get(type, result);
 }
 
-LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
-                                        std::optional<Location> location,
-                                        Adaptor adaptor,
-                                        SmallVectorImpl<Type> &types) {
+LogicalResult SplitOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                        Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   int64_t axis = int64_t(adaptor.getAxis());
   if (axis < 0 || axis >= input.getRank())
@@ -207,9 +196,8 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
     types.push_back(input.clone(shape));
   }
   if (total != input.getDimSize(axis))
-    return emitOptionalError(location, "split sizes add up to ", total,
-                             ", not to dimension ", axis, " of size ",
-                             input.getDimSize(axis));
+    return emitOptionalError(location, "split sizes add up to ", total, ", not to dimension ", axis,
+                             " of size ", input.getDimSize(axis));
   return success();
 }
 
@@ -217,10 +205,8 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
 // kiln.slice
 //===----------------------------------------------------------------------===//
 
-LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
-                                        std::optional<Location> location,
-                                        Adaptor adaptor,
-                                        SmallVectorImpl<Type> &types) {
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                        Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   ArrayRef<int64_t> starts = adaptor.getStarts(), ends = adaptor.getEnds(),
                     steps = adaptor.getSteps();
@@ -230,16 +216,14 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(location, "needs one start, end and step per dimension");
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < rank; ++d) {
-    int64_t dim = input.getDimSize(d), start = starts[d], end = ends[d],
-            step = steps[d];
+    int64_t dim = input.getDimSize(d), start = starts[d], end = ends[d], step = steps[d];
     if (step == std::numeric_limits<int64_t>::min())
       return emitOptionalError(location, "dimension ", d, ": step ", step, " is out of range");
     bool inRange = step > 0 ? (start >= 0 && start <= dim && end >= 0 && end <= dim)
                             : (start >= -1 && start < dim && end >= -1 && end < dim);
     if (step == 0 || !inRange)
-      return emitOptionalError(location, "dimension ", d, ": start ", start,
-                               ", end ", end, ", step ", step,
-                               " are not normalized for size ", dim);
+      return emitOptionalError(location, "dimension ", d, ": start ", start, ", end ", end,
+                               ", step ", step, " are not normalized for size ", dim);
     int64_t span = step > 0 ? end - start : start - end;
     int64_t absStep = step > 0 ? step : -step;
     shape.push_back(span <= 0 ? 0 : llvm::divideCeil(span, absStep));
@@ -269,10 +253,8 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
 // kiln.gather
 //===----------------------------------------------------------------------===//
 
-LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> location,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &types) {
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                         Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
   int64_t axis = int64_t(adaptor.getAxis());
@@ -293,9 +275,8 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   int64_t axis = int64_t(getAxis()), axisSize = inShape[axis];
   // A splat holds one index however many elements it has.
   SmallVector<int64_t> positions;
-  auto values = indices.isSplat()
-                    ? SmallVector<APInt>{indices.getSplatValue<APInt>()}
-                    : llvm::to_vector(indices.getValues<APInt>());
+  auto values = indices.isSplat() ? SmallVector<APInt>{indices.getSplatValue<APInt>()}
+                                  : llvm::to_vector(indices.getValues<APInt>());
   for (const APInt &index : values) {
     int64_t i = index.getSExtValue();
     if (i < -axisSize || i >= axisSize)
@@ -320,15 +301,13 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
 // kiln.expand
 //===----------------------------------------------------------------------===//
 
-LogicalResult ExpandOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> location,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &types) {
+LogicalResult ExpandOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                         Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   auto shape = broadcastShapes(input.getShape(), adaptor.getShape());
   if (!shape || !elementCount(*shape))
-    return emitOptionalError(location, input, " does not broadcast to shape [",
-                             adaptor.getShape(), "]");
+    return emitOptionalError(location, input, " does not broadcast to shape [", adaptor.getShape(),
+                             "]");
   types.push_back(input.clone(*shape));
   return success();
 }
@@ -349,16 +328,13 @@ OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
 // kiln.pad
 //===----------------------------------------------------------------------===//
 
-LogicalResult PadOp::inferReturnTypes(MLIRContext *,
-                                      std::optional<Location> location,
-                                      Adaptor adaptor,
-                                      SmallVectorImpl<Type> &types) {
+LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                      Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   ArrayRef<int64_t> pads = adaptor.getPads();
   int64_t rank = input.getRank();
   if (int64_t(pads.size()) != 2 * rank)
-    return emitOptionalError(location, "expected ", 2 * rank, " pads, got ",
-                             pads.size());
+    return emitOptionalError(location, "expected ", 2 * rank, " pads, got ", pads.size());
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < rank; ++d) {
     int64_t size;
@@ -386,7 +362,8 @@ LogicalResult TensorMapOp::verify() {
   if (dims.empty() || dims.size() > 5)
     return emitOpError("has ") << dims.size() << " dimensions; a tensor map has 1 to 5";
   if (strides.size() + 1 != dims.size() || box.size() != dims.size())
-    return emitOpError("needs a stride for every dimension but the first and a box extent for each");
+    return emitOpError(
+        "needs a stride for every dimension but the first and a box extent for each");
   for (int64_t dim : dims)
     if (dim < 1 || dim > (int64_t(1) << 32))
       return emitOpError("has a dimension of ") << dim << " elements, outside [1, 2^32]";

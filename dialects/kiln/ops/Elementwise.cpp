@@ -18,10 +18,8 @@ namespace kiln {
 // kiln.constant
 //===----------------------------------------------------------------------===//
 
-LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
-                                           std::optional<Location> location,
-                                           Adaptor adaptor,
-                                           SmallVectorImpl<Type> &types) {
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                           Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto type = dyn_cast<RankedTensorType>(adaptor.getValue().getType());
   if (!type || !type.hasStaticShape())
     return emitOptionalError(location, "constant value must have a static tensor type");
@@ -35,22 +33,17 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 // Binary elementwise ops
 //===----------------------------------------------------------------------===//
 
-LogicalResult inferBinaryResult(std::optional<Location> location, Type lhs,
-                                Type rhs, BinaryElementRule rule,
-                                SmallVectorImpl<Type> &types) {
+LogicalResult inferBinaryResult(std::optional<Location> location, Type lhs, Type rhs,
+                                BinaryElementRule rule, SmallVectorImpl<Type> &types) {
   auto lhsType = cast<RankedTensorType>(lhs), rhsType = cast<RankedTensorType>(rhs);
-  if (rule != BinaryElementRule::Base &&
-      lhsType.getElementType() != rhsType.getElementType())
-    return emitOptionalError(location, "operand element types differ: ",
-                             lhsType.getElementType(), " vs ",
-                             rhsType.getElementType());
+  if (rule != BinaryElementRule::Base && lhsType.getElementType() != rhsType.getElementType())
+    return emitOptionalError(location, "operand element types differ: ", lhsType.getElementType(),
+                             " vs ", rhsType.getElementType());
   auto shape = broadcastShapes(lhsType.getShape(), rhsType.getShape());
   if (!shape)
-    return emitOptionalError(location, "operand shapes ", lhs, " and ", rhs,
-                             " do not broadcast");
-  Type element = rule == BinaryElementRule::Bool
-                     ? IntegerType::get(lhs.getContext(), 1)
-                     : lhsType.getElementType();
+    return emitOptionalError(location, "operand shapes ", lhs, " and ", rhs, " do not broadcast");
+  Type element = rule == BinaryElementRule::Bool ? IntegerType::get(lhs.getContext(), 1)
+                                                 : lhsType.getElementType();
   types.push_back(RankedTensorType::get(*shape, element));
   return success();
 }
@@ -59,19 +52,17 @@ namespace {
 
 /// Folds an arithmetic op over integer or float elements.
 template <typename IntFn, typename FloatFn>
-OpFoldResult foldArith(ArrayRef<Attribute> operands, Type type, IntFn intFn,
-                       FloatFn floatFn) {
-  return foldElementwise(
-      operands, cast<RankedTensorType>(type),
-      [&](ArrayRef<Attribute> args, Type element) -> Attribute {
-        if (auto a = dyn_cast<IntegerAttr>(args[0])) {
-          auto b = dyn_cast<IntegerAttr>(args[1]);
-          std::optional<APInt> value = intFn(a.getValue(), b.getValue());
-          return value ? IntegerAttr::get(element, *value) : Attribute();
-        }
-        auto a = cast<FloatAttr>(args[0]), b = cast<FloatAttr>(args[1]);
-        return FloatAttr::get(element, floatFn(a.getValue(), b.getValue()));
-      });
+OpFoldResult foldArith(ArrayRef<Attribute> operands, Type type, IntFn intFn, FloatFn floatFn) {
+  return foldElementwise(operands, cast<RankedTensorType>(type),
+                         [&](ArrayRef<Attribute> args, Type element) -> Attribute {
+                           if (auto a = dyn_cast<IntegerAttr>(args[0])) {
+                             auto b = dyn_cast<IntegerAttr>(args[1]);
+                             std::optional<APInt> value = intFn(a.getValue(), b.getValue());
+                             return value ? IntegerAttr::get(element, *value) : Attribute();
+                           }
+                           auto a = cast<FloatAttr>(args[0]), b = cast<FloatAttr>(args[1]);
+                           return FloatAttr::get(element, floatFn(a.getValue(), b.getValue()));
+                         });
 }
 
 } // namespace
@@ -116,47 +107,42 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
-  return foldElementwise(
-      {adaptor.getLhs(), adaptor.getRhs()}, getType(),
-      [](ArrayRef<Attribute> args, Type element) -> Attribute {
-        double base = cast<FloatAttr>(args[0]).getValueAsDouble();
-        double exponent =
-            isa<FloatAttr>(args[1])
-                ? cast<FloatAttr>(args[1]).getValueAsDouble()
-                : double(cast<IntegerAttr>(args[1]).getValue().getSExtValue());
-        return FloatAttr::get(element, std::pow(base, exponent));
-      });
+  return foldElementwise({adaptor.getLhs(), adaptor.getRhs()}, getType(),
+                         [](ArrayRef<Attribute> args, Type element) -> Attribute {
+                           double base = cast<FloatAttr>(args[0]).getValueAsDouble();
+                           double exponent =
+                               isa<FloatAttr>(args[1])
+                                   ? cast<FloatAttr>(args[1]).getValueAsDouble()
+                                   : double(cast<IntegerAttr>(args[1]).getValue().getSExtValue());
+                           return FloatAttr::get(element, std::pow(base, exponent));
+                         });
 }
 
 OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
-  return foldElementwise(
-      {adaptor.getLhs(), adaptor.getRhs()}, getType(),
-      [](ArrayRef<Attribute> args, Type element) -> Attribute {
-        bool equal;
-        if (auto a = dyn_cast<IntegerAttr>(args[0]))
-          equal = a.getValue() == cast<IntegerAttr>(args[1]).getValue();
-        else
-          equal = cast<FloatAttr>(args[0]).getValue() ==
-                  cast<FloatAttr>(args[1]).getValue();
-        return IntegerAttr::get(element, equal);
-      });
+  return foldElementwise({adaptor.getLhs(), adaptor.getRhs()}, getType(),
+                         [](ArrayRef<Attribute> args, Type element) -> Attribute {
+                           bool equal;
+                           if (auto a = dyn_cast<IntegerAttr>(args[0]))
+                             equal = a.getValue() == cast<IntegerAttr>(args[1]).getValue();
+                           else
+                             equal = cast<FloatAttr>(args[0]).getValue() ==
+                                     cast<FloatAttr>(args[1]).getValue();
+                           return IntegerAttr::get(element, equal);
+                         });
 }
 
 //===----------------------------------------------------------------------===//
 // kiln.where
 //===----------------------------------------------------------------------===//
 
-LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
-                                        std::optional<Location> location,
-                                        Adaptor adaptor,
-                                        SmallVectorImpl<Type> &types) {
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                        Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto cond = cast<RankedTensorType>(adaptor.getCondition().getType());
   auto onTrue = cast<RankedTensorType>(adaptor.getOnTrue().getType());
   auto onFalse = cast<RankedTensorType>(adaptor.getOnFalse().getType());
   if (onTrue.getElementType() != onFalse.getElementType())
-    return emitOptionalError(location, "branch element types differ: ",
-                             onTrue.getElementType(), " vs ",
-                             onFalse.getElementType());
+    return emitOptionalError(location, "branch element types differ: ", onTrue.getElementType(),
+                             " vs ", onFalse.getElementType());
   auto shape = broadcastShapes(onTrue.getShape(), onFalse.getShape());
   if (shape)
     shape = broadcastShapes(cond.getShape(), *shape);
@@ -167,11 +153,11 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
 }
 
 OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
-  return foldElementwise(
-      {adaptor.getCondition(), adaptor.getOnTrue(), adaptor.getOnFalse()},
-      getType(), [](ArrayRef<Attribute> args, Type) -> Attribute {
-        return cast<IntegerAttr>(args[0]).getValue().isZero() ? args[2] : args[1];
-      });
+  return foldElementwise({adaptor.getCondition(), adaptor.getOnTrue(), adaptor.getOnFalse()},
+                         getType(), [](ArrayRef<Attribute> args, Type) -> Attribute {
+                           return cast<IntegerAttr>(args[0]).getValue().isZero() ? args[2]
+                                                                                 : args[1];
+                         });
 }
 
 //===----------------------------------------------------------------------===//
@@ -201,10 +187,8 @@ LogicalResult ClipOp::verify() {
 // kiln.cast
 //===----------------------------------------------------------------------===//
 
-LogicalResult CastOp::inferReturnTypes(MLIRContext *,
-                                       std::optional<Location> location,
-                                       Adaptor adaptor,
-                                       SmallVectorImpl<Type> &types) {
+LogicalResult CastOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                       Adaptor adaptor, SmallVectorImpl<Type> &types) {
   Type to = adaptor.getTo();
   if (!isa<FloatType, IntegerType>(to))
     return emitOptionalError(location, "cannot cast to ", to);
@@ -217,16 +201,15 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
   return foldElementwise(
-      {adaptor.getInput()}, getType(),
-      [](ArrayRef<Attribute> args, Type element) -> Attribute {
+      {adaptor.getInput()}, getType(), [](ArrayRef<Attribute> args, Type element) -> Attribute {
         if (auto to = dyn_cast<IntegerType>(element)) {
           if (auto from = dyn_cast<IntegerAttr>(args[0])) {
             const APInt &value = from.getValue();
             // ONNX casts to bool test for non-zero; other integers wrap.
             if (to.getWidth() == 1)
               return IntegerAttr::get(element, !value.isZero());
-            bool isSigned = from.getType().getIntOrFloatBitWidth() > 1 &&
-                            !from.getType().isUnsignedInteger();
+            bool isSigned =
+                from.getType().getIntOrFloatBitWidth() > 1 && !from.getType().isUnsignedInteger();
             return IntegerAttr::get(element, isSigned ? value.sextOrTrunc(to.getWidth())
                                                       : value.zextOrTrunc(to.getWidth()));
           }
@@ -235,23 +218,20 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
             return IntegerAttr::get(element, !value.isZero());
           APSInt result(to.getWidth(), to.isUnsigned());
           bool exact;
-          if (value.convertToInteger(result, APFloat::rmTowardZero, &exact) &
-              APFloat::opInvalidOp)
+          if (value.convertToInteger(result, APFloat::rmTowardZero, &exact) & APFloat::opInvalidOp)
             return {};
           return IntegerAttr::get(element, result);
         }
         auto to = cast<FloatType>(element);
         APFloat result(to.getFloatSemantics());
         if (auto from = dyn_cast<IntegerAttr>(args[0])) {
-          bool isSigned = from.getType().getIntOrFloatBitWidth() > 1 &&
-                          !from.getType().isUnsignedInteger();
-          result.convertFromAPInt(from.getValue(), isSigned,
-                                  APFloat::rmNearestTiesToEven);
+          bool isSigned =
+              from.getType().getIntOrFloatBitWidth() > 1 && !from.getType().isUnsignedInteger();
+          result.convertFromAPInt(from.getValue(), isSigned, APFloat::rmNearestTiesToEven);
         } else {
           result = cast<FloatAttr>(args[0]).getValue();
           bool losesInfo;
-          result.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven,
-                         &losesInfo);
+          result.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven, &losesInfo);
         }
         return FloatAttr::get(element, result);
       });

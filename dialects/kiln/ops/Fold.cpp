@@ -32,8 +32,8 @@ DenseElementsAttr remapElements(Attribute input, RankedTensorType type,
   return DenseElementsAttr::get(type, result);
 }
 
-DenseElementsAttr foldElementwise(ArrayRef<Attribute> operands,
-                                  RankedTensorType type, ElementFn compute) {
+DenseElementsAttr foldElementwise(ArrayRef<Attribute> operands, RankedTensorType type,
+                                  ElementFn compute) {
   SmallVector<DenseElementsAttr> dense;
   for (Attribute operand : operands) {
     dense.push_back(foldableConstant(operand));

@@ -23,18 +23,15 @@ mlir::DenseElementsAttr foldableConstant(mlir::Attribute attr);
 
 /// A tensor of `type` whose element i is element `sourceIndex(i)` of `input`;
 /// null when `input` is not cheaply foldable or the result is too large.
-mlir::DenseElementsAttr
-remapElements(mlir::Attribute input, mlir::RankedTensorType type,
-              llvm::function_ref<int64_t(int64_t)> sourceIndex);
+mlir::DenseElementsAttr remapElements(mlir::Attribute input, mlir::RankedTensorType type,
+                                      llvm::function_ref<int64_t(int64_t)> sourceIndex);
 
 /// Computes an elementwise op over broadcast constant operands. `compute`
 /// takes one IntegerAttr/FloatAttr per operand and the result element type,
 /// and returns the result element or null to give up (e.g. division by zero).
-using ElementFn = llvm::function_ref<mlir::Attribute(
-    llvm::ArrayRef<mlir::Attribute>, mlir::Type)>;
+using ElementFn = llvm::function_ref<mlir::Attribute(llvm::ArrayRef<mlir::Attribute>, mlir::Type)>;
 mlir::DenseElementsAttr foldElementwise(llvm::ArrayRef<mlir::Attribute> operands,
-                                        mlir::RankedTensorType type,
-                                        ElementFn compute);
+                                        mlir::RankedTensorType type, ElementFn compute);
 
 } // namespace kiln
 

@@ -9,31 +9,26 @@ using namespace mlir;
 
 namespace kiln {
 
-LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> location,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &types) {
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                            Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   if (input.getRank() < 2)
     return emitOptionalError(location, "input must have a channel dimension, got ", input);
   int64_t channels = input.getDimSize(1);
-  for (Value param : {adaptor.getScale(), adaptor.getBias(), adaptor.getMean(),
-                      adaptor.getVariance()}) {
+  for (Value param :
+       {adaptor.getScale(), adaptor.getBias(), adaptor.getMean(), adaptor.getVariance()}) {
     auto type = cast<RankedTensorType>(param.getType());
     if (type.getElementType() != input.getElementType())
       return emitOptionalError(location, "parameters must have the input's element type");
     if (type.getRank() != 1 || type.getDimSize(0) != channels)
-      return emitOptionalError(location, "parameters must have shape [",
-                               channels, "], got ", type);
+      return emitOptionalError(location, "parameters must have shape [", channels, "], got ", type);
   }
   types.push_back(input);
   return success();
 }
 
-LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> location,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &types) {
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                            Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   int64_t axis = int64_t(adaptor.getAxis());
   if (axis < 0 || axis >= input.getRank())

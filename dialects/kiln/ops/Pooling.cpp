@@ -10,10 +10,9 @@ using namespace mlir;
 namespace kiln {
 
 LogicalResult inferPoolResult(std::optional<Location> location, Type inputType,
-                              ArrayRef<int64_t> kernelShape,
-                              ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
-                              ArrayRef<int64_t> dilations, bool ceilMode, bool channelsLast,
-                              SmallVectorImpl<Type> &types) {
+                              ArrayRef<int64_t> kernelShape, ArrayRef<int64_t> strides,
+                              ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations, bool ceilMode,
+                              bool channelsLast, SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(inputType);
   int64_t spatial = input.getRank() - 2;
   if (spatial < 1)
@@ -23,19 +22,17 @@ LogicalResult inferPoolResult(std::optional<Location> location, Type inputType,
   if (int64_t(kernelShape.size()) != spatial || int64_t(strides.size()) != spatial ||
       int64_t(dilations.size()) != spatial || int64_t(pads.size()) != 2 * spatial)
     return emitOptionalError(location, "expected ", spatial,
-                             " kernel sizes, strides and dilations and ",
-                             2 * spatial, " pads");
+                             " kernel sizes, strides and dilations and ", 2 * spatial, " pads");
   SmallVector<int64_t> shape(input.getShape().take_front(2));
   for (int64_t i = 0; i < spatial; ++i) {
     // A window made only of padding would have nothing to pool.
     if (pads[i] >= kernelShape[i] || pads[i + spatial] >= kernelShape[i])
       return emitOptionalError(location, "pads must be smaller than the kernel");
-    auto size = windowOutputSize(input.getDimSize(i + 2), kernelShape[i],
-                                 strides[i], pads[i], pads[i + spatial],
-                                 dilations[i], ceilMode);
+    auto size = windowOutputSize(input.getDimSize(i + 2), kernelShape[i], strides[i], pads[i],
+                                 pads[i + spatial], dilations[i], ceilMode);
     if (!size)
-      return emitOptionalError(location, "window does not fit spatial dimension ",
-                               i, " (size ", input.getDimSize(i + 2), ")");
+      return emitOptionalError(location, "window does not fit spatial dimension ", i, " (size ",
+                               input.getDimSize(i + 2), ")");
     shape.push_back(*size);
   }
   auto result = input.clone(shape);
@@ -43,9 +40,8 @@ LogicalResult inferPoolResult(std::optional<Location> location, Type inputType,
   return success();
 }
 
-LogicalResult GlobalAveragePoolOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
-    SmallVectorImpl<Type> &types) {
+LogicalResult GlobalAveragePoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                                    Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   if (input.getRank() < 3)
     return emitOptionalError(location, "input must have rank 3 or more, got ", input);
@@ -58,14 +54,14 @@ LogicalResult GlobalAveragePoolOp::inferReturnTypes(
   return success();
 }
 
-LogicalResult inferReduceResult(std::optional<Location> location,
-                                Type inputType, ArrayRef<int64_t> axes,
-                                bool keepdims, SmallVectorImpl<Type> &types) {
+LogicalResult inferReduceResult(std::optional<Location> location, Type inputType,
+                                ArrayRef<int64_t> axes, bool keepdims,
+                                SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(inputType);
   for (size_t i = 0; i < axes.size(); ++i) {
     if (axes[i] < 0 || axes[i] >= input.getRank() || (i && axes[i] <= axes[i - 1]))
-      return emitOptionalError(location, "axes must be sorted, unique and in [0, ",
-                               input.getRank(), ")");
+      return emitOptionalError(location, "axes must be sorted, unique and in [0, ", input.getRank(),
+                               ")");
   }
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < input.getRank(); ++d) {

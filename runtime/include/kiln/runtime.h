@@ -38,11 +38,11 @@ extern "C" {
 
 typedef enum kiln_status_code_t {
   KILN_STATUS_OK = 0,
-  KILN_STATUS_INVALID_ARGUMENT = 1, /* a NULL pointer, a wrong name, shape, dtype or size */
-  KILN_STATUS_NOT_FOUND = 2,        /* a file or name that does not exist */
-  KILN_STATUS_DATA_LOSS = 3,        /* a truncated or corrupt artifact */
-  KILN_STATUS_UNIMPLEMENTED = 4,    /* a newer format, or something this runtime lacks */
-  KILN_STATUS_UNAVAILABLE = 5,      /* a device or CPU that cannot run the model */
+  KILN_STATUS_INVALID_ARGUMENT = 1,   /* a NULL pointer, a wrong name, shape, dtype or size */
+  KILN_STATUS_NOT_FOUND = 2,          /* a file or name that does not exist */
+  KILN_STATUS_DATA_LOSS = 3,          /* a truncated or corrupt artifact */
+  KILN_STATUS_UNIMPLEMENTED = 4,      /* a newer format, or something this runtime lacks */
+  KILN_STATUS_UNAVAILABLE = 5,        /* a device or CPU that cannot run the model */
   KILN_STATUS_RESOURCE_EXHAUSTED = 6, /* out of memory */
   KILN_STATUS_INTERNAL = 7,
 } kiln_status_code_t;
@@ -59,10 +59,21 @@ KILN_API void kiln_status_free(kiln_status_t status);
 /* ---- Tensors ----------------------------------------------------------- */
 
 typedef enum kiln_dtype_t {
-  KILN_DTYPE_F32, KILN_DTYPE_F16, KILN_DTYPE_BF16, KILN_DTYPE_F64,
-  KILN_DTYPE_I8, KILN_DTYPE_I16, KILN_DTYPE_I32, KILN_DTYPE_I64,
-  KILN_DTYPE_U8, KILN_DTYPE_U16, KILN_DTYPE_U32, KILN_DTYPE_U64,
-  KILN_DTYPE_BOOL, KILN_DTYPE_F8E4M3FN, KILN_DTYPE_F8E5M2,
+  KILN_DTYPE_F32,
+  KILN_DTYPE_F16,
+  KILN_DTYPE_BF16,
+  KILN_DTYPE_F64,
+  KILN_DTYPE_I8,
+  KILN_DTYPE_I16,
+  KILN_DTYPE_I32,
+  KILN_DTYPE_I64,
+  KILN_DTYPE_U8,
+  KILN_DTYPE_U16,
+  KILN_DTYPE_U32,
+  KILN_DTYPE_U64,
+  KILN_DTYPE_BOOL,
+  KILN_DTYPE_F8E4M3FN,
+  KILN_DTYPE_F8E5M2,
 } kiln_dtype_t;
 
 /* The size of one element in bytes; 0 for an unknown dtype. */
@@ -109,8 +120,7 @@ typedef struct kiln_model_options_t {
  * UNAVAILABLE (host code only, for a CPU level this machine lacks),
  * INVALID_ARGUMENT (NULL pointers). On success *out_model holds one
  * reference. */
-KILN_API kiln_status_t kiln_model_load_file(const char *path,
-                                            const kiln_model_options_t *options,
+KILN_API kiln_status_t kiln_model_load_file(const char *path, const kiln_model_options_t *options,
                                             kiln_model_t **out_model);
 
 /* The same from `size` bytes at `data`, which are copied. */
@@ -199,9 +209,9 @@ KILN_API const char *kiln_session_target(const kiln_session_t *session);
  * in. Errors: INVALID_ARGUMENT (NULL pointers, unknown, missing or repeated
  * names, wrong dtypes, shapes or sizes), RESOURCE_EXHAUSTED, INTERNAL (a
  * GPU kernel failed; the session cannot run again). */
-KILN_API kiln_status_t kiln_session_run(kiln_session_t *session,
-                                        const kiln_tensor_t *inputs, size_t input_count,
-                                        kiln_tensor_t *outputs, size_t output_count);
+KILN_API kiln_status_t kiln_session_run(kiln_session_t *session, const kiln_tensor_t *inputs,
+                                        size_t input_count, kiln_tensor_t *outputs,
+                                        size_t output_count);
 
 /* Since API version 3: starts a run as kiln_session_run does and returns
  * before it ends. The inputs have been read when it returns, and `outputs`
@@ -209,9 +219,9 @@ KILN_API kiln_status_t kiln_session_run(kiln_session_t *session,
  * results once the next kiln_session_wait returns without error. One run
  * is in flight per session: starting another waits for the one before. On
  * the host the run ends before this returns. */
-KILN_API kiln_status_t kiln_session_run_async(kiln_session_t *session,
-                                              const kiln_tensor_t *inputs, size_t input_count,
-                                              kiln_tensor_t *outputs, size_t output_count);
+KILN_API kiln_status_t kiln_session_run_async(kiln_session_t *session, const kiln_tensor_t *inputs,
+                                              size_t input_count, kiln_tensor_t *outputs,
+                                              size_t output_count);
 /* Waits for the session's run in flight, if any; its error, if it had one. */
 KILN_API kiln_status_t kiln_session_wait(kiln_session_t *session);
 

@@ -14,7 +14,9 @@ namespace kiln::cuda {
 
 namespace {
 
-size_t align(size_t value, size_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+size_t align(size_t value, size_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
 
 class CudaDevice final : public Device {
 public:
@@ -97,10 +99,10 @@ kiln_status_t CudaDevice::launchAll() {
     if (!marks.empty())
       if (CUresult status = d.eventRecord(marks[i], stream))
         return failure(d, status, state.ordinal, "cannot record an event");
-    if (CUresult status = d.launchKernel(state.functions[i], launch.grid[0], launch.grid[1],
-                                         launch.grid[2], launch.block[0], launch.block[1],
-                                         launch.block[2], launch.sharedBytes, stream,
-                                         params.pointers[i].data(), nullptr))
+    if (CUresult status =
+            d.launchKernel(state.functions[i], launch.grid[0], launch.grid[1], launch.grid[2],
+                           launch.block[0], launch.block[1], launch.block[2], launch.sharedBytes,
+                           stream, params.pointers[i].data(), nullptr))
       return failure(d, status, state.ordinal,
                      "cannot launch kernel " + std::to_string(i) + " (" + launch.kernel + ")");
   }
@@ -303,12 +305,13 @@ kiln_status_t openDevice(kiln_model_t *model, const char *name, const DeviceOpti
                       "device '%s': expected cuda:N, N the GPU's number from 0", name);
   const Loaded &loaded = loadDriver();
   if (!loaded.error.empty())
-    return makeStatus(KILN_STATUS_UNAVAILABLE, "device 'cuda:%d' is not available: %s", int(ordinal),
-                      loaded.error.c_str());
+    return makeStatus(KILN_STATUS_UNAVAILABLE, "device 'cuda:%d' is not available: %s",
+                      int(ordinal), loaded.error.c_str());
   CudaModel *state = nullptr;
   if (kiln_status_t status = openModel(model, loaded.driver, int(ordinal), &state))
     return status;
-  auto device = std::unique_ptr<CudaDevice>(new (std::nothrow) CudaDevice(*state, loaded.driver, *model));
+  auto device =
+      std::unique_ptr<CudaDevice>(new (std::nothrow) CudaDevice(*state, loaded.driver, *model));
   if (!device)
     return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   if (kiln_status_t status = device->setUp(options.useGraph && !options.profile, options.profile))

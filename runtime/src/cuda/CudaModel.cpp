@@ -62,8 +62,9 @@ kiln_status_t makeModel(kiln_model_t *model, const Driver &d, int ordinal,
   if (CUresult status = d.deviceGetCount(&count))
     return failure(d, status, ordinal, "cannot count the GPUs");
   if (ordinal >= count)
-    return makeStatus(KILN_STATUS_UNAVAILABLE, "device 'cuda:%d' is not available: this machine has %d CUDA GPU%s",
-                      ordinal, count, count == 1 ? "" : "s");
+    return makeStatus(KILN_STATUS_UNAVAILABLE,
+                      "device 'cuda:%d' is not available: this machine has %d CUDA GPU%s", ordinal,
+                      count, count == 1 ? "" : "s");
   int major = 0, minor = 0;
   char name[128] = "";
   if (CUresult status = d.deviceGet(&state->device, ordinal))
@@ -98,9 +99,10 @@ kiln_status_t makeModel(kiln_model_t *model, const Driver &d, int ordinal,
   void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof(log)))};
   if (CUresult status = d.moduleLoadDataEx(&state->module, image.c_str(), 2, options, values)) {
     state->module = nullptr;
-    return makeStatus(KILN_STATUS_UNAVAILABLE, "cuda:%d: the driver cannot load the %s for %s: %s%s%s",
-                      ordinal, code->kind == CodeObject::Kind::Cubin ? "cubin" : "PTX",
-                      code->target.c_str(), describeError(d, status).c_str(), log[0] ? ": " : "", log);
+    return makeStatus(KILN_STATUS_UNAVAILABLE,
+                      "cuda:%d: the driver cannot load the %s for %s: %s%s%s", ordinal,
+                      code->kind == CodeObject::Kind::Cubin ? "cubin" : "PTX", code->target.c_str(),
+                      describeError(d, status).c_str(), log[0] ? ": " : "", log);
   }
   for (const Launch &launch : state->plan->launches) {
     CUfunction function = nullptr;
@@ -108,7 +110,8 @@ kiln_status_t makeModel(kiln_model_t *model, const Driver &d, int ordinal,
       return makeStatus(KILN_STATUS_DATA_LOSS, "cuda:%d: the code has no kernel '%s': %s", ordinal,
                         launch.kernel.c_str(), describeError(d, status).c_str());
     if (launch.sharedBytes > 48 * 1024)
-      if (CUresult status = d.funcSetAttribute(function, kMaxDynamicSharedBytes, int(launch.sharedBytes)))
+      if (CUresult status =
+              d.funcSetAttribute(function, kMaxDynamicSharedBytes, int(launch.sharedBytes)))
         return failure(d, status, ordinal, "the GPU cannot give a kernel its shared memory");
     state->functions.push_back(function);
   }
@@ -141,7 +144,9 @@ CudaModel::~CudaModel() {
 }
 
 kiln_status_t openModel(kiln_model_t *model, const Driver &d, int ordinal, CudaModel **out) {
-  auto make = [&](std::unique_ptr<DeviceModel> &made) { return makeModel(model, d, ordinal, made); };
+  auto make = [&](std::unique_ptr<DeviceModel> &made) {
+    return makeModel(model, d, ordinal, made);
+  };
   DeviceModel *state = nullptr;
   kiln_status_t status = deviceModel(*model, "cuda:" + std::to_string(ordinal), make, &state);
   *out = static_cast<CudaModel *>(state);

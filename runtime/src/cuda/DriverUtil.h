@@ -21,7 +21,9 @@ kiln_status_t failure(const Driver &d, CUresult status, int ordinal, const std::
 /// Makes a context current for a scope.
 class Current {
 public:
-  Current(const Driver &d, CUcontext context) : d(d) { pushed = d.ctxPushCurrent(context) == CUDA_SUCCESS; }
+  Current(const Driver &d, CUcontext context) : d(d) {
+    pushed = d.ctxPushCurrent(context) == CUDA_SUCCESS;
+  }
   ~Current() {
     CUcontext popped;
     if (pushed)

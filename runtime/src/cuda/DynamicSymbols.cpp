@@ -9,14 +9,15 @@ const kiln::cuda::Loaded &kiln::cuda::loadDriver() {
     void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!library) {
       const char *reason = dlerror();
-      result.error = std::string("cannot open the CUDA driver (") + (reason ? reason : "libcuda.so.1") +
-                     "); is an NVIDIA driver installed?";
+      result.error = std::string("cannot open the CUDA driver (") +
+                     (reason ? reason : "libcuda.so.1") + "); is an NVIDIA driver installed?";
       return result;
     }
     Driver &d = result.driver;
     bool complete = true;
     auto resolve = [&](auto &function, const char *name) {
-      function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(dlsym(library, name));
+      function =
+          reinterpret_cast<std::remove_reference_t<decltype(function)>>(dlsym(library, name));
       if (!function && complete) {
         complete = false;
         result.error = std::string("the CUDA driver lacks ") + name + "; it is too old for kiln";
@@ -65,7 +66,8 @@ const kiln::cuda::Loaded &kiln::cuda::loadDriver() {
     if (CUresult status = d.init(0); status != CUDA_SUCCESS) {
       const char *text = nullptr;
       d.getErrorString(status, &text);
-      result.error = std::string("the CUDA driver cannot start: ") + (text ? text : "unknown error");
+      result.error =
+          std::string("the CUDA driver cannot start: ") + (text ? text : "unknown error");
     }
     return result;
   }();

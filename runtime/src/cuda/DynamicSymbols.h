@@ -35,8 +35,8 @@ constexpr int kCaptureThreadLocal = 1;
 struct alignas(64) TensorMap {
   uint64_t opaque[16];
 };
-constexpr int kTensorMapFloat32 = 7;          // CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-constexpr int kTensorMapL2Promotion256 = 3;   // CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+constexpr int kTensorMapFloat32 = 7;        // CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+constexpr int kTensorMapL2Promotion256 = 3; // CU_TENSOR_MAP_L2_PROMOTION_L2_256B
 
 /// The driver entry points kiln calls, by their versioned symbol names.
 struct Driver {
@@ -65,8 +65,8 @@ struct Driver {
   CUresult (*streamCreate)(CUstream *, unsigned);
   CUresult (*streamDestroy)(CUstream);
   CUresult (*streamSynchronize)(CUstream);
-  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                           unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, CUstream, void **, void **);
   CUresult (*streamBeginCapture)(CUstream, int);
   CUresult (*streamEndCapture)(CUstream, CUgraph *);
   CUresult (*graphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);

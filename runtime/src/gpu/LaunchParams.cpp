@@ -6,11 +6,16 @@ namespace kiln::gpu {
 
 uint64_t addressOf(const DeviceBuffers &buffers, const LaunchArg &arg) {
   switch (arg.base) {
-  case LaunchArg::Base::Input: return buffers.inputs[arg.index] + arg.byteOffset;
-  case LaunchArg::Base::Output: return buffers.outputs[arg.index] + arg.byteOffset;
-  case LaunchArg::Base::Arena: return buffers.arena + arg.byteOffset;
-  case LaunchArg::Base::Weights: return buffers.weights + arg.byteOffset;
-  case LaunchArg::Base::Scalar: break;
+  case LaunchArg::Base::Input:
+    return buffers.inputs[arg.index] + arg.byteOffset;
+  case LaunchArg::Base::Output:
+    return buffers.outputs[arg.index] + arg.byteOffset;
+  case LaunchArg::Base::Arena:
+    return buffers.arena + arg.byteOffset;
+  case LaunchArg::Base::Weights:
+    return buffers.weights + arg.byteOffset;
+  case LaunchArg::Base::Scalar:
+    break;
   }
   return 0;
 }

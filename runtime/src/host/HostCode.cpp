@@ -33,7 +33,8 @@ int hostLevel() {
 kiln_status_t HostCode::load(const uint8_t *code, size_t size) {
   fd = memfd_create("kiln-host-code", MFD_CLOEXEC);
   if (fd < 0)
-    return makeStatus(KILN_STATUS_INTERNAL, "cannot create memory for the host code: %s", strerror(errno));
+    return makeStatus(KILN_STATUS_INTERNAL, "cannot create memory for the host code: %s",
+                      strerror(errno));
   size_t written = 0;
   while (written < size) {
     ssize_t n = write(fd, code + written, size - written);

@@ -71,7 +71,8 @@ kiln_status_t openDevice(kiln_model_t *model, const DeviceOptions &options,
   unsigned threads = options.threads ? options.threads : ThreadPool::availableThreads();
   if (posix_memalign(&device->arena, 64, plan.arenaBytes ? plan.arenaBytes : 1) != 0) {
     device->arena = nullptr;
-    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot allocate the %llu-byte activation arena",
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
+                      "cannot allocate the %llu-byte activation arena",
                       (unsigned long long)plan.arenaBytes);
   }
   try {

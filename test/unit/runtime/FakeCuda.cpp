@@ -132,11 +132,21 @@ API cuInit(unsigned) { return kSuccess; }
 
 API cuGetErrorName(CUresult status, const char **name) {
   switch (status) {
-  case kInvalidValue: *name = "CUDA_ERROR_INVALID_VALUE"; break;
-  case kOutOfMemory: *name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
-  case kIllegalAddress: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
-  case 719: *name = "CUDA_ERROR_LAUNCH_FAILED"; break;
-  default: *name = "CUDA_ERROR_UNKNOWN"; break;
+  case kInvalidValue:
+    *name = "CUDA_ERROR_INVALID_VALUE";
+    break;
+  case kOutOfMemory:
+    *name = "CUDA_ERROR_OUT_OF_MEMORY";
+    break;
+  case kIllegalAddress:
+    *name = "CUDA_ERROR_ILLEGAL_ADDRESS";
+    break;
+  case 719:
+    *name = "CUDA_ERROR_LAUNCH_FAILED";
+    break;
+  default:
+    *name = "CUDA_ERROR_UNKNOWN";
+    break;
   }
   return kSuccess;
 }
@@ -187,7 +197,10 @@ API cuModuleLoadDataEx(void **module, const void *image, unsigned, int *, void *
   std::lock_guard<std::mutex> lock(f.mutex);
   const char *text = static_cast<const char *>(image);
   auto *loaded = new Module;
-  if (memcmp(text, "\x7f" "ELF", 4) == 0) {
+  if (memcmp(text,
+             "\x7f"
+             "ELF",
+             4) == 0) {
     ++f.counters["cubins loaded"];
   } else if (strstr(text, ".version")) {
     *loaded = parsePtx(text);
@@ -368,13 +381,12 @@ API cuGraphDestroy(void *graph) {
 /// holds the magic, the address and the rank.
 API cuTensorMapEncodeTiled(uint64_t *map, int type, uint32_t rank, void *address,
                            const uint64_t *dims, const uint64_t *strides, const uint32_t *box,
-                           const uint32_t *elementStrides, int interleave, int swizzle, int,
-                           int) {
+                           const uint32_t *elementStrides, int interleave, int swizzle, int, int) {
   Fake &f = fake();
   std::lock_guard<std::mutex> lock(f.mutex);
   uint64_t at = reinterpret_cast<uint64_t>(address);
-  bool valid = reinterpret_cast<uintptr_t>(map) % 64 == 0 && type == 7 && rank >= 1 &&
-               rank <= 5 && at % 16 == 0 && interleave == 0 && swizzle >= 0 && swizzle <= 3;
+  bool valid = reinterpret_cast<uintptr_t>(map) % 64 == 0 && type == 7 && rank >= 1 && rank <= 5 &&
+               at % 16 == 0 && interleave == 0 && swizzle >= 0 && swizzle <= 3;
   uint64_t last = 0;
   for (uint32_t i = 0; valid && i < rank; ++i) {
     uint64_t stride = i ? strides[i - 1] : 4;

@@ -43,7 +43,8 @@ struct Loaded {
   kiln_model_t *model = nullptr;
   kiln_session_t *session = nullptr;
   Loaded() {
-    REQUIRE(codeOf(kiln_model_load_file(artifactPath().c_str(), nullptr, &model)) == KILN_STATUS_OK);
+    REQUIRE(codeOf(kiln_model_load_file(artifactPath().c_str(), nullptr, &model)) ==
+            KILN_STATUS_OK);
     REQUIRE(codeOf(kiln_session_create(model, nullptr, &session)) == KILN_STATUS_OK);
   }
   ~Loaded() {
@@ -84,7 +85,8 @@ TEST_CASE("runs are deterministic, in place or into session buffers", "[runtime]
   REQUIRE(out.data);
   CHECK(out.rank == 4);
   CHECK(out.byte_size == kOutputBytes);
-  std::vector<float> first(static_cast<float *>(out.data), static_cast<float *>(out.data) + kOutputBytes / 4);
+  std::vector<float> first(static_cast<float *>(out.data),
+                           static_cast<float *>(out.data) + kOutputBytes / 4);
   // A ReLU's output is never negative, and this input makes some positive.
   CHECK(*std::min_element(first.begin(), first.end()) >= 0.0f);
   CHECK(*std::max_element(first.begin(), first.end()) > 0.0f);
@@ -112,7 +114,8 @@ TEST_CASE("a model is shared by sessions on several threads", "[runtime]") {
       if (codes[t] != KILN_STATUS_OK)
         return;
       kiln_tensor_t in = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
-      kiln_tensor_t out = {"output", KILN_DTYPE_F32, 4, kOutputShape, results[t].data(), kOutputBytes};
+      kiln_tensor_t out = {"output",     KILN_DTYPE_F32,    4,
+                           kOutputShape, results[t].data(), kOutputBytes};
       for (int i = 0; i < 5 && codes[t] == KILN_STATUS_OK; ++i)
         codes[t] = codeOf(kiln_session_run(session, &in, 1, &out, 1));
       kiln_session_destroy(session);
@@ -189,7 +192,8 @@ TEST_CASE("bad arguments get statuses", "[runtime]") {
   kiln_model_t *model = nullptr;
   CHECK(codeOf(kiln_model_load_file(nullptr, nullptr, &model)) == KILN_STATUS_INVALID_ARGUMENT);
   CHECK(codeOf(kiln_model_load_file("x", nullptr, nullptr)) == KILN_STATUS_INVALID_ARGUMENT);
-  CHECK(codeOf(kiln_model_load_memory(nullptr, 10, nullptr, &model)) == KILN_STATUS_INVALID_ARGUMENT);
+  CHECK(codeOf(kiln_model_load_memory(nullptr, 10, nullptr, &model)) ==
+        KILN_STATUS_INVALID_ARGUMENT);
   std::string message;
   CHECK(codeOf(kiln_model_load_file("/nonexistent/model.kiln", nullptr, &model), &message) ==
         KILN_STATUS_NOT_FOUND);
@@ -197,7 +201,8 @@ TEST_CASE("bad arguments get statuses", "[runtime]") {
   CHECK(codeOf(kiln_session_create(nullptr, nullptr, nullptr)) == KILN_STATUS_INVALID_ARGUMENT);
   CHECK(codeOf(kiln_session_run(nullptr, nullptr, 0, nullptr, 0)) == KILN_STATUS_INVALID_ARGUMENT);
   kiln_model_options_t future = {KILN_API_VERSION + 1};
-  CHECK(codeOf(kiln_model_load_file(artifactPath().c_str(), &future, &model)) == KILN_STATUS_UNIMPLEMENTED);
+  CHECK(codeOf(kiln_model_load_file(artifactPath().c_str(), &future, &model)) ==
+        KILN_STATUS_UNIMPLEMENTED);
   // NULL is a valid status, model and session for the query and free calls.
   CHECK(kiln_status_code(nullptr) == KILN_STATUS_OK);
   CHECK(std::string(kiln_status_message(nullptr)).empty());
@@ -212,7 +217,8 @@ TEST_CASE("devices this runtime cannot use are refused", "[runtime]") {
   kiln_session_options_t options = {KILN_API_VERSION, "cuda:0"};
   kiln_session_t *session = nullptr;
   std::string message;
-  CHECK(codeOf(kiln_session_create(loaded.model, &options, &session), &message) == KILN_STATUS_UNAVAILABLE);
+  CHECK(codeOf(kiln_session_create(loaded.model, &options, &session), &message) ==
+        KILN_STATUS_UNAVAILABLE);
   CHECK(message.find("cuda:0") != std::string::npos);
   CHECK(session == nullptr);
 }
@@ -223,8 +229,9 @@ TEST_CASE("wrong inputs and outputs are named in the status", "[runtime]") {
   kiln_tensor_t good = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
   auto run = [&](std::vector<kiln_tensor_t> ins, std::vector<kiln_tensor_t> outs) {
     std::string message;
-    kiln_status_code_t code = codeOf(
-        kiln_session_run(loaded.session, ins.data(), ins.size(), outs.data(), outs.size()), &message);
+    kiln_status_code_t code =
+        codeOf(kiln_session_run(loaded.session, ins.data(), ins.size(), outs.data(), outs.size()),
+               &message);
     CHECK(code == KILN_STATUS_INVALID_ARGUMENT);
     return message;
   };
@@ -256,7 +263,8 @@ TEST_CASE("truncated and corrupt artifacts are refused", "[runtime][verify]") {
   std::string bytes = readArtifact();
   auto load = [](const std::string &data, std::string *message = nullptr) {
     kiln_model_t *model = nullptr;
-    kiln_status_code_t code = codeOf(kiln_model_load_memory(data.data(), data.size(), nullptr, &model), message);
+    kiln_status_code_t code =
+        codeOf(kiln_model_load_memory(data.data(), data.size(), nullptr, &model), message);
     kiln_model_release(model);
     return code;
   };
@@ -310,7 +318,8 @@ TEST_CASE("code for a CPU level this machine lacks is refused", "[runtime][verif
   std::string message;
   CHECK(codeOf(kiln_model_load_memory(bytes.data(), bytes.size(), nullptr, &model), &message) ==
         KILN_STATUS_UNAVAILABLE);
-  CHECK(message.find("the host code was compiled for x86-64-v9, which this CPU does not support") == 0);
+  CHECK(message.find("the host code was compiled for x86-64-v9, which this CPU does not support") ==
+        0);
 }
 
 TEST_CASE("a model loaded without its code describes itself but does not run", "[runtime]") {
@@ -332,9 +341,11 @@ TEST_CASE("models loaded side by side keep their own code", "[runtime]") {
   // model does; loading, freeing and reloading must not mix them up.
   std::vector<kiln_model_t *> models(3, nullptr);
   for (kiln_model_t *&model : models)
-    REQUIRE(codeOf(kiln_model_load_file(artifactPath().c_str(), nullptr, &model)) == KILN_STATUS_OK);
+    REQUIRE(codeOf(kiln_model_load_file(artifactPath().c_str(), nullptr, &model)) ==
+            KILN_STATUS_OK);
   kiln_model_release(models[1]);
-  REQUIRE(codeOf(kiln_model_load_file(artifactPath().c_str(), nullptr, &models[1])) == KILN_STATUS_OK);
+  REQUIRE(codeOf(kiln_model_load_file(artifactPath().c_str(), nullptr, &models[1])) ==
+          KILN_STATUS_OK);
   for (kiln_model_t *model : models) {
     kiln_session_t *session = nullptr;
     REQUIRE(codeOf(kiln_session_create(model, nullptr, &session)) == KILN_STATUS_OK);

@@ -1,7 +1,7 @@
 // TensorProto to MLIR attributes: data checks, storage choice, external data.
 
-#include "compiler/onnx/Importer.h"
 #include "compiler/onnx/Tensors.h"
+#include "compiler/onnx/Importer.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -27,8 +27,8 @@ onnx::TensorProto floatTensor(std::vector<int64_t> dims, size_t count) {
   std::vector<float> values(count);
   for (size_t i = 0; i < count; ++i)
     values[i] = float(i);
-  tensor.set_raw_data(std::string(reinterpret_cast<const char *>(values.data()),
-                                  count * sizeof(float)));
+  tensor.set_raw_data(
+      std::string(reinterpret_cast<const char *>(values.data()), count * sizeof(float)));
   return tensor;
 }
 
@@ -191,8 +191,7 @@ TEST_CASE("--input-shape specs parse", "[importer]") {
 
   CHECK(kiln::parseInputShape("input", options) ==
         "--input-shape wants NAME=D0xD1x..., got 'input'");
-  CHECK(kiln::parseInputShape("=1x2", options) ==
-        "--input-shape wants NAME=D0xD1x..., got '=1x2'");
+  CHECK(kiln::parseInputShape("=1x2", options) == "--input-shape wants NAME=D0xD1x..., got '=1x2'");
   CHECK(kiln::parseInputShape("x=1x-2", options) ==
         "--input-shape: '-2' in 'x=1x-2' is not a non-negative dimension");
   CHECK(kiln::parseInputShape("x=1xx2", options) ==

@@ -64,5 +64,6 @@ TEST_CASE("windowOutputSize matches ONNX and PyTorch", "[shapes]") {
   CHECK_FALSE(windowOutputSize(2, 3, 1, 0, 0, 1, false).has_value());
   CHECK_FALSE(windowOutputSize(8, 3, 0, 0, 0, 1, false).has_value());
   CHECK_FALSE(windowOutputSize(8, 3, 1, -1, 0, 1, false).has_value());
-  CHECK_FALSE(windowOutputSize(8, std::numeric_limits<int64_t>::max(), 1, 0, 0, 2, false).has_value());
+  CHECK_FALSE(
+      windowOutputSize(8, std::numeric_limits<int64_t>::max(), 1, 0, 0, 2, false).has_value());
 }
