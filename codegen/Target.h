@@ -40,8 +40,9 @@ struct TargetFeatures {
   /// Lanes of a warp (or wavefront) that row statistics may split a row
   /// across; 0 where rows take no warp (the host, and AMD for now).
   unsigned warpWidth = 0;
+
   /// Whether products can read fp8 on the chip's matrix instructions.
-  bool fp8 = false;
+  bool fp8() const { return tensorCores == TensorCores::Ada || tensorCores == TensorCores::Hopper; }
 };
 
 /// How far code generation goes.
@@ -53,8 +54,11 @@ enum class Stage {
 
 /// Settings of code generation that are the user's, not the chip's.
 struct CodegenOptions {
-  /// Join the kernels around each product to it (the host's register
-  /// tiles; GPU products always take their neighbours in).
+  /// Run the fusion passes: in the graph (batch norms into convolutions,
+  /// decomposed layer norms and GELUs made whole, elementwise chains) and,
+  /// on the host, the kernels around each product into its register tiles
+  /// (GPU products always take their neighbours in). Off, the graph is only
+  /// folded.
   bool fuse = true;
   /// NVIDIA: the ptxas that assembles PTX into cubins for the artifact;
   /// empty, the one on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin (if
@@ -115,11 +119,8 @@ public:
                                                 const CodegenOptions &options,
                                                 mlir::TimingScope &timing) const = 0;
 
-  /// The --emit formats beyond the target-independent ones that this target
-  /// writes: "kernels" (the module at Stage::Kernels, which the driver
-  /// prints) and those `emit` writes from a module at Stage::Object ("ptx",
-  /// "hsaco", "so", ...).
-  virtual llvm::ArrayRef<llvm::StringLiteral> emitFormats() const = 0;
+  /// Writes `format`, one of the family's --emit formats (see `emits`) but
+  /// "kernels", from a module at Stage::Object.
   virtual llvm::FailureOr<std::string> emit(mlir::ModuleOp module, llvm::StringRef format,
                                             mlir::TimingScope &timing) const = 0;
 
@@ -135,6 +136,11 @@ private:
 /// to a message naming the entry and the accepted forms.
 std::unique_ptr<Target> parseTarget(llvm::StringRef name, llvm::StringRef hostCPU,
                                     std::string &error);
+
+/// Whether `target` writes --emit `format`: "kernels" (the module at
+/// Stage::Kernels, which the driver prints) or a format of its own that
+/// `Target::emit` writes ("ptx", "hsaco", "so", ...).
+bool emits(const Target &target, llvm::StringRef format);
 
 /// The families whose targets write --emit `format`, as "NVIDIA (sm_*)";
 /// empty when none does.

@@ -53,6 +53,13 @@ std::unique_ptr<Target> parseTarget(llvm::StringRef name, llvm::StringRef hostCP
   return nullptr;
 }
 
+bool emits(const Target &target, llvm::StringRef format) {
+  for (const Family &family : kFamilies)
+    if (family.name == target.family())
+      return llvm::is_contained(family.emitFormats(), format);
+  return false;
+}
+
 std::string familiesEmitting(llvm::StringRef format) {
   llvm::SmallVector<llvm::StringRef> names;
   for (const Family &family : kFamilies)

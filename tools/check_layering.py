@@ -68,9 +68,7 @@ def folder_of(path):
 def allowed(folder, include):
     if include == folder or include.startswith(folder + "/"):
         return True
-    return any(include == rule or include.startswith(rule + "/") or
-               (rule.endswith(".h") and include == rule)
-               for rule in LAYERS[folder])
+    return any(include == rule or include.startswith(rule + "/") for rule in LAYERS[folder])
 
 
 def check(root):

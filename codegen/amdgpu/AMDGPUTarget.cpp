@@ -30,9 +30,7 @@ public:
   llvm::LogicalResult buildPipeline(mlir::OpPassManager &pm, Stage stage,
                                     const CodegenOptions &options,
                                     llvm::raw_ostream &errors) const override {
-    if (failed(buildGpuKernelPipeline(
-            pm, features(), [](mlir::OpPassManager &) {}, errors)))
-      return llvm::failure();
+    buildGpuKernelPipeline(pm, features(), [](mlir::OpPassManager &) {});
     return stage == Stage::Object ? buildAMDGPUPipeline(pm, chip(), errors) : llvm::success();
   }
 
@@ -42,8 +40,6 @@ public:
     inArtifact(options, why);
     return module.emitError(why);
   }
-
-  llvm::ArrayRef<llvm::StringLiteral> emitFormats() const override { return kEmitFormats; }
 
   llvm::FailureOr<std::string> emit(mlir::ModuleOp module, llvm::StringRef format,
                                     mlir::TimingScope &timing) const override {

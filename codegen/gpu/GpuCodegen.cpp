@@ -6,14 +6,14 @@
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Transforms/Passes.h"
 
 namespace kiln {
 
-llvm::LogicalResult
-buildGpuKernelPipeline(mlir::OpPassManager &pm, const TargetFeatures &features,
-                       llvm::function_ref<void(mlir::OpPassManager &)> productKernels,
-                       llvm::raw_ostream &errors) {
+void buildGpuKernelPipeline(mlir::OpPassManager &pm, const TargetFeatures &features,
+                            llvm::function_ref<void(mlir::OpPassManager &)> productKernels) {
   // Products become the target's kernels where it can (tensor cores), with
   // the kernels around them they take in (the buffers those wrote take no
   // memory, so this comes before memory is planned: one arena, one weights
@@ -32,17 +32,15 @@ buildGpuKernelPipeline(mlir::OpPassManager &pm, const TargetFeatures &features,
   pm.addPass(createListKernels());
   mlir::OpPassManager &loops = pm.nest<mlir::func::FuncOp>();
   loops.addPass(createPrepareGpuLoops());
-  if (failed(mlir::parsePassPipeline("convert-linalg-to-parallel-loops", loops, errors)))
-    return llvm::failure();
+  loops.addPass(mlir::createConvertLinalgToParallelLoopsPass());
   loops.addPass(createMapParallelLoops());
-  if (failed(mlir::parsePassPipeline("gpu-launch-sink-index-computations,gpu-kernel-outlining", pm,
-                                     errors)))
-    return llvm::failure();
+  // Constants sunk into the launches stay constants in the kernels.
+  pm.addPass(mlir::createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(mlir::createGpuKernelOutliningPass());
   pm.addPass(createMergeGpuModules());
-  if (failed(mlir::parsePassPipeline("canonicalize,cse", pm, errors)))
-    return llvm::failure();
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
   pm.addPass(createListLaunches());
-  return llvm::success();
 }
 
 llvm::FailureOr<std::string> kernelObject(mlir::ModuleOp module) {

@@ -20,10 +20,8 @@ namespace kiln {
 /// manager of each function, the target's passes that make products
 /// kernels of their own (tensor cores) before the generic mapping; with a
 /// warp of 32 lanes, row statistics (Softmax, LayerNorm) take a warp a row.
-llvm::LogicalResult
-buildGpuKernelPipeline(mlir::OpPassManager &pm, const TargetFeatures &features,
-                       llvm::function_ref<void(mlir::OpPassManager &)> productKernels,
-                       llvm::raw_ostream &errors);
+void buildGpuKernelPipeline(mlir::OpPassManager &pm, const TargetFeatures &features,
+                            llvm::function_ref<void(mlir::OpPassManager &)> productKernels);
 
 /// The serialized object of the kernel module for one target after a
 /// target's lowering has run: PTX text for NVIDIA, AMDGPU assembly for AMD.

@@ -45,8 +45,6 @@ public:
     return code;
   }
 
-  llvm::ArrayRef<llvm::StringLiteral> emitFormats() const override { return kEmitFormats; }
-
   llvm::FailureOr<std::string> emit(mlir::ModuleOp module, llvm::StringRef format,
                                     mlir::TimingScope &timing) const override {
     std::string llvmIR;

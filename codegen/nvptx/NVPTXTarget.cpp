@@ -34,7 +34,6 @@ public:
                            : architecture >= 80 ? TensorCores::Ampere
                                                 : TensorCores::None;
     features.warpWidth = 32;
-    features.fp8 = architecture >= 89;
     return features;
   }
 
@@ -59,12 +58,11 @@ public:
       if (chipFeatures.tensorCores == TensorCores::None)
         return;
       TensorCoreProductsOptions products;
-      products.fp8 = chipFeatures.fp8;
+      products.fp8 = chipFeatures.fp8();
       products.wgmma = chipFeatures.tensorCores == TensorCores::Hopper;
       functions.addPass(createTensorCoreProducts(products));
     };
-    if (failed(buildGpuKernelPipeline(pm, chipFeatures, productKernels, errors)))
-      return llvm::failure();
+    buildGpuKernelPipeline(pm, chipFeatures, productKernels);
     return stage == Stage::Object ? buildNVPTXPipeline(pm, chip(), errors) : llvm::success();
   }
 
@@ -90,8 +88,6 @@ public:
     code.resources = std::move(cubin->kernels);
     return code;
   }
-
-  llvm::ArrayRef<llvm::StringLiteral> emitFormats() const override { return kEmitFormats; }
 
   llvm::FailureOr<std::string> emit(mlir::ModuleOp module, llvm::StringRef format,
                                     mlir::TimingScope &timing) const override {

@@ -75,23 +75,29 @@ llvm::LogicalResult Compilation::parseTargets() {
   return llvm::success();
 }
 
-/// The one target that IR or code is emitted for: of the --target entries,
-/// the one whose family writes the format; the host when none is named and
-/// the host writes it.
+/// The one target that IR or code is emitted for. The graph stages and
+/// --emit dot take the one --target entry (the host by default); a format
+/// of the targets' own, the one entry whose family writes it, or the host
+/// when none is named and the host writes it.
 llvm::FailureOr<const Target *> Compilation::oneTarget() {
-  bool code = options.emit == Emit::Code;
-  std::string what = code ? options.format : emitName(options.emit);
+  if (options.emit != Emit::Code) {
+    if (targets.size() == 1)
+      return targets.front().get();
+    return fail(context, llvm::Twine("--emit ") + emitName(options.emit) +
+                             " writes the code of one target; --target names " +
+                             llvm::Twine(targets.size()));
+  }
   llvm::SmallVector<const Target *> matching;
   for (const std::unique_ptr<Target> &target : targets)
-    if (!code || llvm::is_contained(target->emitFormats(), options.format))
+    if (emits(*target, options.format))
       matching.push_back(target.get());
-  if (options.targets.empty() && matching.empty())
-    return fail(context, "--emit " + what + " needs a --target");
-  if (matching.size() == 1 && (code || targets.size() == 1))
+  if (matching.size() == 1)
     return matching.front();
-  std::string kind = code ? familiesEmitting(options.format) + " target" : "target";
-  return fail(context, "--emit " + what + " writes the code of one " + kind + "; --target names " +
-                           llvm::Twine(code ? matching.size() : targets.size()));
+  if (options.targets.empty())
+    return fail(context, "--emit " + options.format + " needs a --target");
+  return fail(context, "--emit " + options.format + " writes the code of one " +
+                           familiesEmitting(options.format) + " target; --target names " +
+                           llvm::Twine(matching.size()));
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> Compilation::import(llvm::StringRef path) {

@@ -28,9 +28,9 @@ void registerCompilerPasses() {
   registerTargetPasses();
 }
 
-void populateGraphOptimization(mlir::OpPassManager &pm, const GraphOptions &options,
+void populateGraphOptimization(mlir::OpPassManager &pm, const GraphOptions &options, bool fuse,
                                const Target &target) {
-  if (options.fuse) {
+  if (fuse) {
     mlir::OpPassManager &functions = pm.nest<mlir::func::FuncOp>();
     functions.addPass(createFoldBatchNorm());
     functions.addPass(createFuseLayerNorm());
@@ -50,9 +50,9 @@ void populateGraphOptimization(mlir::OpPassManager &pm, const GraphOptions &opti
   pm.addPass(mlir::createCSEPass());
 }
 
-void populateKernelGeneration(mlir::OpPassManager &pm, const GraphOptions &options) {
+void populateKernelGeneration(mlir::OpPassManager &pm, bool fuse) {
   pm.addPass(createLowerToLinalg());
-  if (options.fuse)
+  if (fuse)
     pm.addNestedPass<mlir::func::FuncOp>(createFuseElementwise());
 }
 
@@ -61,9 +61,9 @@ llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target, Sto
                                 mlir::TimingScope &timing) {
   mlir::PassManager pm(module.getContext());
   pm.enableTiming(timing);
-  populateGraphOptimization(pm, graph, target);
+  populateGraphOptimization(pm, graph, codegen.fuse, target);
   if (stop != Stop::Graph)
-    populateKernelGeneration(pm, graph);
+    populateKernelGeneration(pm, codegen.fuse);
   if (stop == Stop::Kernels || stop == Stop::Object) {
     std::string errors;
     llvm::raw_string_ostream errorStream(errors);

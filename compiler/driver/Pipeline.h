@@ -21,10 +21,6 @@ void registerCompilerPasses();
 
 /// How the graph is optimized before code generation.
 struct GraphOptions {
-  /// Run the fusion passes (batch norms into convolutions, decomposed
-  /// layer norms and GELUs made whole, elementwise chains, and on the host
-  /// the kernels around each product); off, the graph is only folded.
-  bool fuse = true;
   /// The layout convolutions and pooling run in; unset, the target's.
   std::optional<Layout> layout;
   /// The format Conv, Gemm and MatMul read their operands in; unset, the
@@ -36,14 +32,14 @@ struct GraphOptions {
   std::string calibration;
 };
 
-/// Appends graph optimization in the kiln dialect: fusions, folding,
-/// layout and precision assignment, with `target`'s defaults.
-void populateGraphOptimization(mlir::OpPassManager &pm, const GraphOptions &options,
+/// Appends graph optimization in the kiln dialect: fusions (with `fuse`),
+/// folding, layout and precision assignment, with `target`'s defaults.
+void populateGraphOptimization(mlir::OpPassManager &pm, const GraphOptions &options, bool fuse,
                                const Target &target);
 
-/// Appends kernel generation: kiln ops to linalg on tensors, elementwise
-/// chains fused.
-void populateKernelGeneration(mlir::OpPassManager &pm, const GraphOptions &options);
+/// Appends kernel generation: kiln ops to linalg on tensors, and with
+/// `fuse` elementwise chains fused.
+void populateKernelGeneration(mlir::OpPassManager &pm, bool fuse);
 
 /// Where a pipeline stops.
 enum class Stop {

@@ -208,7 +208,6 @@ FailureOr<CompileOptions> compileOptions() {
       return fail("--target names no target");
   }
   options.hostCPU = hostCPU;
-  options.graph.fuse = !noFusion;
   if (!layout.empty()) {
     options.graph.layout = parseLayout(layout);
     if (!options.graph.layout)
