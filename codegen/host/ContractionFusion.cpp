@@ -1,0 +1,256 @@
+//===- ContractionFusion.cpp - what joins a host product ------------------===//
+
+#include "codegen/host/ContractionFusion.h"
+
+#include "passes/Buffers.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace kiln::host {
+
+namespace {
+
+bool isF32Buffer(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && type.hasStaticShape() && type.getElementType().isF32();
+}
+
+bool lastStrideIsOne(Value value) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  auto type = cast<MemRefType>(value.getType());
+  return type.getRank() > 0 && succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
+std::optional<unsigned> dimAt(AffineMap map, int64_t result) {
+  if (result < 0 || result >= int64_t(map.getNumResults()))
+    return std::nullopt;
+  if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(result)))
+    return dim.getPosition();
+  return std::nullopt;
+}
+
+/// Whether `op`'s body can run on vectors: elementwise arith and math on
+/// f32 (and i1, i32) only, reading neither indices nor its output.
+bool isVectorizableBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (!body.getArguments().back().use_empty())
+    return false;
+  for (Operation &inner : body.without_terminator()) {
+    bool constant = isa<arith::ConstantOp>(inner);
+    if (!constant && (!inner.hasTrait<OpTrait::Elementwise>() || !isMemoryEffectFree(&inner) ||
+                      inner.getNumRegions() != 0))
+      return false;
+    auto scalar = [](Type type) { return type.isF32() || type.isInteger(1) || type.isInteger(32); };
+    if (!llvm::all_of(inner.getResultTypes(), scalar) ||
+        !llvm::all_of(inner.getOperandTypes(), scalar))
+      return false;
+  }
+  return true;
+}
+
+/// For each dimension of `shape`, the dimensions of `source` (the same
+/// elements, row-major) it flattens, or nothing when one splits a
+/// dimension. Unit dimensions of `source` may be left out of every group.
+std::optional<SmallVector<SmallVector<int64_t>>> flatteningGroups(ArrayRef<int64_t> source,
+                                                                  ArrayRef<int64_t> shape) {
+  SmallVector<SmallVector<int64_t>> groups;
+  int64_t at = 0, size = source.size();
+  for (int64_t extent : shape) {
+    SmallVector<int64_t> group;
+    int64_t product = 1;
+    while (extent != 1 && at < size && product < extent) {
+      product *= source[at];
+      group.push_back(at++);
+    }
+    if (product != extent)
+      return std::nullopt;
+    groups.push_back(std::move(group));
+  }
+  if (!llvm::all_of(source.drop_front(at), [](int64_t e) { return e == 1; }))
+    return std::nullopt;
+  return groups;
+}
+
+} // namespace
+
+std::optional<Roles> contractionRoles(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !isMultiplyAdd(op))
+    return std::nullopt;
+  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+  if (!isF32Buffer(a) || !isF32Buffer(b) || !isF32Buffer(c) || !lastStrideIsOne(b) ||
+      !lastStrideIsOne(c))
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!llvm::all_of(maps, onlyDimsAndConstants))
+    return std::nullopt;
+  AffineMap aMap = maps[0], bMap = maps[1], cMap = maps[2];
+
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> reductions;
+  for (auto [i, iterator] : llvm::enumerate(iterators))
+    if (iterator == utils::IteratorType::reduction)
+      reductions.push_back(i);
+  if (reductions.size() != 1)
+    return std::nullopt;
+  Roles roles;
+  roles.k = reductions.front();
+  std::optional<unsigned> n = dimAt(cMap, int64_t(cMap.getNumResults()) - 1);
+  std::optional<unsigned> m = dimAt(cMap, int64_t(cMap.getNumResults()) - 2);
+  if (!n || !m || dimAt(bMap, int64_t(bMap.getNumResults()) - 1) != n)
+    return std::nullopt;
+  roles.m = *m;
+  roles.n = *n;
+  auto uses = [](AffineMap map, unsigned dim) { return map.isFunctionOfDim(dim); };
+  if (uses(aMap, roles.n) || uses(bMap, roles.m) || !uses(aMap, roles.m) || !uses(aMap, roles.k) ||
+      !uses(bMap, roles.k) || uses(cMap, roles.k))
+    return std::nullopt;
+  for (unsigned i = 0; i < iterators.size(); ++i)
+    if (i != roles.m && i != roles.n && i != roles.k)
+      roles.outer.push_back(i);
+  return roles;
+}
+
+linalg::FillOp zeroFillOf(linalg::GenericOp op) {
+  memref::AllocOp alloc = reshapedAlloc(op.getDpsInits()[0]);
+  if (!alloc)
+    return {};
+  SmallVector<Operation *> accesses = accessesOf(alloc);
+  linalg::FillOp fill;
+  for (Operation *access : accesses)
+    if (auto candidate = dyn_cast<linalg::FillOp>(access);
+        candidate && candidate->getBlock() == op->getBlock() && candidate->isBeforeInBlock(op))
+      fill = candidate;
+  if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+      reshapedAlloc(fill.getOutputs()[0]) != alloc)
+    return {};
+  // Nothing may see C between the fill and the product.
+  for (Operation *between = fill->getNextNode(); between != op; between = between->getNextNode())
+    if (llvm::is_contained(accesses, between))
+      return {};
+  return fill;
+}
+
+void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
+  Operation *next = op->getNextNode();
+  while (next && isInert(next))
+    next = next->getNextNode();
+  auto epilogue = dyn_cast_or_null<linalg::GenericOp>(next);
+  memref::AllocOp alloc = reshapedAlloc(op.getDpsInits()[0]);
+  if (!epilogue || !alloc || !isAllParallel(epilogue) || !isVectorizableBody(epilogue))
+    return;
+  Value output = epilogue.getDpsInits()[0];
+  auto outputType = cast<MemRefType>(output.getType());
+  SmallVector<AffineMap> maps = epilogue.getIndexingMapsArray();
+  if (!isF32Buffer(output) || !outputType.getLayout().isIdentity() || !maps.back().isIdentity() ||
+      !llvm::all_of(maps, onlyDimsAndConstants))
+    return;
+  for (Operation *access : accessesOf(alloc))
+    if (access != op && access != epilogue && access != fusion.zeroFill.getOperation())
+      return;
+  // Tasks of the product still read A and B while others store results.
+  Value root = rootOf(output);
+  if (root == rootOf(op.getDpsInputs()[0]) || root == rootOf(op.getDpsInputs()[1]))
+    return;
+
+  // C's columns are the trailing dimensions [split, rank) of the epilogue.
+  ArrayRef<int64_t> shape = outputType.getShape();
+  int64_t columns = op.getStaticLoopRanges()[roles.n];
+  int64_t split = shape.size(), product = 1;
+  while (split > 0 && product < columns)
+    product *= shape[--split];
+  if (product != columns || split == int64_t(shape.size()))
+    return;
+  auto isColumnDim = [&](AffineExpr e) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    return dim && dim.getPosition() >= split;
+  };
+  SmallVector<unsigned> inputs;
+  for (OpOperand *operand : epilogue.getDpsInputOperands()) {
+    Value value = operand->get();
+    AffineMap map = maps[operand->getOperandNumber()];
+    if (rootOf(value) == alloc.getResult()) {
+      if (!map.isIdentity() || !reshapedAlloc(value))
+        return;
+      inputs.push_back(operand->getOperandNumber());
+      continue;
+    }
+    // Read per row (no column dimension), or along the columns: the
+    // column dimensions last, in order, over the same extents.
+    auto results = map.getResults();
+    auto firstColumn = llvm::find_if(results, isColumnDim);
+    if (firstColumn == results.end())
+      continue;
+    int64_t rowResults = firstColumn - results.begin();
+    auto type = dyn_cast<MemRefType>(value.getType());
+    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+        int64_t(results.size()) - rowResults != int64_t(shape.size()) - split)
+      return;
+    for (int64_t i = rowResults; i < int64_t(results.size()); ++i) {
+      auto dim = dyn_cast<AffineDimExpr>(results[i]);
+      if (!dim || dim.getPosition() != split + (i - rowResults) ||
+          type.getDimSize(i) != shape[dim.getPosition()])
+        return;
+    }
+  }
+  if (inputs.empty())
+    return;
+  fusion.epilogue = epilogue;
+  fusion.epilogueInputs = std::move(inputs);
+  fusion.split = split;
+}
+
+void findProducer(linalg::GenericOp op, const Roles &roles, int64_t width, Fusion &fusion) {
+  Value b = op.getDpsInputs()[1];
+  memref::AllocOp alloc = reshapedAlloc(b);
+  if (!alloc)
+    return;
+  SmallVector<Operation *> accesses = accessesOf(alloc);
+  if (accesses.size() != 2)
+    return;
+  auto producer = dyn_cast<linalg::GenericOp>(accesses[0] == op ? accesses[1] : accesses[0]);
+  if (!producer || producer->getBlock() != op->getBlock() || !producer->isBeforeInBlock(op) ||
+      !isAllParallel(producer) || producer.getDpsInits()[0] != alloc.getResult() ||
+      !producer.getIndexingMapsArray().back().isIdentity())
+    return;
+  Block &body = producer.getRegion().front();
+  if (!body.getArguments().back().use_empty())
+    return;
+  SmallVector<Value> read;
+  for (Value input : producer.getDpsInputs())
+    read.push_back(rootOf(input));
+  WalkResult walk = body.walk([&](Operation *inner) {
+    if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      read.push_back(rootOf(load.getMemRef()));
+      return WalkResult::advance();
+    }
+    return isMemoryEffectFree(inner) ? WalkResult::advance() : WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return;
+  for (Operation *between = producer->getNextNode(); between != op;
+       between = between->getNextNode()) {
+    if (isInert(between))
+      continue;
+    auto kernel = dyn_cast<linalg::LinalgOp>(between);
+    if (!kernel || !kernel.hasPureBufferSemantics())
+      return;
+    for (Value init : kernel.getDpsInits())
+      if (llvm::is_contained(read, rootOf(init)))
+        return;
+  }
+  auto bType = cast<MemRefType>(b.getType());
+  std::optional<SmallVector<SmallVector<int64_t>>> groups =
+      flatteningGroups(alloc.getType().getShape(), bType.getShape());
+  int64_t reduced = op.getStaticLoopRanges()[roles.k];
+  if (!groups || reduced * 2 * width * 4 > kMaxPanelBytes)
+    return;
+  fusion.producer = producer;
+  fusion.groups = std::move(*groups);
+}
+
+} // namespace kiln::host

@@ -1,0 +1,63 @@
+//===- ContractionFusion.h - what joins a host product ----------*- C++ -*-===//
+//
+// Which linalg ops are contractions the host tiles for registers (the
+// loops of C += A * B by role), and which kernels join each: the zero fill
+// of C, the elementwise kernel after it, the generic that writes B.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_HOST_CONTRACTIONFUSION_H
+#define KILN_CODEGEN_HOST_CONTRACTIONFUSION_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <optional>
+
+namespace kiln::host {
+
+using namespace mlir;
+
+/// A per-task panel of B bigger than this is not worth a stack.
+constexpr int64_t kMaxPanelBytes = 512 * 1024;
+
+/// Which loop of a contraction plays which part.
+struct Roles {
+  unsigned m, n, k;
+  SmallVector<unsigned> outer;
+};
+
+/// The kernels that join a product.
+struct Fusion {
+  /// A fill of C with zeros, erased: the accumulators start at zero.
+  linalg::FillOp zeroFill;
+  /// An elementwise generic reading C (inputs `epilogueInputs`: SiLU's
+  /// x * sigmoid(x) reads it twice), computed on
+  /// the accumulators. Its dimensions [0, split) are fixed along a row of C,
+  /// [split, rank) run along the columns, in order.
+  linalg::GenericOp epilogue;
+  SmallVector<unsigned> epilogueInputs;
+  int64_t split = 0;
+  /// The generic that writes B, computed per task into a panel: for each
+  /// dimension of B, the producer's dimensions it flattens.
+  linalg::GenericOp producer;
+  SmallVector<SmallVector<int64_t>> groups;
+};
+
+/// The roles of `op`'s loops, when it is a contraction the host tiles.
+std::optional<Roles> contractionRoles(linalg::GenericOp op);
+
+/// The zero fill of C that only the product reads, if there is one.
+linalg::FillOp zeroFillOf(linalg::GenericOp op);
+
+/// Fills in the epilogue of `op`: the next kernel, when it is elementwise,
+/// reads C where it was written and nothing else sees C.
+void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion);
+
+/// Fills in the producer of B: a generic before the product that writes
+/// all of B, which only the product reads, and whose inputs nothing
+/// between the two writes.
+void findProducer(linalg::GenericOp op, const Roles &roles, int64_t width, Fusion &fusion);
+
+} // namespace kiln::host
+
+#endif // KILN_CODEGEN_HOST_CONTRACTIONFUSION_H

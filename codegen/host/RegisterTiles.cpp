@@ -1,0 +1,464 @@
+//===- RegisterTiles.cpp - a host product as register tiles ---------------===//
+
+#include "codegen/host/RegisterTiles.h"
+
+#include "dialects/kiln/Precision.h"
+#include "passes/Buffers.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace kiln::host {
+
+namespace {
+
+/// Emits the tiled loops of one contraction, with the kernels `fusion`
+/// joins to it, in place of them all: at the epilogue if there is one (the
+/// buffers it writes and reads exist there), else at the product.
+class TileEmitter {
+public:
+  TileEmitter(linalg::GenericOp op, const Roles &roles, Fusion fusion, int64_t width, int64_t rows)
+      : op(op), roles(roles), fusion(fusion), width(width), rows(rows),
+        b(fusion.epilogue ? fusion.epilogue.getOperation() : op.getOperation()),
+        loc(fusedLocation()), maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()),
+        dims(ranges.size()) {}
+
+  /// One task per (outer index, column tile): tasks write disjoint parts of
+  /// C, so they run as an scf.forall when `parallel`, else as a loop.
+  void emit(bool parallel) {
+    if (fusion.epilogue)
+      prepareEpilogue();
+    int64_t columns = ranges[roles.n], step = 2 * width;
+    int64_t columnTiles = llvm::divideCeil(columns, step);
+    int64_t tasks = columnTiles;
+    for (unsigned dim : roles.outer)
+      tasks *= ranges[dim];
+    auto panelType = MemRefType::get({ranges[roles.k], step}, b.getF32Type());
+    Block *body;
+    Operation *kernel;
+    if (parallel) {
+      auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(tasks)},
+                                          ValueRange{}, std::nullopt);
+      body = forall.getBody();
+      kernel = forall;
+      if (fusion.producer) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(body);
+        panel = memref::AllocaOp::create(b, loc, panelType);
+      }
+    } else {
+      // A sequential kernel's panel is allocated once, before its loop.
+      if (fusion.producer)
+        panel = memref::AllocaOp::create(b, loc, panelType);
+      auto loop = scf::ForOp::create(b, loc, index(0), index(tasks), index(1));
+      body = loop.getBody();
+      kernel = loop;
+    }
+    kernel->setAttr(kKernelAttr, b.getStringAttr("matmul"));
+    for (StringRef name : {kPrecisionAttr, kLayoutAttr})
+      if (Attribute value = op->getAttr(name))
+        kernel->setAttr(name, value);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(body->getTerminator());
+
+    // task = ((outer_0 * extent_1 + outer_1) ...) * columnTiles + tile: each
+    // index is a remainder, but the outermost, which is what remains.
+    Value rest = body->getArgument(0);
+    int64_t remaining = tasks;
+    auto digit = [&](int64_t extent) {
+      remaining /= extent;
+      if (extent == 1)
+        return index(0);
+      if (remaining == 1)
+        return rest;
+      Value value = arith::RemUIOp::create(b, loc, rest, index(extent));
+      rest = arith::DivUIOp::create(b, loc, rest, index(extent));
+      return value;
+    };
+    Value tile = digit(columnTiles);
+    for (unsigned dim : llvm::reverse(roles.outer))
+      dims[dim] = digit(ranges[dim]);
+    Value column = arith::MulIOp::create(b, loc, tile, index(step));
+    auto rowTiles = [&](int64_t tileColumns) {
+      if (fusion.producer)
+        pack(column, tileColumns);
+      forTiles(ranges[roles.m], rows,
+               [&](Value row, int64_t tileRows) { emitTile(row, tileRows, column, tileColumns); });
+    };
+    int64_t last = columns - (columnTiles - 1) * step;
+    if (columnTiles == 1 || last == step) {
+      rowTiles(last);
+      return;
+    }
+    Value isLast =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tile, index(columnTiles - 1));
+    auto branch = scf::IfOp::create(b, loc, isLast, /*withElseRegion=*/true);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    rowTiles(last);
+    b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    rowTiles(step);
+  }
+
+private:
+  Location fusedLocation() {
+    SmallVector<Location> locations = {op.getLoc()};
+    for (Operation *joined : {fusion.zeroFill.getOperation(), fusion.epilogue.getOperation(),
+                              fusion.producer.getOperation()})
+      if (joined)
+        locations.push_back(joined->getLoc());
+    return FusedLoc::get(op.getContext(), locations);
+  }
+
+  Value index(int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); }
+
+  Value plus(Value base, int64_t offset) {
+    return offset == 0 ? base : arith::AddIOp::create(b, loc, base, index(offset)).getResult();
+  }
+
+  /// The indices of an operand read through `map` at `at` (the loop
+  /// dimensions' values).
+  SmallVector<Value> indices(AffineMap map, ArrayRef<Value> at) {
+    SmallVector<Value> result;
+    for (AffineExpr expr : map.getResults()) {
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        result.push_back(at[dim.getPosition()]);
+      else
+        result.push_back(index(cast<AffineConstantExpr>(expr).getValue()));
+    }
+    return result;
+  }
+
+  /// `value`'s digits in the row-major numbering of `extents`.
+  SmallVector<Value> delinearize(Value value, ArrayRef<int64_t> extents) {
+    SmallVector<Value> digits(extents.size());
+    int64_t below = 1;
+    for (int64_t i = int64_t(extents.size()) - 1; i >= 0; --i) {
+      if (extents[i] == 1) {
+        digits[i] = index(0);
+        continue;
+      }
+      Value quotient = below == 1 ? value : arith::DivUIOp::create(b, loc, value, index(below));
+      digits[i] = i == 0 ? quotient : arith::RemUIOp::create(b, loc, quotient, index(extents[i]));
+      below *= extents[i];
+    }
+    return digits;
+  }
+
+  /// Calls `body(start, size)` for each tile of `step` along `extent`: a
+  /// loop over the whole tiles, then the remainder.
+  void forTiles(int64_t extent, int64_t step, llvm::function_ref<void(Value, int64_t)> body) {
+    int64_t whole = extent / step * step;
+    if (whole == step) {
+      body(index(0), step);
+    } else if (whole > 0) {
+      auto loop = scf::ForOp::create(b, loc, index(0), index(whole), index(step));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      body(loop.getInductionVar(), step);
+    }
+    if (extent > whole)
+      body(index(whole), extent - whole);
+  }
+
+  /// Emits `body(value)` inside a loop over [0, extent).
+  void loop(int64_t extent, llvm::function_ref<void(Value)> body) {
+    auto forOp = scf::ForOp::create(b, loc, index(0), index(extent), index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forOp.getBody()->getTerminator());
+    body(forOp.getInductionVar());
+  }
+
+  VectorType vectorType(Type element) { return VectorType::get({width}, element); }
+
+  Value load(Value memref, ValueRange at, Value mask) {
+    VectorType type = vectorType(b.getF32Type());
+    if (!mask)
+      return vector::LoadOp::create(b, loc, type, memref, at);
+    Value zeros =
+        arith::ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0)));
+    return vector::MaskedLoadOp::create(b, loc, type, memref, at, mask, zeros);
+  }
+
+  void store(Value value, Value memref, ValueRange at, Value mask) {
+    if (mask)
+      vector::MaskedStoreOp::create(b, loc, memref, at, mask, value);
+    else
+      vector::StoreOp::create(b, loc, value, memref, at);
+  }
+
+  /// Computes the task's panel of B, columns [column, column + tileColumns)
+  /// of every row k, with the producer's body at each element.
+  void pack(Value column, int64_t tileColumns) {
+    linalg::GenericOp producer = fusion.producer;
+    ArrayRef<int64_t> shape = cast<MemRefType>(producer.getDpsInits()[0].getType()).getShape();
+    AffineMap bMap = maps[1];
+    int64_t kResult = *bMap.getResultPosition(b.getAffineDimExpr(roles.k));
+    int64_t nResult = bMap.getNumResults() - 1;
+    SmallVector<Value> at(shape.size());
+    auto assign = [&](int64_t result, Value value) {
+      SmallVector<int64_t> extents;
+      for (int64_t dim : fusion.groups[result])
+        extents.push_back(shape[dim]);
+      for (auto [dim, digit] : llvm::zip(fusion.groups[result], delinearize(value, extents)))
+        at[dim] = digit;
+    };
+    for (Value &value : at)
+      value = index(0);
+    for (int64_t result = 0; result < nResult; ++result) {
+      if (result == kResult)
+        continue;
+      AffineExpr expr = bMap.getResult(result);
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        assign(result, dims[dim.getPosition()]);
+      else
+        assign(result, index(cast<AffineConstantExpr>(expr).getValue()));
+    }
+    ArrayRef<int64_t> kGroup = fusion.groups[kResult];
+    loop(tileColumns, [&](Value j) {
+      assign(nResult, arith::AddIOp::create(b, loc, column, j));
+      // The reduction's producer dimensions, as nested loops.
+      std::function<void(size_t, Value)> nest = [&](size_t level, Value k) {
+        if (level == kGroup.size()) {
+          memref::StoreOp::create(b, loc, producerValue(at), panel, ValueRange{k, j});
+          return;
+        }
+        int64_t dim = kGroup[level];
+        loop(shape[dim], [&](Value value) {
+          at[dim] = value;
+          Value scaled = arith::MulIOp::create(b, loc, k, index(shape[dim]));
+          nest(level + 1, arith::AddIOp::create(b, loc, scaled, value));
+        });
+      };
+      nest(0, index(0));
+    });
+  }
+
+  /// The producer's body at its loop indices `at`.
+  Value producerValue(ArrayRef<Value> at) {
+    linalg::GenericOp producer = fusion.producer;
+    Block &body = producer.getRegion().front();
+    SmallVector<AffineMap> producerMaps = producer.getIndexingMapsArray();
+    IRMapping mapping;
+    for (OpOperand *input : producer.getDpsInputOperands()) {
+      AffineMap map = producerMaps[input->getOperandNumber()];
+      SmallVector<Value> operandIndices;
+      for (unsigned r = 0; r < map.getNumResults(); ++r)
+        operandIndices.push_back(
+            affine::AffineApplyOp::create(b, loc, map.getSubMap({r}), at).getResult());
+      mapping.map(body.getArgument(input->getOperandNumber()),
+                  memref::LoadOp::create(b, loc, input->get(), operandIndices).getResult());
+    }
+    for (Operation &inner : body.without_terminator()) {
+      if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
+        mapping.map(indexOp.getResult(), at[indexOp.getDim()]);
+        continue;
+      }
+      b.clone(inner, mapping);
+    }
+    return mapping.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+  }
+
+  /// The operands the epilogue reads along the columns, and its output,
+  /// each seen with its column dimensions as one.
+  void prepareEpilogue() {
+    linalg::GenericOp epilogue = fusion.epilogue;
+    SmallVector<AffineMap> epilogueMaps = epilogue.getIndexingMapsArray();
+    for (OpOperand &operand : epilogue->getOpOperands()) {
+      AffineMap map = epilogueMaps[operand.getOperandNumber()];
+      auto isColumnDim = [&](AffineExpr e) {
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        return dim && int64_t(dim.getPosition()) >= fusion.split;
+      };
+      auto results = map.getResults();
+      int64_t rowResults = llvm::find_if(results, isColumnDim) - results.begin();
+      if (epilogue.isDpsInit(&operand) ||
+          llvm::is_contained(fusion.epilogueInputs, operand.getOperandNumber()) ||
+          rowResults == int64_t(results.size()))
+        continue;
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t i = 0; i < rowResults; ++i)
+        groups.push_back({i});
+      groups.emplace_back(llvm::to_vector(llvm::seq<int64_t>(rowResults, results.size())));
+      Value view = operand.get();
+      if (groups.back().size() > 1)
+        view = memref::CollapseShapeOp::create(b, loc, view, groups);
+      columnViews[operand.getOperandNumber()] = {view, rowResults};
+    }
+    collapsedOutput = epilogue.getDpsInits()[0];
+    int64_t rank = cast<MemRefType>(collapsedOutput.getType()).getRank();
+    if (rank - fusion.split > 1) {
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t i = 0; i < fusion.split; ++i)
+        groups.push_back({i});
+      groups.emplace_back(llvm::to_vector(llvm::seq<int64_t>(fusion.split, rank)));
+      collapsedOutput = memref::CollapseShapeOp::create(b, loc, collapsedOutput, groups);
+    }
+  }
+
+  /// The epilogue at one row (`row`, the index of C's row dimension) and
+  /// vector of columns from `start`, on the accumulator `value`; stores it.
+  void emitEpilogue(Value value, ArrayRef<Value> rowDims, Value start, Value mask) {
+    linalg::GenericOp epilogue = fusion.epilogue;
+    Block &body = epilogue.getRegion().front();
+    SmallVector<AffineMap> epilogueMaps = epilogue.getIndexingMapsArray();
+    IRMapping mapping;
+    for (OpOperand *input : epilogue.getDpsInputOperands()) {
+      unsigned number = input->getOperandNumber();
+      Value element;
+      if (llvm::is_contained(fusion.epilogueInputs, number)) {
+        element = value;
+      } else if (auto found = columnViews.find(number); found != columnViews.end()) {
+        auto [view, rowResults] = found->second;
+        SmallVector<Value> at = indices(epilogueMaps[number].getSliceMap(0, rowResults), rowDims);
+        at.push_back(start);
+        element = load(view, at, mask);
+      } else {
+        Value scalar =
+            memref::LoadOp::create(b, loc, input->get(), indices(epilogueMaps[number], rowDims));
+        element = vector::BroadcastOp::create(b, loc, vectorType(b.getF32Type()), scalar);
+      }
+      mapping.map(body.getArgument(number), element);
+    }
+    for (Operation &inner : body.without_terminator()) {
+      if (auto constant = dyn_cast<arith::ConstantOp>(inner)) {
+        auto type = vectorType(constant.getType());
+        mapping.map(constant.getResult(),
+                    arith::ConstantOp::create(b, loc, type,
+                                              DenseElementsAttr::get(type, constant.getValue())));
+        continue;
+      }
+      // Values from outside the body are the same in every lane.
+      for (Value operand : inner.getOperands())
+        if (!mapping.contains(operand))
+          mapping.map(operand,
+                      vector::BroadcastOp::create(b, loc, vectorType(operand.getType()), operand));
+      Operation *vectorized = b.clone(inner, mapping);
+      for (OpResult result : vectorized->getResults())
+        result.setType(vectorType(result.getType()));
+    }
+    Value result = mapping.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+    SmallVector<Value> at(rowDims.take_front(fusion.split));
+    at.push_back(start);
+    store(result, collapsedOutput, at, mask);
+  }
+
+  /// The epilogue's row dimensions at row `row` of C (the others as `dims`).
+  SmallVector<Value> epilogueRow() {
+    // C's elements before this row, in columns: C is row-major, its last
+    // dimension the columns.
+    auto cType = cast<MemRefType>(op.getDpsInits()[0].getType());
+    ArrayRef<int64_t> shape = cType.getShape();
+    SmallVector<Value> at = indices(maps[2], dims);
+    Value rowLinear = index(0);
+    int64_t stride = 1;
+    for (int64_t i = int64_t(shape.size()) - 2; i >= 0; --i) {
+      Value term = stride == 1 ? at[i] : arith::MulIOp::create(b, loc, at[i], index(stride));
+      rowLinear = arith::AddIOp::create(b, loc, rowLinear, term);
+      stride *= shape[i];
+    }
+    ArrayRef<int64_t> epilogueShape =
+        cast<MemRefType>(fusion.epilogue.getDpsInits()[0].getType()).getShape();
+    return delinearize(rowLinear, epilogueShape.take_front(fusion.split));
+  }
+
+  /// One tile: `tileRows` rows from `row`, `columns` columns from `column`.
+  void emitTile(Value row, int64_t tileRows, Value column, int64_t columns) {
+    Value a = op.getDpsInputs()[0], bMatrix = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+    AffineMap aMap = maps[0], bMap = maps[1], cMap = maps[2];
+    int64_t vectors = llvm::divideCeil(columns, width);
+    SmallVector<Value> starts, masks;
+    for (int64_t v = 0; v < vectors; ++v) {
+      starts.push_back(plus(column, v * width));
+      int64_t lanes = std::min(width, columns - v * width);
+      masks.push_back(lanes == width
+                          ? Value()
+                          : vector::ConstantMaskOp::create(b, loc, vectorType(b.getI1Type()),
+                                                           ArrayRef<int64_t>{lanes}));
+    }
+    SmallVector<Value> rowIndices;
+    for (int64_t r = 0; r < tileRows; ++r)
+      rowIndices.push_back(plus(row, r));
+
+    // Accumulators, ordered row-major: (r, v) at r * vectors + v.
+    SmallVector<Value> accumulators;
+    VectorType type = vectorType(b.getF32Type());
+    Value zeros = fusion.zeroFill
+                      ? arith::ConstantOp::create(
+                            b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0)))
+                      : Value();
+    for (int64_t r = 0; r < tileRows; ++r) {
+      dims[roles.m] = rowIndices[r];
+      for (int64_t v = 0; v < vectors; ++v) {
+        dims[roles.n] = starts[v];
+        accumulators.push_back(zeros ? zeros : load(c, indices(cMap, dims), masks[v]));
+      }
+    }
+    auto reduction = scf::ForOp::create(
+        b, loc, index(0), index(ranges[roles.k]), index(1), accumulators,
+        [&](OpBuilder &nested, Location, Value k, ValueRange current) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
+          dims[roles.k] = k;
+          SmallVector<Value> vectorsOfB;
+          for (int64_t v = 0; v < vectors; ++v) {
+            dims[roles.n] = starts[v];
+            vectorsOfB.push_back(panel ? load(panel, {k, index(v * width)}, masks[v])
+                                       : load(bMatrix, indices(bMap, dims), masks[v]));
+          }
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < tileRows; ++r) {
+            dims[roles.m] = rowIndices[r];
+            Value scalar = memref::LoadOp::create(b, loc, a, indices(aMap, dims));
+            Value splat = vector::BroadcastOp::create(b, loc, type, scalar);
+            for (int64_t v = 0; v < vectors; ++v)
+              next.push_back(
+                  vector::FMAOp::create(b, loc, splat, vectorsOfB[v], current[r * vectors + v]));
+          }
+          scf::YieldOp::create(b, loc, next);
+        });
+    for (int64_t r = 0; r < tileRows; ++r) {
+      dims[roles.m] = rowIndices[r];
+      SmallVector<Value> rowDims = fusion.epilogue ? epilogueRow() : SmallVector<Value>();
+      for (int64_t v = 0; v < vectors; ++v) {
+        dims[roles.n] = starts[v];
+        Value result = reduction.getResult(r * vectors + v);
+        if (fusion.epilogue)
+          emitEpilogue(result, rowDims, starts[v], masks[v]);
+        else
+          store(result, c, indices(cMap, dims), masks[v]);
+      }
+    }
+  }
+
+  linalg::GenericOp op;
+  const Roles &roles;
+  Fusion fusion;
+  int64_t width, rows;
+  OpBuilder b;
+  Location loc;
+  SmallVector<AffineMap> maps;
+  SmallVector<int64_t> ranges;
+  /// The value of each loop dimension where code is being emitted.
+  SmallVector<Value> dims;
+  /// The task's panel of B, when the producer of B is fused.
+  Value panel;
+  /// Per epilogue operand read along the columns: its view with the column
+  /// dimensions as one, and how many row dimensions precede them.
+  llvm::DenseMap<unsigned, std::pair<Value, int64_t>> columnViews;
+  /// The epilogue's output, its column dimensions as one.
+  Value collapsedOutput;
+};
+
+} // namespace
+
+void emitRegisterTiles(linalg::GenericOp op, const Roles &roles, const Fusion &fusion,
+                       int64_t width, int64_t rows, bool parallel) {
+  TileEmitter(op, roles, fusion, width, rows).emit(parallel);
+}
+
+} // namespace kiln::host
