@@ -19,6 +19,10 @@ Node, value and initializer names follow the exporter's conventions
 ("/layer1/layer1.0/conv1/Conv", "/layer1/layer1.0/conv1/Conv_output_0",
 "onnx::Conv_123", "encoder.layer.0.attention.self.query.bias", ...).
 
+It is one file, longer than most, because lit tests, the benchmarks and the
+GPU check run it as a script: one builder function per model, over shared
+helpers for the graph and the weights.
+
 Usage:
     python3 test/models/generate.py --out DIR [--models resnet50,mobilenetv2,bert]
                                     [--seed 0] [--layers N] [--vocab N] [--verify]
