@@ -24,9 +24,9 @@ public:
 
   kiln_status_t enqueue(const std::vector<const void *> &inputs,
                         const std::vector<void *> &outputs) override {
-    // The entry point's arguments: inputs, outputs, arena, weights, context.
-    std::vector<void *> args;
-    args.reserve(inputs.size() + outputs.size() + 3);
+    // The entry point's arguments: inputs, outputs, arena, weights, context
+    // (kept across runs, so a run allocates nothing).
+    args.clear();
     for (const void *input : inputs)
       args.push_back(const_cast<void *>(input));
     args.insert(args.end(), outputs.begin(), outputs.end());
@@ -48,6 +48,7 @@ public:
   void *arena = nullptr;
   std::unique_ptr<ThreadPool> pool;
   kiln_host_context_t context = {};
+  std::vector<void *> args;
 };
 
 } // namespace
