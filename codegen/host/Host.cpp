@@ -11,6 +11,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -68,22 +69,24 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   // conversions are expanded into integer arithmetic (no compiler-rt at load
   // time).
   std::string level = hostLevel(cpu);
-  int vectorBits = level == "x86-64-v4" ? 512 : level == "x86-64-v3" ? 256 : 128;
-  return mlir::parsePassPipeline(
-      "kiln-bufferize,"
-      "func.func(kiln-vectorize-contractions{vector-bits=" +
-          std::to_string(vectorBits) + " fuse=" + (fuse ? "true" : "false") +
-          "}),"
-          "kiln-plan-memory,kiln-list-kernels,canonicalize,func.func(kiln-parallelize-kernels),"
-          "kiln-outline-parallel,func.func(scf-forall-to-for,convert-linalg-to-loops),"
-          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-          "convert-math-to-llvm,convert-math-to-libm,convert-vector-to-llvm,"
-          "finalize-memref-to-llvm,"
-          "arith-expand{include-bf16=true},"
-          "convert-arith-to-llvm,convert-index-to-llvm,"
-          "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},convert-cf-to-llvm,"
-          "reconcile-unrealized-casts,canonicalize,cse",
-      pm, errors);
+  VectorizeContractionsOptions vectorize;
+  vectorize.vectorBits = level == "x86-64-v4" ? 512 : level == "x86-64-v3" ? 256 : 128;
+  vectorize.fuse = fuse;
+  pm.addPass(createBufferize());
+  pm.addNestedPass<mlir::func::FuncOp>(createVectorizeContractions(vectorize));
+  pm.addPass(createPlanMemory());
+  pm.addPass(createListKernels());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createParallelizeKernels());
+  pm.addPass(createOutlineParallel());
+  return mlir::parsePassPipeline("func.func(scf-forall-to-for,convert-linalg-to-loops),"
+                                 "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+                                 "convert-math-to-llvm,convert-math-to-libm,convert-vector-to-llvm,"
+                                 "finalize-memref-to-llvm,arith-expand{include-bf16=true},"
+                                 "convert-arith-to-llvm,convert-index-to-llvm,"
+                                 "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+                                 "convert-cf-to-llvm,reconcile-unrealized-casts,canonicalize,cse",
+                                 pm, errors);
 }
 
 namespace {
