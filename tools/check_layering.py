@@ -22,6 +22,15 @@ LAYERS = {
     "runtime/format": [],
     "runtime/include": [],
     "runtime/src": ["runtime/format", "kiln/runtime.h"],
+    # The devices see the session's side through the interface and the
+    # model, never each other; runtime/src/Device.cpp is the one place that
+    # names them (and Loader.cpp loads the host code with the model).
+    "runtime/src/host": ["runtime/format", "kiln/runtime.h", "runtime/src/Device.h",
+                         "runtime/src/Model.h", "runtime/src/Status.h"],
+    "runtime/src/cuda": ["runtime/format", "kiln/runtime.h", "runtime/src/Device.h",
+                         "runtime/src/Model.h", "runtime/src/Status.h", "runtime/src/gpu"],
+    "runtime/src/gpu": ["runtime/format", "kiln/runtime.h", "runtime/src/Model.h",
+                        "runtime/src/Status.h"],
     "dialects": [],
     "passes": ["dialects"],
     "codegen/kernels": ["dialects", "passes"],
