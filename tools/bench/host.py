@@ -13,35 +13,24 @@ means kiln is faster).
 import argparse
 import os
 import re
-import statistics
 import subprocess
 import tempfile
 import time
 
 import numpy as np
-import onnxruntime as ort
 
 import models
+import peers
 
 def onnxruntime_latency(path, shapes, threads, warmup, iterations):
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    session = peers.onnxruntime_session(path, threads)
     rng = np.random.default_rng(0)
     feed = {}
     for value in session.get_inputs():
         shape = shapes[value.name]
         feed[value.name] = (np.ones(shape, np.int64) if "int64" in value.type
                             else rng.standard_normal(shape).astype(np.float32))
-    for _ in range(warmup):
-        session.run(None, feed)
-    times = []
-    for _ in range(iterations):
-        start = time.perf_counter()
-        session.run(None, feed)
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+    return peers.onnxruntime_median(session, feed, warmup, iterations)
 
 
 def main():
