@@ -123,6 +123,28 @@ SmallVector<Value> readBuffers(Operation *kernel) {
   return reads;
 }
 
+} // namespace
+
+int64_t contractionFlops(linalg::LinalgOp op) {
+  int64_t flops = 2;
+  for (int64_t range : op.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(range))
+      return 0;
+    flops *= range;
+  }
+  return flops;
+}
+
+Value kernelResult(Operation &op) {
+  if (op.hasAttr(kKernelAttr))
+    return storedBuffer(&op);
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op); linalgOp && linalgOp.getNumDpsInits() >= 1)
+    return linalgOp.getDpsInits()[0];
+  return {};
+}
+
+namespace {
+
 struct ListKernels : impl::ListKernelsBase<ListKernels> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -134,21 +156,24 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
     // The kernel that last wrote each buffer, to find what each one reads.
     llvm::DenseMap<Value, int64_t> writer;
     for (Operation &op : main.getBody().front()) {
-      Value result;
+      Value result = kernelResult(op);
+      if (!result)
+        continue;
       StringRef kind;
+      int64_t flops = 0;
       SmallVector<Value> written;
       if (auto fused = op.getAttrOfType<StringAttr>(kKernelAttr)) {
         kind = fused.getValue();
-        result = storedBuffer(&op);
+        if (auto count = op.getAttrOfType<IntegerAttr>(kFlopsAttr))
+          flops = count.getInt();
         written.push_back(result);
-      } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-                 linalgOp && linalgOp.getNumDpsInits() >= 1) {
+      } else {
+        auto linalgOp = cast<linalg::LinalgOp>(op);
         kind = kindOf(linalgOp);
-        result = linalgOp.getDpsInits()[0];
+        if (kind == "matmul")
+          flops = contractionFlops(linalgOp);
         written.append(linalgOp.getDpsInits().begin(), linalgOp.getDpsInits().end());
       }
-      if (!result)
-        continue;
       auto type = cast<MemRefType>(result.getType());
       int64_t bytes = type.getNumElements() * int64_t(type.getElementTypeBitWidth() / 8);
 
@@ -203,6 +228,7 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
           b.getNamedAttr("buffer", b.getStringAttr(buffer)),
           b.getNamedAttr("offset", b.getI64IntegerAttr(offset)),
           b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes)),
+          b.getNamedAttr("flops", b.getI64IntegerAttr(flops)),
       }));
     }
     module->setAttr(kKernelsAttr, b.getArrayAttr(kernels));

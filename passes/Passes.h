@@ -29,6 +29,18 @@ constexpr llvm::StringLiteral kKernelsAttr = "kiln.kernels";
 /// its kind for the kernel list.
 constexpr llvm::StringLiteral kKernelAttr = "kiln.kernel";
 
+/// On a fused product kernel: the floating-point operations it does, two
+/// for each multiply-add of the product.
+constexpr llvm::StringLiteral kFlopsAttr = "kiln.flops";
+
+/// Two for each multiply-add of contraction `op`, whose loop ranges are
+/// static; 0 when one is dynamic.
+int64_t contractionFlops(mlir::linalg::LinalgOp op);
+
+/// The buffer that `op`, an op at the top of @main, stores its result in
+/// when it is one of the kernels kiln-list-kernels lists; null otherwise.
+mlir::Value kernelResult(mlir::Operation &op);
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 

@@ -76,6 +76,7 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   pm.addNestedPass<mlir::func::FuncOp>(createVectorizeContractions(vectorize));
   pm.addPass(createPlanMemory());
   pm.addPass(createListKernels());
+  pm.addPass(createMarkKernelEnds());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addNestedPass<mlir::func::FuncOp>(createParallelizeKernels());
   pm.addPass(createOutlineParallel());
@@ -165,12 +166,52 @@ llvm::LogicalResult defineTaskDispatches(mlir::ModuleOp module) {
   return llvm::success();
 }
 
+/// Defines the hook kiln-mark-kernel-ends calls after each kernel:
+///
+///   kiln_kernel_end(context, kernel):
+///     if (context->kernel_end) context->kernel_end(context, kernel)
+llvm::LogicalResult defineKernelEndHook(mlir::ModuleOp module) {
+  namespace LLVM = mlir::LLVM;
+  auto hook = module.lookupSymbol<LLVM::LLVMFuncOp>(kKernelEndHook);
+  if (!hook)
+    return llvm::success();
+  mlir::MLIRContext *context = module.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(context);
+  auto i64 = mlir::IntegerType::get(context, 64);
+  auto i8 = mlir::IntegerType::get(context, 8);
+  auto voidType = LLVM::LLVMVoidType::get(context);
+  if (!hook.isExternal() || hook.getFunctionType() != LLVM::LLVMFunctionType::get(voidType, {ptr, i64}))
+    return hook.emitError("malformed kernel-end hook");
+  mlir::Location loc = hook.getLoc();
+  hook.setLinkage(LLVM::Linkage::Internal);
+  mlir::OpBuilder b(context);
+  mlir::Block *entry = hook.addEntryBlock(b);
+  mlir::Block *call = b.createBlock(&hook.getBody());
+  mlir::Block *done = b.createBlock(&hook.getBody());
+  b.setInsertionPointToStart(entry);
+  mlir::Value runtime = entry->getArgument(0);
+  auto slot = LLVM::GEPOp::create(
+      b, loc, ptr, i8, runtime,
+      llvm::ArrayRef<LLVM::GEPArg>{int32_t(offsetof(kiln_host_context_t, kernel_end))});
+  mlir::Value callback = LLVM::LoadOp::create(b, loc, ptr, slot);
+  mlir::Value null = LLVM::ZeroOp::create(b, loc, ptr);
+  mlir::Value unset = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, callback, null);
+  LLVM::CondBrOp::create(b, loc, unset, done, call);
+  b.setInsertionPointToStart(call);
+  LLVM::CallOp::create(b, loc, LLVM::LLVMFunctionType::get(voidType, {ptr, i64}),
+                       mlir::ValueRange{callback, runtime, entry->getArgument(1)});
+  LLVM::BrOp::create(b, loc, done);
+  b.setInsertionPointToStart(done);
+  LLVM::ReturnOp::create(b, loc, mlir::ValueRange{});
+  return llvm::success();
+}
+
 } // namespace
 
 llvm::LogicalResult addHostEntryPoint(mlir::ModuleOp module) {
   static_assert(offsetof(kiln_host_context_t, parallel_for) == 0,
                 "the dispatch loads parallel_for from the context's first word");
-  if (failed(defineTaskDispatches(module)))
+  if (failed(defineTaskDispatches(module)) || failed(defineKernelEndHook(module)))
     return llvm::failure();
   auto main = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>("main");
   if (!main)

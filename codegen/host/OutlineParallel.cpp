@@ -1,8 +1,8 @@
 //===- OutlineParallel.cpp - scf.forall bodies become runtime tasks -------===//
 //
 // The host runtime runs parallel work on its own threads, through the
-// context it passes @main as a last argument. Each top-level scf.forall in
-// @main becomes
+// context it passes @main as a last argument (which the runtime hooks @main
+// calls are given too). Each top-level scf.forall in @main becomes
 //
 //   - a task function `@main_tasks_<i>(captured buffers..., index)`: the
 //     loop body for one task (task i runs the loop's index lower + i * step);
@@ -78,6 +78,24 @@ bool isPassableBuffer(Value value) {
   return type && type.hasStaticShape() && type.getLayout().isIdentity();
 }
 
+/// Gives each runtime hook the context as a first argument, at its
+/// declaration and at @main's calls of it.
+void passContextToHooks(ModuleOp module, func::FuncOp main, Value runtime) {
+  for (auto hook : module.getOps<func::FuncOp>()) {
+    if (!hook->hasAttr(kRuntimeHookAttr))
+      continue;
+    SmallVector<Type> inputs = {runtime.getType()};
+    llvm::append_range(inputs, hook.getArgumentTypes());
+    hook.setType(FunctionType::get(module.getContext(), inputs, hook.getResultTypes()));
+  }
+  main.walk([&](func::CallOp call) {
+    auto hook = module.lookupSymbol<func::FuncOp>(call.getCallee());
+    if (!hook || !hook->hasAttr(kRuntimeHookAttr))
+      return;
+    call->insertOperands(0, runtime);
+  });
+}
+
 struct OutlineParallel : impl::OutlineParallelBase<OutlineParallel> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -90,6 +108,7 @@ struct OutlineParallel : impl::OutlineParallelBase<OutlineParallel> {
             main.insertArgument(main.getNumArguments(), pointer, DictionaryAttr(), main.getLoc())))
       return signalPassFailure();
     Value runtime = main.getArguments().back();
+    passContextToHooks(module, main, runtime);
 
     SmallVector<scf::ForallOp> loops;
     main.walk([&](scf::ForallOp forall) {

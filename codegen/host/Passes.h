@@ -11,6 +11,12 @@ namespace kiln {
 /// function and the number of tasks.
 constexpr llvm::StringLiteral kTaskAttr = "kiln.task";
 constexpr llvm::StringLiteral kTaskCountAttr = "kiln.task_count";
+/// On a function declaration that the host code generator defines, and
+/// that kiln-outline-parallel gives the runtime's context as a first
+/// argument.
+constexpr llvm::StringLiteral kRuntimeHookAttr = "kiln.runtime_hook";
+/// The hook called after each kernel (see kiln-mark-kernel-ends).
+constexpr llvm::StringLiteral kKernelEndHook = "kiln_kernel_end";
 
 #define GEN_PASS_DECL
 #include "codegen/host/Passes.h.inc"

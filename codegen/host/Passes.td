@@ -67,11 +67,25 @@ def ParallelizeKernels : Pass<"kiln-parallelize-kernels", "mlir::func::FuncOp"> 
   ];
 }
 
+def MarkKernelEnds : Pass<"kiln-mark-kernel-ends", "mlir::ModuleOp"> {
+  let summary = "Calls a runtime hook after each kernel of @main, for the host profile";
+  let description = [{
+    Declares `@kiln_kernel_end(i64)`, marked `kiln.runtime_hook`, and calls
+    it after each op at the top of `@main` that `kiln-list-kernels` lists as
+    a kernel, with the kernel's index in that list. The host code generator
+    defines the hook after lowering: it calls the context's `kernel_end`
+    when the runtime set one, which is how a profiling session times each
+    kernel, and does nothing else.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::func::FuncDialect"];
+}
+
 def OutlineParallel : Pass<"kiln-outline-parallel", "mlir::ModuleOp"> {
   let summary = "Turns @main's scf.forall loops into tasks for the host runtime's threads";
   let description = [{
-    Gives `@main` a last argument, the runtime's context (`!llvm.ptr`), and
-    outlines the body of each top-level one-dimensional `scf.forall` with
+    Gives `@main` a last argument, the runtime's context (`!llvm.ptr`),
+    passes it as a first argument to the runtime hooks (declarations marked
+    `kiln.runtime_hook`) `@main` calls, and outlines the body of each top-level one-dimensional `scf.forall` with
     constant bounds into a task function `@main_tasks_<i>(buffers...,
     index)` (task `i` runs the loop's index `lower + i * step`). The loop becomes a
     call to a declaration `@main_tasks_<i>.dispatch(context, buffers...)`

@@ -60,6 +60,7 @@ public:
       kernel = loop;
     }
     kernel->setAttr(kKernelAttr, b.getStringAttr("matmul"));
+    kernel->setAttr(kFlopsAttr, b.getI64IntegerAttr(contractionFlops(op)));
     for (StringRef name : {kPrecisionAttr, kLayoutAttr})
       if (Attribute value = op->getAttr(name))
         kernel->setAttr(name, value);

@@ -130,6 +130,7 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
                                           size(llvm::divideCeil(product.numCols, tile)),
                                           size(product.numBatch), size(kThreads), one, one);
       launch->setAttr(kKernelAttr, b.getStringAttr("matmul"));
+      launch->setAttr(kFlopsAttr, b.getI64IntegerAttr(contractionFlops(product.op)));
       for (StringRef name : {kPrecisionAttr, kLayoutAttr})
         if (Attribute value = product.op->getAttr(name))
           launch->setAttr(name, value);

@@ -252,13 +252,15 @@ FailureOr<std::string> writeArtifact(ArrayRef<TensorSignature> inputs,
       for (auto dict :
            target.planned->getAttrOfType<ArrayAttr>("kiln.kernels").getAsRange<DictionaryAttr>()) {
         auto text = [&](StringRef key) { return dict.getAs<StringAttr>(key).str(); };
+        auto flops = dict.getAs<IntegerAttr>("flops");
         flatbuffers::Offset<artifact::Launch> launch;
         if (auto entry = dict.getAs<DictionaryAttr>("launch"))
           launch = buildLaunch(builder, entry, target.resources);
         kernelList.push_back(artifact::CreateKernelDirect(
             builder, text("kind").c_str(), text("node").c_str(), text("buffer").c_str(),
             dict.getAs<IntegerAttr>("offset").getInt(), dict.getAs<IntegerAttr>("bytes").getInt(),
-            text("precision").c_str(), text("layout").c_str(), launch));
+            text("precision").c_str(), text("layout").c_str(), launch,
+            flops ? flops.getInt() : 0));
       }
       size_t block = blockOf[index];
       plans.push_back(artifact::CreatePlanDirect(

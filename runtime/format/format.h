@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define KILN_MAGIC "KILNMDL\0"
-#define KILN_FORMAT_VERSION 4u
+#define KILN_FORMAT_VERSION 5u
 #define KILN_HEADER_SIZE 64u
 #define KILN_WEIGHTS_ALIGNMENT 4096u
 #define KILN_SECTION_ALIGNMENT 64u
@@ -52,6 +52,10 @@ typedef struct kiln_host_context_t {
   void (*parallel_for)(void *pool, void (*body)(void *captures, int64_t index), void *captures,
                        int64_t count);
   void *pool;
+  /* Called, when not null, after each kernel of the plan with the kernel's
+   * index in the manifest's list: how the runtime times kernels. (Since
+   * format version 5.) */
+  void (*kernel_end)(struct kiln_host_context_t *context, int64_t kernel);
 } kiln_host_context_t;
 
 #ifdef __cplusplus

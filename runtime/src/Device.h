@@ -51,7 +51,7 @@ public:
 struct DeviceOptions {
   unsigned threads = 0; ///< on the host; 0 is one per CPU
   bool useGraph = true; ///< replay the plan as one graph on a GPU
-  bool profile = false; ///< time each kernel on a GPU
+  bool profile = false; ///< time each kernel
 };
 
 /// Opens `model` on the device named `name` ("host", "cuda", "cuda:N").

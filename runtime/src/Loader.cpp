@@ -164,6 +164,7 @@ kiln_status_t readPlans(const artifact::Model *manifest, size_t fileSize, kiln_m
     plan.weights = model->storage.data + in->weights_offset();
     if (!in->kernels())
       continue;
+    plan.kernels = in->kernels()->size();
     for (const artifact::Kernel *kernel : *in->kernels())
       if (kernel->launch())
         if (kiln_status_t status = readLaunch(kernel->launch(), model, plan.arenaBytes,

@@ -55,6 +55,7 @@ struct Plan {
   const uint8_t *weights = nullptr;
   uint64_t weightsSize = 0;
   std::vector<Launch> launches; ///< a GPU plan's kernels, in order
+  size_t kernels = 0;           ///< the kernels the manifest lists
 };
 
 /// A code section of the artifact.

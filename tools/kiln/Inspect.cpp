@@ -48,7 +48,7 @@ cl::opt<unsigned> benchThreads("threads", cl::desc("Threads to run on (0: one pe
                                cl::init(0), cl::sub(benchCommand));
 cl::opt<bool> benchProfile(
     "profile",
-    cl::desc("On a GPU, time each kernel (launched one by one) and list them, slowest first"),
+    cl::desc("Time each kernel and list them, slowest first (on a GPU, launched one by one)"),
     cl::sub(benchCommand));
 
 std::string text(const flatbuffers::String *s) { return s ? s->str() : std::string(); }
@@ -118,6 +118,8 @@ json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
                            {"nodes", text(kernel->node())}};
         if (std::string layout = text(kernel->layout()); !layout.empty())
           entry["layout"] = layout;
+        if (kernel->flops())
+          entry["flops"] = int64_t(kernel->flops());
         if (const artifact::Launch *launch = kernel->launch()) {
           entry["grid"] =
               json::Array(ArrayRef<uint32_t>(launch->grid()->data(), launch->grid()->size()));
@@ -299,7 +301,8 @@ namespace {
 int printProfile(const std::string &target, const std::vector<double> &profile) {
   raw_ostream &os = outs();
   if (profile.empty()) {
-    os << "  no kernel profile: the host runs its plan as one function\n";
+    os << "  no kernel profile: the artifact's code does not report its kernels "
+          "(host code of format version 4 or older)\n";
     return 0;
   }
   Artifact listed;
@@ -322,13 +325,18 @@ int printProfile(const std::string &target, const std::vector<double> &profile) 
   for (double milliseconds : profile)
     total += milliseconds;
   os << "  kernels of the plan for " << target << ", slowest first (mean a run):\n"
-     << format("  %5s  %-11s  %-9s  %9s  %6s  %s\n", "#", "kind", "precision", "ms", "share",
-               "ONNX node");
+     << format("  %5s  %-11s  %-9s  %9s  %6s  %8s  %s\n", "#", "kind", "precision", "ms", "share",
+               "GFLOP/s", "ONNX node");
   for (size_t i : order) {
     const artifact::Kernel *kernel = kernels->Get(flatbuffers::uoffset_t(i));
-    os << format("  %5zu  %-11s  %-9s  %9.3f  %5.1f%%  %s\n", i, text(kernel->kind()).c_str(),
-                 precisionOf(kernel).c_str(), profile[i],
-                 total > 0 ? 100.0 * profile[i] / total : 0.0, text(kernel->node()).c_str());
+    // A product's rate: its multiply-adds, two operations each, over its time.
+    char rate[32] = "-";
+    if (kernel->flops() && profile[i] > 0)
+      snprintf(rate, sizeof(rate), "%.1f", double(kernel->flops()) / (profile[i] * 1e6));
+    os << format("  %5zu  %-11s  %-9s  %9.3f  %5.1f%%  %8s  %s\n", i,
+                 text(kernel->kind()).c_str(), precisionOf(kernel).c_str(), profile[i],
+                 total > 0 ? 100.0 * profile[i] / total : 0.0, rate,
+                 text(kernel->node()).c_str());
   }
   return 0;
 }

@@ -153,10 +153,12 @@ typedef struct kiln_session_s kiln_session_t;
 #define KILN_SESSION_NO_GRAPH 1u
 /* Its older name, kept so existing callers still build. */
 #define KILN_SESSION_NO_CUDA_GRAPH KILN_SESSION_NO_GRAPH
-/* Since API version 4: time each kernel of every run on a GPU
- * (kiln_session_kernel_profile). The plan then runs kernel by kernel, an
- * event recorded before each, not as one CUDA graph: each launch costs a
- * few microseconds more. */
+/* Since API version 4: time each kernel of every run
+ * (kiln_session_kernel_profile). On a GPU the plan then runs kernel by
+ * kernel, an event recorded before each, not as one CUDA graph: each launch
+ * costs a few microseconds more. On the host (artifacts of format version 5
+ * and later) the code reports the end of each kernel, read from a
+ * monotonic clock: well under a microsecond a kernel. */
 #define KILN_SESSION_PROFILE 2u
 
 typedef struct kiln_session_options_t {
@@ -230,12 +232,12 @@ KILN_API kiln_status_t kiln_session_wait(kiln_session_t *session);
  * inputs and outputs); 0 on the host and before the first run. */
 KILN_API double kiln_session_kernel_milliseconds(const kiln_session_t *session);
 
-/* Since API version 4: with KILN_SESSION_PROFILE on a GPU, how long each
- * kernel of the last finished run took, in milliseconds, in plan order (the
- * order `kiln inspect` lists them in). Writes the first min(count, kernels)
- * times to `milliseconds` (which may be NULL when count is 0) and returns
- * the number of kernels; 0 on the host (its plan runs as one function),
- * without the flag, and before the first run. */
+/* Since API version 4: with KILN_SESSION_PROFILE, how long each kernel of
+ * the last finished run took, in milliseconds, in plan order (the order
+ * `kiln inspect` lists them in). Writes the first min(count, kernels) times
+ * to `milliseconds` (which may be NULL when count is 0) and returns the
+ * number of kernels; 0 without the flag, before the first run, and on the
+ * host for artifacts older than format version 5. */
 KILN_API size_t kiln_session_kernel_profile(const kiln_session_t *session, double *milliseconds,
                                             size_t count);
 

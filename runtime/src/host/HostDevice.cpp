@@ -5,12 +5,45 @@
 #include "runtime/src/host/HostCode.h"
 #include "runtime/src/host/ThreadPool.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
 #include <cstdlib>
 #include <new>
 
 namespace kiln::host {
 
 namespace {
+
+/// The context the host code is given, and the profile its kernel_end
+/// hook fills: the time from the previous kernel's end (or the run's start)
+/// to each kernel's end.
+struct ProfiledContext {
+  kiln_host_context_t context = {};
+  std::vector<double> milliseconds;
+  size_t ended = 0; ///< the kernels that reported their end in this run
+  std::chrono::steady_clock::time_point last;
+
+  void start() {
+    std::fill(milliseconds.begin(), milliseconds.end(), 0.0);
+    ended = 0;
+    last = std::chrono::steady_clock::now();
+  }
+
+  static void kernelEnd(kiln_host_context_t *context, int64_t kernel) {
+    auto *self = reinterpret_cast<ProfiledContext *>(context);
+    auto now = std::chrono::steady_clock::now();
+    // The index comes from the code, the count from the manifest: a kernel
+    // the manifest does not list is not recorded.
+    if (kernel >= 0 && size_t(kernel) < self->milliseconds.size()) {
+      self->milliseconds[size_t(kernel)] +=
+          std::chrono::duration<double, std::milli>(now - self->last).count();
+      ++self->ended;
+    }
+    self->last = now;
+  }
+};
+static_assert(offsetof(ProfiledContext, context) == 0, "the code is given &context");
 
 class HostDevice final : public Device {
 public:
@@ -32,22 +65,31 @@ public:
     args.insert(args.end(), outputs.begin(), outputs.end());
     args.push_back(arena);
     args.push_back(const_cast<uint8_t *>(plan.weights));
-    args.push_back(&context);
+    args.push_back(&profiled.context);
+    if (profiled.context.kernel_end)
+      profiled.start();
     code.entry(args.data());
     return nullptr;
   }
   kiln_status_t wait() override { return nullptr; }
 
-  // The plan runs as one function: there are no kernels to time.
+  // The host has no device clock apart from the run's own.
   double kernelMilliseconds() const override { return 0.0; }
-  size_t kernelProfile(double *, size_t) const override { return 0; }
+  // Code compiled before the host reported its kernels runs none of them.
+  size_t kernelProfile(double *milliseconds, size_t count) const override {
+    if (profiled.ended == 0)
+      return 0;
+    std::copy_n(profiled.milliseconds.begin(), std::min(count, profiled.milliseconds.size()),
+                milliseconds);
+    return profiled.milliseconds.size();
+  }
 
   const HostCode &code;
   const Plan &plan;
   std::string codeTarget;
   void *arena = nullptr;
   std::unique_ptr<ThreadPool> pool;
-  kiln_host_context_t context = {};
+  ProfiledContext profiled;
   std::vector<void *> args;
 };
 
@@ -82,8 +124,12 @@ kiln_status_t openDevice(kiln_model_t *model, const DeviceOptions &options,
     return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot start %u threads: %s", threads,
                       error.what());
   }
-  device->context.parallel_for = &ThreadPool::parallelFor;
-  device->context.pool = device->pool.get();
+  device->profiled.context.parallel_for = &ThreadPool::parallelFor;
+  device->profiled.context.pool = device->pool.get();
+  if (options.profile) {
+    device->profiled.context.kernel_end = &ProfiledContext::kernelEnd;
+    device->profiled.milliseconds.assign(plan.kernels, 0.0);
+  }
   out = std::move(device);
   return nullptr;
 }

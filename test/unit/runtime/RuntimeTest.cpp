@@ -166,25 +166,36 @@ TEST_CASE("a session runs on the threads it is given, with the same results", "[
   kiln_model_release(model);
 }
 
-TEST_CASE("a host session names its code's target and has no kernel profile", "[runtime]") {
-  // The host plan runs as one function: there are no kernels to time, even
-  // when asked.
+TEST_CASE("a host session names its code's target and times its kernels", "[runtime]") {
+  // The host code reports each kernel's end: with the flag, each run has a
+  // profile of as many kernels as the manifest lists; without it, none.
   kiln_model_t *model = nullptr;
   REQUIRE(codeOf(kiln_model_load_file(artifactPath().c_str(), nullptr, &model)) == KILN_STATUS_OK);
-  kiln_session_options_t options = {KILN_API_VERSION, "host", 1, KILN_SESSION_PROFILE};
-  kiln_session_t *session = nullptr;
-  REQUIRE(codeOf(kiln_session_create(model, &options, &session)) == KILN_STATUS_OK);
-  CHECK(std::string(kiln_session_target(session)).rfind("x86-64", 0) == 0);
   std::vector<float> input(kInputBytes / 4, 0.5f), result(kOutputBytes / 4);
   kiln_tensor_t in = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
   kiln_tensor_t out = {"output", KILN_DTYPE_F32, 4, kOutputShape, result.data(), kOutputBytes};
-  REQUIRE(codeOf(kiln_session_run(session, &in, 1, &out, 1)) == KILN_STATUS_OK);
+  for (uint32_t flags : {0u, KILN_SESSION_PROFILE}) {
+    kiln_session_options_t options = {KILN_API_VERSION, "host", 1, flags};
+    kiln_session_t *session = nullptr;
+    REQUIRE(codeOf(kiln_session_create(model, &options, &session)) == KILN_STATUS_OK);
+    CHECK(std::string(kiln_session_target(session)).rfind("x86-64", 0) == 0);
+    double milliseconds = -1.0;
+    CHECK(kiln_session_kernel_profile(session, &milliseconds, 1) == 0);
+    REQUIRE(codeOf(kiln_session_run(session, &in, 1, &out, 1)) == KILN_STATUS_OK);
+    if (flags) {
+      // The model is one convolution, its ReLU fused: one kernel.
+      CHECK(kiln_session_kernel_profile(session, nullptr, 0) == 1);
+      CHECK(kiln_session_kernel_profile(session, &milliseconds, 1) == 1);
+      CHECK(milliseconds >= 0.0);
+    } else {
+      CHECK(kiln_session_kernel_profile(session, &milliseconds, 1) == 0);
+      CHECK(milliseconds == -1.0);
+    }
+    kiln_session_destroy(session);
+  }
   double milliseconds = -1.0;
-  CHECK(kiln_session_kernel_profile(session, &milliseconds, 1) == 0);
-  CHECK(milliseconds == -1.0);
   CHECK(kiln_session_kernel_profile(nullptr, &milliseconds, 1) == 0);
   CHECK(std::string(kiln_session_target(nullptr)).empty());
-  kiln_session_destroy(session);
   kiln_model_release(model);
 }
 

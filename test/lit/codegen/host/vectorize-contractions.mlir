@@ -230,7 +230,7 @@ func.func @left_alone(%a16: memref<4x4xf16>, %b16: memref<4x16xf16>, %c16: memre
 // CHECK: %[[S2:.+]] = arith.addf %[[S1]], %[[R]] : vector<8xf32>
 // CHECK: %[[RELU:.+]] = arith.maximumf %[[S2]], %{{.+}} : vector<8xf32>
 // CHECK: vector.store %[[RELU]], %[[OUT36]]
-// CHECK: } {kiln.kernel = "matmul"}
+// CHECK: } {kiln.flops = {{[0-9]+}} : i64, kiln.kernel = "matmul"}
 // CHECK-NOT: linalg.generic
 // CHECK: return %[[OUT]]
 #id7 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>

@@ -56,7 +56,7 @@
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: gpu.barrier
 // CHECK-NEXT: scf.yield
-// CHECK: } {kiln.kernel = "matmul", kiln.precision = "tf32"}
+// CHECK: } {kiln.flops = {{[0-9]+}} : i64, kiln.kernel = "matmul", kiln.precision = "tf32"}
 func.func @tf32(%x: memref<32x16xf32>, %w: memref<16x8xf32>, %out: memref<32x8xf32>) {
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %w : memref<32x16xf32>, memref<16x8xf32>) outs(%out : memref<32x8xf32>)

@@ -53,7 +53,7 @@
 // CHECK: arith.addf
 // CHECK: arith.maximumf
 // CHECK: memref.store %{{.+}}, %[[OUT]]
-// CHECK: } {kiln.kernel = "matmul", kiln.precision = "tf32"}
+// CHECK: } {kiln.flops = {{[0-9]+}} : i64, kiln.kernel = "matmul", kiln.precision = "tf32"}
 // CHECK-NOT: linalg.
 func.func @fused(%x: memref<32x16xf32>, %w: memref<16x8xf32>, %bias: memref<8xf32>,
                  %out: memref<32x8xf32>) {
