@@ -137,6 +137,19 @@ private:
 std::unique_ptr<Target> parseTarget(llvm::StringRef name, llvm::StringRef hostCPU,
                                     std::string &error);
 
+/// The x86-64 levels host code is compiled for when no CPU is named, best
+/// first: an artifact carries a plan for each, and the runtime runs the
+/// best one the CPU has (as onnxruntime picks its kernels' instruction set
+/// at run time). Outputs of one target's code take the last.
+llvm::ArrayRef<llvm::StringLiteral> portableHostCPUs();
+
+/// The targets one --target entry makes for an artifact: one, but `host`
+/// with no `hostCPU` makes one per level of portableHostCPUs(). On failure
+/// sets `error` as parseTarget does and returns none.
+llvm::SmallVector<std::unique_ptr<Target>> parseArtifactTargets(llvm::StringRef name,
+                                                                llvm::StringRef hostCPU,
+                                                                std::string &error);
+
 /// Whether `target` writes --emit `format`: "kernels" (the module at
 /// Stage::Kernels, which the driver prints) or a format of its own that
 /// `Target::emit` writes ("ptx", "hsaco", "so", ...).

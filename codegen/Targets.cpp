@@ -53,6 +53,28 @@ std::unique_ptr<Target> parseTarget(llvm::StringRef name, llvm::StringRef hostCP
   return nullptr;
 }
 
+llvm::ArrayRef<llvm::StringLiteral> portableHostCPUs() {
+  static constexpr llvm::StringLiteral kLevels[] = {"x86-64-v4", "x86-64-v3"};
+  return kLevels;
+}
+
+llvm::SmallVector<std::unique_ptr<Target>>
+parseArtifactTargets(llvm::StringRef name, llvm::StringRef hostCPU, std::string &error) {
+  llvm::SmallVector<std::unique_ptr<Target>> result;
+  if (!hostCPU.empty() || name != kHostFamily) {
+    if (std::unique_ptr<Target> target = parseTarget(name, hostCPU, error))
+      result.push_back(std::move(target));
+    return result;
+  }
+  for (llvm::StringRef cpu : portableHostCPUs()) {
+    std::unique_ptr<Target> target = parseTarget(name, cpu, error);
+    if (!target)
+      return {};
+    result.push_back(std::move(target));
+  }
+  return result;
+}
+
 bool emits(const Target &target, llvm::StringRef format) {
   for (const Family &family : kFamilies)
     if (family.name == target.family())

@@ -180,7 +180,8 @@ llvm::LogicalResult defineKernelEndHook(mlir::ModuleOp module) {
   auto i64 = mlir::IntegerType::get(context, 64);
   auto i8 = mlir::IntegerType::get(context, 8);
   auto voidType = LLVM::LLVMVoidType::get(context);
-  if (!hook.isExternal() || hook.getFunctionType() != LLVM::LLVMFunctionType::get(voidType, {ptr, i64}))
+  if (!hook.isExternal() ||
+      hook.getFunctionType() != LLVM::LLVMFunctionType::get(voidType, {ptr, i64}))
     return hook.emitError("malformed kernel-end hook");
   mlir::Location loc = hook.getLoc();
   hook.setLinkage(LLVM::Linkage::Internal);

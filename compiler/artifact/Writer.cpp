@@ -259,8 +259,7 @@ FailureOr<std::string> writeArtifact(ArrayRef<TensorSignature> inputs,
         kernelList.push_back(artifact::CreateKernelDirect(
             builder, text("kind").c_str(), text("node").c_str(), text("buffer").c_str(),
             dict.getAs<IntegerAttr>("offset").getInt(), dict.getAs<IntegerAttr>("bytes").getInt(),
-            text("precision").c_str(), text("layout").c_str(), launch,
-            flops ? flops.getInt() : 0));
+            text("precision").c_str(), text("layout").c_str(), launch, flops ? flops.getInt() : 0));
       }
       size_t block = blockOf[index];
       plans.push_back(artifact::CreatePlanDirect(

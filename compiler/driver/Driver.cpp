@@ -67,7 +67,17 @@ llvm::LogicalResult Compilation::parseTargets() {
     names.push_back("host");
   for (const std::string &name : names) {
     std::string error;
-    std::unique_ptr<Target> target = parseTarget(name, options.hostCPU, error);
+    if (options.emit == Emit::Artifact) {
+      llvm::SmallVector<std::unique_ptr<Target>> made =
+          parseArtifactTargets(name, options.hostCPU, error);
+      if (made.empty())
+        return fail(context, error);
+      for (std::unique_ptr<Target> &target : made)
+        targets.push_back(std::move(target));
+      continue;
+    }
+    std::string cpu = options.hostCPU.empty() ? portableHostCPUs().back().str() : options.hostCPU;
+    std::unique_ptr<Target> target = parseTarget(name, cpu, error);
     if (!target)
       return fail(context, error);
     targets.push_back(std::move(target));

@@ -30,8 +30,10 @@ struct CompileOptions {
   ImportOptions import;
   /// --target entries ("host", "sm_90a", "gfx942"); empty, the host alone.
   std::vector<std::string> targets;
-  /// The x86-64 CPU the host target is tuned for ("native": this machine's).
-  std::string hostCPU = "x86-64-v3";
+  /// The x86-64 CPU the host target is tuned for ("native": this machine's);
+  /// empty, an artifact has a plan per level of portableHostCPUs() and
+  /// other outputs take the last.
+  std::string hostCPU;
   GraphOptions graph;
   CodegenOptions codegen;
   Emit emit = Emit::Artifact;

@@ -216,7 +216,7 @@ kiln_status_t verifyAndLoad(kiln_model_t *model, bool loadCode) {
     return status;
 
   using artifact::CodeKind;
-  const CodeObject *host = nullptr;
+  std::vector<const CodeObject *> host;
   for (const artifact::Code *code : *manifest->code()) {
     if (!inFile(code->offset(), code->size(), size) || code->plan() >= model->plans.size() ||
         code->kind() > CodeKind::MAX)
@@ -229,24 +229,28 @@ kiln_status_t verifyAndLoad(kiln_model_t *model, bool loadCode) {
   }
   if (model->code.empty())
     return makeStatus(KILN_STATUS_UNAVAILABLE, "the artifact holds no code");
-  for (const CodeObject &code : model->code)
-    if (code.kind == CodeObject::Kind::Host) {
-      if (host)
-        return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: two sections of host code");
-      host = &code;
-    }
+  for (const CodeObject &code : model->code) {
+    if (code.kind != CodeObject::Kind::Host)
+      continue;
+    for (const CodeObject *other : host)
+      if (other->target == code.target)
+        return makeStatus(KILN_STATUS_DATA_LOSS,
+                          "corrupt artifact: two sections of host code for %s",
+                          code.target.c_str());
+    if (!model->plans[code.plan].launches.empty())
+      return makeStatus(KILN_STATUS_DATA_LOSS,
+                        "corrupt artifact: the host code's plan launches GPU kernels");
+    host.push_back(&code);
+  }
   if (!loadCode)
     return nullptr;
   model->hasCode = true;
-  if (!host) {
+  if (host.empty()) {
     model->hostUnavailable = "the artifact has no code for the host CPU (it holds code for " +
                              codeTargets(*model) + "); compile with --target host";
     return nullptr;
   }
-  if (!model->plans[host->plan].launches.empty())
-    return makeStatus(KILN_STATUS_DATA_LOSS,
-                      "corrupt artifact: the host code's plan launches GPU kernels");
-  return host::loadCode(*model, *host);
+  return host::loadCode(*model, host);
 }
 
 kiln_status_t finishLoad(std::unique_ptr<kiln_model_t> model, bool loadCode,

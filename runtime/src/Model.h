@@ -98,6 +98,7 @@ struct kiln_model_s {
   /// The plan the host code runs, once it is loaded; why the host cannot
   /// run this model, when it cannot.
   int hostPlan = -1;
+  std::string hostTarget; ///< the x86-64 level of the host code loaded
   std::string hostUnavailable;
 
   /// What each device keeps of the model, by device name ("host",

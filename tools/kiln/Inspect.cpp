@@ -333,10 +333,9 @@ int printProfile(const std::string &target, const std::vector<double> &profile) 
     char rate[32] = "-";
     if (kernel->flops() && profile[i] > 0)
       snprintf(rate, sizeof(rate), "%.1f", double(kernel->flops()) / (profile[i] * 1e6));
-    os << format("  %5zu  %-11s  %-9s  %9.3f  %5.1f%%  %8s  %s\n", i,
-                 text(kernel->kind()).c_str(), precisionOf(kernel).c_str(), profile[i],
-                 total > 0 ? 100.0 * profile[i] / total : 0.0, rate,
-                 text(kernel->node()).c_str());
+    os << format("  %5zu  %-11s  %-9s  %9.3f  %5.1f%%  %8s  %s\n", i, text(kernel->kind()).c_str(),
+                 precisionOf(kernel).c_str(), profile[i],
+                 total > 0 ? 100.0 * profile[i] / total : 0.0, rate, text(kernel->node()).c_str());
   }
   return 0;
 }
@@ -403,7 +402,7 @@ int benchModel() {
     mean += t / double(times.size());
   outs() << benchFile << " on " << kiln_session_device(session);
   if (uint32_t threads = kiln_session_threads(session))
-    outs() << " (" << threads << (threads == 1 ? " thread)" : " threads)");
+    outs() << ", " << threads << (threads == 1 ? " thread" : " threads");
   outs() << ": " << iterations << " runs after " << warmup << " warm-up runs\n"
          << format("  latency: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, mean %.3f ms\n",
                    percentile(50), percentile(90), percentile(99), mean)

@@ -113,8 +113,10 @@ cl::opt<std::string>
                cl::value_desc("list"), cl::sub(compileCommand));
 cl::opt<std::string> hostCPU(
     "host-cpu",
-    cl::desc("The x86-64 CPU host code is tuned for (default: x86-64-v3; native: this machine's)"),
-    cl::value_desc("cpu"), cl::init("x86-64-v3"), cl::sub(compileCommand));
+    cl::desc("The x86-64 CPU host code is tuned for (native: this machine's; default: plans for "
+             "x86-64-v4 and x86-64-v3 in an artifact, the runtime running the best the CPU has, "
+             "and x86-64-v3 for --emit llvm, obj or so)"),
+    cl::value_desc("cpu"), cl::sub(compileCommand));
 cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Fix an input's shape, e.g. input=1x3x224x224 (repeatable)"),

@@ -195,8 +195,8 @@ KILN_API kiln_status_t kiln_session_create(kiln_model_t *model,
 KILN_API void kiln_session_destroy(kiln_session_t *session);
 /* The threads the session's host runs use (the calling thread among them). */
 KILN_API uint32_t kiln_session_threads(const kiln_session_t *session);
-/* What the session runs on: "host", or "cuda:0 (NVIDIA H200, sm_90, cubin
- * for sm_90)". Valid while the session lives. */
+/* What the session runs on: "host (x86-64-v4)", or "cuda:0 (NVIDIA H200,
+ * sm_90, cubin for sm_90)". Valid while the session lives. */
 KILN_API const char *kiln_session_device(const kiln_session_t *session);
 /* Since API version 4: the target whose code the session runs, as `kiln
  * inspect` names its plan: "x86-64-v3" on the host, "sm_90a" on an H100

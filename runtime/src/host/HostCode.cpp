@@ -2,6 +2,7 @@
 
 #include "runtime/src/Status.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -14,16 +15,22 @@ namespace kiln::host {
 
 namespace {
 
-/// x86-64 micro-architecture levels of the running CPU.
+/// The level an x86-64-vN name needs (x86-64 alone is 1).
+int levelOf(const std::string &target) {
+  return target.rfind("x86-64-v", 0) == 0 ? atoi(target.c_str() + 8) : 1;
+}
+
+/// The x86-64 micro-architecture level of the running CPU, or the lower
+/// one KILN_HOST_LEVEL names.
 int hostLevel() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v4"))
-    return 4;
-  if (__builtin_cpu_supports("x86-64-v3"))
-    return 3;
-  if (__builtin_cpu_supports("x86-64-v2"))
-    return 2;
-  return 1;
+  int level = __builtin_cpu_supports("x86-64-v4")   ? 4
+              : __builtin_cpu_supports("x86-64-v3") ? 3
+              : __builtin_cpu_supports("x86-64-v2") ? 2
+                                                    : 1;
+  if (const char *cap = getenv("KILN_HOST_LEVEL"))
+    level = std::min(level, levelOf(cap));
+  return level;
 }
 
 } // namespace
@@ -65,21 +72,30 @@ HostCode::~HostCode() {
     close(fd);
 }
 
-kiln_status_t loadCode(kiln_model_t &model, const CodeObject &code) {
-  // x86-64-vN names the micro-architecture level the code needs.
-  int needed = code.target.rfind("x86-64-v", 0) == 0 ? atoi(code.target.c_str() + 8) : 1;
-  if (needed > hostLevel()) {
-    char reason[256];
-    snprintf(reason, sizeof(reason),
-             "the host code was compiled for %s, which this CPU does not support "
-             "(it is x86-64-v%d); compile with --host-cpu=native or an older level",
-             code.target.c_str(), hostLevel());
+kiln_status_t loadCode(kiln_model_t &model, const std::vector<const CodeObject *> &sections) {
+  // x86-64-vN names the micro-architecture level the code needs: the
+  // highest this CPU runs wins.
+  int level = hostLevel();
+  const CodeObject *chosen = nullptr;
+  std::string targets;
+  for (const CodeObject *section : sections) {
+    targets += (targets.empty() ? "" : ", ") + section->target;
+    if (levelOf(section->target) <= level &&
+        (!chosen || levelOf(section->target) > levelOf(chosen->target)))
+      chosen = section;
+  }
+  if (!chosen) {
+    std::string reason = "the host code was compiled for " + targets +
+                         ", which this CPU does not support (it is x86-64-v" +
+                         std::to_string(level) +
+                         "); compile with --host-cpu=native or an older level";
     // Code for a GPU may still run.
-    if (model.code.size() == 1)
-      return makeStatus(KILN_STATUS_UNAVAILABLE, "%s", reason);
+    if (model.code.size() == sections.size())
+      return makeStatus(KILN_STATUS_UNAVAILABLE, "%s", reason.c_str());
     model.hostUnavailable = reason;
     return nullptr;
   }
+  const CodeObject &code = *chosen;
   auto make = [&](std::unique_ptr<DeviceModel> &out) -> kiln_status_t {
     auto host = std::make_unique<HostCode>();
     if (kiln_status_t status = host->load(code.data, code.size))
@@ -89,8 +105,10 @@ kiln_status_t loadCode(kiln_model_t &model, const CodeObject &code) {
   };
   DeviceModel *loaded = nullptr;
   kiln_status_t status = deviceModel(model, "host", make, &loaded);
-  if (!status)
+  if (!status) {
     model.hostPlan = int(code.plan);
+    model.hostTarget = code.target;
+  }
   return status;
 }
 

@@ -31,12 +31,13 @@ private:
   int fd = -1;
 };
 
-/// Loads `code`, the model's host code, as the model's state on "host"
-/// when this CPU's x86-64 level can run it, and makes its plan the model's
-/// `hostPlan`. When the CPU cannot: UNAVAILABLE if the artifact holds no
-/// other code, else `model.hostUnavailable` says why and the GPU code may
-/// still run.
-kiln_status_t loadCode(kiln_model_t &model, const CodeObject &code);
+/// Loads, of `code` (the model's host code, one section per x86-64 level),
+/// the section for the highest level this CPU runs, as the model's state on
+/// "host", and makes its plan the model's `hostPlan`. The environment
+/// variable KILN_HOST_LEVEL (x86-64-v2, -v3, -v4) lowers the level assumed.
+/// When the CPU runs none: UNAVAILABLE if the artifact holds no other code,
+/// else `model.hostUnavailable` says why and the GPU code may still run.
+kiln_status_t loadCode(kiln_model_t &model, const std::vector<const CodeObject *> &code);
 
 } // namespace kiln::host
 

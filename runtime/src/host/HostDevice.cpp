@@ -48,10 +48,11 @@ static_assert(offsetof(ProfiledContext, context) == 0, "the code is given &conte
 class HostDevice final : public Device {
 public:
   HostDevice(const HostCode &code, const Plan &plan, std::string target)
-      : code(code), plan(plan), codeTarget(std::move(target)) {}
+      : code(code), plan(plan), codeTarget(std::move(target)),
+        description("host (" + codeTarget + ")") {}
   ~HostDevice() override { free(arena); }
 
-  const char *describe() const override { return "host"; }
+  const char *describe() const override { return description.c_str(); }
   const char *target() const override { return codeTarget.c_str(); }
   unsigned threads() const override { return pool->threads(); }
 
@@ -87,6 +88,7 @@ public:
   const HostCode &code;
   const Plan &plan;
   std::string codeTarget;
+  std::string description;
   void *arena = nullptr;
   std::unique_ptr<ThreadPool> pool;
   ProfiledContext profiled;
@@ -102,10 +104,7 @@ kiln_status_t openDevice(kiln_model_t *model, const DeviceOptions &options,
   DeviceModel *code = nullptr;
   if (kiln_status_t status = deviceModel(*model, "host", nullptr, &code))
     return status;
-  std::string target;
-  for (const CodeObject &object : model->code)
-    if (object.kind == CodeObject::Kind::Host)
-      target = object.target;
+  const std::string &target = model->hostTarget;
   const Plan &plan = model->plans[model->hostPlan];
   auto device = std::unique_ptr<HostDevice>(
       new (std::nothrow) HostDevice(static_cast<const HostCode &>(*code), plan, target));

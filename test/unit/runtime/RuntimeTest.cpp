@@ -317,20 +317,55 @@ TEST_CASE("a newer format version is named", "[runtime][verify]") {
                        "; this runtime reads up to version " + std::to_string(KILN_FORMAT_VERSION));
 }
 
-TEST_CASE("code for a CPU level this machine lacks is refused", "[runtime][verify]") {
-  // Re-label the host code as x86-64-v9 (same length), as if compiled for a
-  // level no CPU has, and re-seal the file.
-  std::string bytes = readArtifact();
-  size_t at = bytes.find("x86-64-v3");
+/// Re-labels the artifact's host code for `from` as code for `to` (names of
+/// the same length) and re-seals the file.
+void relabel(std::string &bytes, const std::string &from, const std::string &to) {
+  size_t at = bytes.find(from);
   REQUIRE(at != std::string::npos);
-  bytes[at + 8] = '9';
+  bytes.replace(at, to.size(), to);
   reseal(bytes);
+}
+
+TEST_CASE("code for a CPU level this machine lacks is refused", "[runtime][verify]") {
+  // As if compiled for levels no CPU has.
+  std::string bytes = readArtifact();
+  relabel(bytes, "x86-64-v4", "x86-64-v8");
+  relabel(bytes, "x86-64-v3", "x86-64-v9");
   kiln_model_t *model = nullptr;
   std::string message;
   CHECK(codeOf(kiln_model_load_memory(bytes.data(), bytes.size(), nullptr, &model), &message) ==
         KILN_STATUS_UNAVAILABLE);
-  CHECK(message.find("the host code was compiled for x86-64-v9, which this CPU does not support") ==
-        0);
+  CHECK(message.find("the host code was compiled for x86-64-v8, x86-64-v9, which this CPU does "
+                     "not support") == 0);
+}
+
+TEST_CASE("the host runs the best level of code the CPU has", "[runtime]") {
+  // The artifact has code for x86-64-v4 and x86-64-v3; KILN_HOST_LEVEL
+  // lowers the level the runtime assumes.
+  __builtin_cpu_init();
+  std::string best = __builtin_cpu_supports("x86-64-v4") ? "x86-64-v4" : "x86-64-v3";
+  for (const char *cap : {static_cast<const char *>(nullptr), "x86-64-v3"}) {
+    if (cap)
+      setenv("KILN_HOST_LEVEL", cap, 1);
+    kiln_model_t *model = nullptr;
+    REQUIRE(codeOf(kiln_model_load_file(artifactPath().c_str(), nullptr, &model)) ==
+            KILN_STATUS_OK);
+    kiln_session_t *session = nullptr;
+    kiln_session_options_t options = {KILN_API_VERSION, "host", 1, 0};
+    REQUIRE(codeOf(kiln_session_create(model, &options, &session)) == KILN_STATUS_OK);
+    CHECK(std::string(kiln_session_target(session)) == (cap ? cap : best));
+    kiln_session_destroy(session);
+    kiln_model_release(model);
+  }
+  unsetenv("KILN_HOST_LEVEL");
+  // Two sections for one level are a corrupt artifact.
+  std::string bytes = readArtifact();
+  relabel(bytes, "x86-64-v4", "x86-64-v3");
+  kiln_model_t *model = nullptr;
+  std::string message;
+  CHECK(codeOf(kiln_model_load_memory(bytes.data(), bytes.size(), nullptr, &model), &message) ==
+        KILN_STATUS_DATA_LOSS);
+  CHECK(message == "corrupt artifact: two sections of host code for x86-64-v3");
 }
 
 TEST_CASE("a model loaded without its code describes itself but does not run", "[runtime]") {
