@@ -6,6 +6,7 @@
 #include "compiler/driver/KernelGraph.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/ScopeExit.h"
 
 namespace kiln {
@@ -146,21 +147,34 @@ llvm::FailureOr<std::string> Compilation::artifact(mlir::ModuleOp imported) {
         target.planned->erase();
   });
   mlir::TimingScope root = timingManager.getRootScope();
-  for (auto [target, result] : llvm::zip(targets, compiled)) {
+  // Targets compile side by side on the context's threads, each on a clone
+  // of its own (LLVM's code generation, most of the time, is one thread per
+  // module). Dialects cannot load while threads run: all load first.
+  std::vector<mlir::ModuleOp> modules;
+  for (CompiledTarget &result : compiled) {
+    result.planned = imported.clone();
+    modules.push_back(result.planned);
+  }
+  context.loadAllAvailableDialects();
+  for (const std::unique_ptr<Target> &target : targets)
     progress("generating code for " + target->chip().str());
-    mlir::OwningOpRef<mlir::ModuleOp> module(imported.clone());
+  auto compile = [&](size_t index) -> llvm::LogicalResult {
+    const Target &target = *targets[index];
+    mlir::ModuleOp module = modules[index];
     {
-      mlir::TimingScope codegenTimer = root.nest("code generation for " + target->chip().str());
-      if (failed(runPipeline(*module, *target, Stop::Object, options.graph, options.codegen,
+      mlir::TimingScope codegenTimer = root.nest("code generation for " + target.chip().str());
+      if (failed(runPipeline(module, target, Stop::Object, options.graph, options.codegen,
                              codegenTimer)))
         return llvm::failure();
     }
-    llvm::FailureOr<TargetCode> code = target->serialize(*module, options.codegen, root);
+    llvm::FailureOr<TargetCode> code = target.serialize(module, options.codegen, root);
     if (failed(code))
       return llvm::failure();
-    static_cast<TargetCode &>(result) = std::move(*code);
-    result.planned = module.release();
-  }
+    static_cast<TargetCode &>(compiled[index]) = std::move(*code);
+    return llvm::success();
+  };
+  if (failed(mlir::failableParallelForEachN(&context, 0, targets.size(), compile)))
+    return llvm::failure();
   mlir::TimingScope writeTimer = root.nest("write artifact");
   return writeArtifact(signature->first, signature->second, compiled);
 }
