@@ -75,6 +75,23 @@ std::optional<SmallVector<SmallVector<int64_t>>> flatteningGroups(ArrayRef<int64
   return groups;
 }
 
+/// P when `map` reads a B packed by kiln-pack-weights, B'[N / P][K][P], as
+/// (d floordiv P, k, d mod P) for loops d and k.
+std::optional<int64_t> packedPanel(AffineMap map, MemRefType type) {
+  if (map.getNumResults() != 3 || type.getRank() != 3 || !isa<AffineDimExpr>(map.getResult(1)))
+    return std::nullopt;
+  auto quotient = dyn_cast<AffineBinaryOpExpr>(map.getResult(0));
+  auto remainder = dyn_cast<AffineBinaryOpExpr>(map.getResult(2));
+  if (!quotient || !remainder || quotient.getKind() != AffineExprKind::FloorDiv ||
+      remainder.getKind() != AffineExprKind::Mod || quotient.getLHS() != remainder.getLHS() ||
+      !isa<AffineDimExpr>(quotient.getLHS()))
+    return std::nullopt;
+  auto panel = dyn_cast<AffineConstantExpr>(quotient.getRHS());
+  if (!panel || remainder.getRHS() != panel || panel.getValue() != type.getDimSize(2))
+    return std::nullopt;
+  return panel.getValue();
+}
+
 } // namespace
 
 std::optional<Roles> contractionRoles(linalg::GenericOp op) {
@@ -86,9 +103,11 @@ std::optional<Roles> contractionRoles(linalg::GenericOp op) {
       !lastStrideIsOne(c))
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (!llvm::all_of(maps, onlyDimsAndConstants))
-    return std::nullopt;
   AffineMap aMap = maps[0], bMap = maps[1], cMap = maps[2];
+  std::optional<int64_t> panel = packedPanel(bMap, cast<MemRefType>(b.getType()));
+  if (!onlyDimsAndConstants(aMap) || !onlyDimsAndConstants(cMap) ||
+      (!panel && !onlyDimsAndConstants(bMap)))
+    return std::nullopt;
 
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<unsigned> reductions;
@@ -101,8 +120,17 @@ std::optional<Roles> contractionRoles(linalg::GenericOp op) {
   roles.k = reductions.front();
   std::optional<unsigned> n = dimAt(cMap, int64_t(cMap.getNumResults()) - 1);
   std::optional<unsigned> m = dimAt(cMap, int64_t(cMap.getNumResults()) - 2);
-  if (!n || !m || dimAt(bMap, int64_t(bMap.getNumResults()) - 1) != n)
+  if (!n || !m)
     return std::nullopt;
+  if (panel) {
+    // B'[n floordiv P, k, n mod P], which packedPanel matched but for n.
+    AffineExpr dim = getAffineDimExpr(*n, op.getContext());
+    if (bMap.getResult(0) != dim.floorDiv(*panel) || bMap.getResult(2) != dim % *panel)
+      return std::nullopt;
+    roles.panel = *panel;
+  } else if (dimAt(bMap, int64_t(bMap.getNumResults()) - 1) != n) {
+    return std::nullopt;
+  }
   roles.m = *m;
   roles.n = *n;
   auto uses = [](AffineMap map, unsigned dim) { return map.isFunctionOfDim(dim); };

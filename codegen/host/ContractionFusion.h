@@ -24,6 +24,9 @@ constexpr int64_t kMaxPanelBytes = 512 * 1024;
 struct Roles {
   unsigned m, n, k;
   SmallVector<unsigned> outer;
+  /// When B is packed in panels (kiln-pack-weights), their columns: B is
+  /// read as B[n floordiv panel, k, n mod panel]. Else 0.
+  int64_t panel = 0;
 };
 
 /// The kernels that join a product.

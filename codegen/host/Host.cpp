@@ -72,6 +72,7 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   VectorizeContractionsOptions vectorize;
   vectorize.vectorBits = level == "x86-64-v4" ? 512 : level == "x86-64-v3" ? 256 : 128;
   vectorize.fuse = fuse;
+  pm.addNestedPass<mlir::func::FuncOp>(createPackWeights());
   pm.addPass(createBufferize());
   pm.addNestedPass<mlir::func::FuncOp>(createVectorizeContractions(vectorize));
   pm.addPass(createPlanMemory());

@@ -5,6 +5,26 @@
 
 include "mlir/Pass/PassBase.td"
 
+def PackWeights : Pass<"kiln-pack-weights", "mlir::func::FuncOp"> {
+  let summary = "Packs the constant B of f32 products into register-tile panels (host)";
+  let description = [{
+    For each f32 `linalg.generic` on tensors that computes
+    `C[.., m, n] += A[.., m, .., k, ..] * B[k, n]` with `B` a constant
+    matrix wider than a panel, replaces `B` with the constant
+    `B'[ceil(N / P)][K][P]` (zeros past `N`) and reads it as
+    `B'[n floordiv P, k, n mod P]`. Each task of the register-tiled product
+    then reads a contiguous panel rather than rows `N` floats apart, which
+    fall in a few cache sets and evict each other. `P` (`panel-width`) is
+    the widest tile of any host level, so that every level reads the same
+    packed bytes.
+  }];
+  let options = [
+    Option<"panelWidth", "panel-width", "int64_t", "32",
+           "The columns of a panel: a multiple of every host level's tile width">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect"];
+}
+
 def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::FuncOp"> {
   let summary = "Register-tiles and vectorizes f32 contractions on buffers (host)";
   let description = [{

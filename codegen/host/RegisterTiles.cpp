@@ -399,6 +399,13 @@ private:
         accumulators.push_back(zeros ? zeros : load(c, indices(cMap, dims), masks[v]));
       }
     }
+    // A packed B: the tile's columns lie in one panel (its width is a
+    // multiple of the tile's).
+    Value packedPanel, packedColumn;
+    if (roles.panel) {
+      packedPanel = arith::DivUIOp::create(b, loc, column, index(roles.panel));
+      packedColumn = arith::RemUIOp::create(b, loc, column, index(roles.panel));
+    }
     auto reduction = scf::ForOp::create(
         b, loc, index(0), index(ranges[roles.k]), index(1), accumulators,
         [&](OpBuilder &nested, Location, Value k, ValueRange current) {
@@ -408,8 +415,13 @@ private:
           SmallVector<Value> vectorsOfB;
           for (int64_t v = 0; v < vectors; ++v) {
             dims[roles.n] = starts[v];
-            vectorsOfB.push_back(panel ? load(panel, {k, index(v * width)}, masks[v])
-                                       : load(bMatrix, indices(bMap, dims), masks[v]));
+            if (panel)
+              vectorsOfB.push_back(load(panel, {k, index(v * width)}, masks[v]));
+            else if (packedPanel)
+              vectorsOfB.push_back(
+                  load(bMatrix, {packedPanel, k, plus(packedColumn, v * width)}, masks[v]));
+            else
+              vectorsOfB.push_back(load(bMatrix, indices(bMap, dims), masks[v]));
           }
           SmallVector<Value> next;
           for (int64_t r = 0; r < tileRows; ++r) {

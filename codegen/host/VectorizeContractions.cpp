@@ -67,7 +67,9 @@ struct VectorizeContractions : impl::VectorizeContractionsBase<VectorizeContract
     // threads costs more than it saves.
     constexpr int64_t kParallelWork = 1 << 16;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (std::optional<Roles> roles = contractionRoles(op))
+      // A tile's columns must lie in one panel of a packed B.
+      if (std::optional<Roles> roles = contractionRoles(op);
+          roles && roles->panel % (2 * width) == 0)
         work.emplace_back(op, *roles);
     });
     for (auto &[op, roles] : work) {

@@ -382,3 +382,31 @@ func.func @silu(%a: memref<1x4xf32>, %b: memref<4x16xf32>) -> memref<1x16xf32> {
   }
   return %out : memref<1x16xf32>
 }
+
+// -----
+
+// B packed in panels of 32 columns by kiln-pack-weights: at 256 bits each
+// task's 16 columns lie in panel column floordiv 32, from column mod 32,
+// and B's vectors are read there.
+// CHECK-LABEL: func.func @packed(
+// CHECK-SAME: %[[A:[a-z0-9]+]]: memref<4x3xf32>, %[[B:[a-z0-9]+]]: memref<2x3x32xf32>, %[[C:[a-z0-9]+]]: memref<4x64xf32>)
+// CHECK: %[[COL:.+]] = arith.muli %{{.+}}, %[[C16:[a-z0-9]+]]
+// CHECK: %[[PANEL:.+]] = arith.divui %[[COL]], %[[C32:[a-z0-9]+]]
+// CHECK: %[[WITHIN:.+]] = arith.remui %[[COL]], %[[C32]]
+// CHECK: scf.for %[[K:[a-z0-9]+]] =
+// CHECK: vector.load %[[B]][%[[PANEL]], %[[K]], %[[WITHIN]]] : memref<2x3x32xf32>, vector<8xf32>
+// CHECK: %[[WITHIN8:.+]] = arith.addi %[[WITHIN]], %{{.+}}
+// CHECK: vector.load %[[B]][%[[PANEL]], %[[K]], %[[WITHIN8]]] : memref<2x3x32xf32>, vector<8xf32>
+#a = affine_map<(m, k, n) -> (m, k)>
+#packed = affine_map<(m, k, n) -> (n floordiv 32, k, n mod 32)>
+#c = affine_map<(m, k, n) -> (m, n)>
+func.func @packed(%a: memref<4x3xf32>, %b: memref<2x3x32xf32>, %c: memref<4x64xf32>) {
+  linalg.generic {indexing_maps = [#a, #packed, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<4x3xf32>, memref<2x3x32xf32>) outs(%c : memref<4x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
