@@ -2,6 +2,8 @@
 
 #include "codegen/host/ContractionFusion.h"
 
+#include "codegen/host/VectorBody.h"
+
 #include "passes/Buffers.h"
 
 #include "mlir/IR/Matchers.h"
@@ -31,25 +33,6 @@ std::optional<unsigned> dimAt(AffineMap map, int64_t result) {
   if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(result)))
     return dim.getPosition();
   return std::nullopt;
-}
-
-/// Whether `op`'s body can run on vectors: elementwise arith and math on
-/// f32 (and i1, i32) only, reading neither indices nor its output.
-bool isVectorizableBody(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  if (!body.getArguments().back().use_empty())
-    return false;
-  for (Operation &inner : body.without_terminator()) {
-    bool constant = isa<arith::ConstantOp>(inner);
-    if (!constant && (!inner.hasTrait<OpTrait::Elementwise>() || !isMemoryEffectFree(&inner) ||
-                      inner.getNumRegions() != 0))
-      return false;
-    auto scalar = [](Type type) { return type.isF32() || type.isInteger(1) || type.isInteger(32); };
-    if (!llvm::all_of(inner.getResultTypes(), scalar) ||
-        !llvm::all_of(inner.getOperandTypes(), scalar))
-      return false;
-  }
-  return true;
 }
 
 /// For each dimension of `shape`, the dimensions of `source` (the same

@@ -61,13 +61,15 @@ std::string hostLevel(llvm::StringRef cpu) {
 
 llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef cpu, bool fuse,
                                       llvm::raw_ostream &errors) {
-  // Contractions become register tiles as wide as the level's vector
+  // Constant weights are packed in the panels the register tiles read;
+  // contractions become register tiles as wide as the level's vector
   // registers, in tasks for the runtime's threads, joined by the kernels
   // around them; memory is planned after, so buffers those fusions make
-  // dead take none; math functions
-  // without an LLVM intrinsic (erf, tanh) become libm calls; bf16
-  // conversions are expanded into integer arithmetic (no compiler-rt at load
-  // time).
+  // dead take none; the other kernels are split into tasks, then their
+  // elementwise bodies and row reductions run on vectors as wide; exp, log,
+  // tanh and erf become polynomials (others without an LLVM intrinsic
+  // become libm calls); bf16 conversions are expanded into integer
+  // arithmetic (no compiler-rt at load time).
   std::string level = hostLevel(cpu);
   VectorizeContractionsOptions vectorize;
   vectorize.vectorBits = level == "x86-64-v4" ? 512 : level == "x86-64-v3" ? 256 : 128;
@@ -80,7 +82,14 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   pm.addPass(createMarkKernelEnds());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addNestedPass<mlir::func::FuncOp>(createParallelizeKernels());
+  VectorizeElementwiseOptions elementwise;
+  elementwise.vectorBits = vectorize.vectorBits;
+  pm.addNestedPass<mlir::func::FuncOp>(createVectorizeElementwise(elementwise));
+  VectorizeRowLoopsOptions rowLoops;
+  rowLoops.vectorBits = vectorize.vectorBits;
+  pm.addNestedPass<mlir::func::FuncOp>(createVectorizeRowLoops(rowLoops));
   pm.addPass(createOutlineParallel());
+  pm.addPass(createApproximateMath());
   return mlir::parsePassPipeline("func.func(scf-forall-to-for,convert-linalg-to-loops),"
                                  "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
                                  "convert-math-to-llvm,convert-math-to-libm,convert-vector-to-llvm,"

@@ -72,6 +72,52 @@ def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::Fun
   ];
 }
 
+def VectorizeElementwise : Pass<"kiln-vectorize-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Turns elementwise f32 kernels on buffers into vector loops (host)";
+  let description = [{
+    Replaces each all-parallel f32 `linalg.generic` on buffers whose body is
+    elementwise arith and math, whose output runs along its innermost loop
+    and whose inputs run along it too (with unit stride) or not at all, and
+    whose innermost loop has at least half a vector of iterations, with
+    loops over its outer dimensions around a loop of `vector-bits`-wide
+    vectors along the innermost one and a masked vector for the rest. An
+    input along the innermost loop is a vector load; one not along it is a
+    scalar load broadcast to every lane. Runs after
+    `kiln-parallelize-kernels`, so the tasks' tiles are vectorized too.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", "256",
+           "The width of the target's vector registers: 128, 256 or 512">
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
+    "mlir::vector::VectorDialect"
+  ];
+}
+
+def VectorizeRowLoops : Pass<"kiln-vectorize-row-loops", "mlir::func::FuncOp"> {
+  let summary = "Runs f32 reductions along a row (scf.for with one accumulator) on vectors (host)";
+  let description = [{
+    Rewrites each `scf.for` from 0 to a constant of at least one vector's
+    lanes by 1 that carries one f32 accumulator, combined once per step by
+    `arith.addf`, `maximumf`, `maxnumf`, `minimumf` or `minnumf` with a value
+    computed by elementwise arith and math from `memref.load`s whose last
+    index is the loop's (unit stride) and whose others are defined outside
+    it: the rows of Softmax's and LayerNorm's statistics kernels. The lanes
+    of `vector-bits`-wide vectors accumulate from the combination's
+    identity, a masked vector takes the rest (its lanes off the row
+    contribute the identity), and `vector.reduction` combines the lanes with
+    the loop's initial value. Sums are reassociated.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", "256",
+           "The width of the target's vector registers: 128, 256 or 512">
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"
+  ];
+}
+
 def ParallelizeKernels : Pass<"kiln-parallelize-kernels", "mlir::func::FuncOp"> {
   let summary = "Splits each big kernel on buffers into scf.forall tasks";
   let description = [{
@@ -98,6 +144,19 @@ def MarkKernelEnds : Pass<"kiln-mark-kernel-ends", "mlir::ModuleOp"> {
     kernel, and does nothing else.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::func::FuncDialect"];
+}
+
+def ApproximateMath : Pass<"kiln-approximate-math", "mlir::ModuleOp"> {
+  let summary = "Computes f32 exp, log, tanh and erf as inline polynomials (host)";
+  let description = [{
+    Replaces `math.exp`, `expm1`, `log`, `log1p`, `log2`, `tanh` and `erf`
+    on f32 scalars and vectors with MLIR's polynomial approximations
+    (arithmetic only, within a few units in the last place), which LLVM
+    would otherwise lower to one libm call per element or lane.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::math::MathDialect", "mlir::vector::VectorDialect"
+  ];
 }
 
 def OutlineParallel : Pass<"kiln-outline-parallel", "mlir::ModuleOp"> {

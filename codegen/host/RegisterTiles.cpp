@@ -2,6 +2,8 @@
 
 #include "codegen/host/RegisterTiles.h"
 
+#include "codegen/host/VectorBody.h"
+
 #include "dialects/kiln/Precision.h"
 #include "passes/Buffers.h"
 #include "passes/Passes.h"
@@ -124,14 +126,7 @@ private:
   /// The indices of an operand read through `map` at `at` (the loop
   /// dimensions' values).
   SmallVector<Value> indices(AffineMap map, ArrayRef<Value> at) {
-    SmallVector<Value> result;
-    for (AffineExpr expr : map.getResults()) {
-      if (auto dim = dyn_cast<AffineDimExpr>(expr))
-        result.push_back(at[dim.getPosition()]);
-      else
-        result.push_back(index(cast<AffineConstantExpr>(expr).getValue()));
-    }
-    return result;
+    return indicesAt(b, loc, map, at);
   }
 
   /// `value`'s digits in the row-major numbering of `extents`.
@@ -325,24 +320,7 @@ private:
       }
       mapping.map(body.getArgument(number), element);
     }
-    for (Operation &inner : body.without_terminator()) {
-      if (auto constant = dyn_cast<arith::ConstantOp>(inner)) {
-        auto type = vectorType(constant.getType());
-        mapping.map(constant.getResult(),
-                    arith::ConstantOp::create(b, loc, type,
-                                              DenseElementsAttr::get(type, constant.getValue())));
-        continue;
-      }
-      // Values from outside the body are the same in every lane.
-      for (Value operand : inner.getOperands())
-        if (!mapping.contains(operand))
-          mapping.map(operand,
-                      vector::BroadcastOp::create(b, loc, vectorType(operand.getType()), operand));
-      Operation *vectorized = b.clone(inner, mapping);
-      for (OpResult result : vectorized->getResults())
-        result.setType(vectorType(result.getType()));
-    }
-    Value result = mapping.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+    Value result = cloneBodyOnVectors(b, loc, body, mapping, width)[0];
     SmallVector<Value> at(rowDims.take_front(fusion.split));
     at.push_back(start);
     store(result, collapsedOutput, at, mask);

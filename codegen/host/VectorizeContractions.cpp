@@ -36,6 +36,7 @@
 #include "codegen/host/ContractionFusion.h"
 #include "codegen/host/Passes.h"
 #include "codegen/host/RegisterTiles.h"
+#include "codegen/host/VectorBody.h"
 #include "passes/Buffers.h"
 
 namespace kiln {
@@ -52,13 +53,11 @@ struct VectorizeContractions : impl::VectorizeContractionsBase<VectorizeContract
   using VectorizeContractionsBase::VectorizeContractionsBase;
 
   void runOnOperation() override {
-    if (vectorBits != 128 && vectorBits != 256 && vectorBits != 512) {
-      getOperation().emitError(
-          "kiln-vectorize-contractions: vector-bits must be 128, 256 or 512, not ")
-          << int64_t(vectorBits);
+    FailureOr<int64_t> lanes =
+        vectorLanes(getOperation(), "kiln-vectorize-contractions", vectorBits);
+    if (failed(lanes))
       return signalPassFailure();
-    }
-    int64_t width = vectorBits / 32;
+    int64_t width = *lanes;
     // Two vectors of columns per row; the rows fill the vector registers
     // (16 below AVX-512, 32 with it) less the two B vectors and a broadcast.
     int64_t rows = vectorBits == 512 ? 12 : 6;

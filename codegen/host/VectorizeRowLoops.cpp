@@ -1,0 +1,214 @@
+//===- VectorizeRowLoops.cpp - reductions along a row, on vectors ---------===//
+//
+// Row statistics (Softmax's maximum and sum of exponentials, LayerNorm's
+// mean and variance) are kernels whose body loops over a row:
+//
+//   %r = scf.for %k = 0 to N step 1 iter_args(%acc = %init) -> f32 {
+//     %x = memref.load %row[..., %k]      (unit stride along k)
+//     ...elementwise arith and math...
+//     scf.yield (%acc combined with the value: addf, maximumf, ...)
+//   }
+//
+// LLVM keeps such a loop scalar: a floating-point sum is not reassociable.
+// Here it runs on vectors: lanes accumulate separately from the identity,
+// a masked vector takes the rest of the row, and the lanes combine at the
+// end with the initial value. Sums are then added in another order, as
+// every vectorized reduction (onnxruntime's among them) adds them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/host/Passes.h"
+#include "codegen/host/VectorBody.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <limits>
+
+namespace kiln {
+
+#define GEN_PASS_DEF_VECTORIZEROWLOOPS
+#include "codegen/host/Passes.h.inc"
+
+namespace {
+
+using namespace mlir;
+
+/// How the loop combines its accumulator: the vector reduction's kind and
+/// the identity the lanes start from.
+std::optional<std::pair<vector::CombiningKind, float>> combining(Operation *op) {
+  constexpr float infinity = std::numeric_limits<float>::infinity();
+  if (isa<arith::AddFOp>(op))
+    return std::pair{vector::CombiningKind::ADD, 0.0f};
+  if (isa<arith::MaximumFOp>(op))
+    return std::pair{vector::CombiningKind::MAXIMUMF, -infinity};
+  if (isa<arith::MaxNumFOp>(op))
+    return std::pair{vector::CombiningKind::MAXNUMF, -infinity};
+  if (isa<arith::MinimumFOp>(op))
+    return std::pair{vector::CombiningKind::MINIMUMF, infinity};
+  if (isa<arith::MinNumFOp>(op))
+    return std::pair{vector::CombiningKind::MINNUMF, infinity};
+  return std::nullopt;
+}
+
+bool innermostStrideIsOne(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.getRank() > 0 && succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
+/// A row loop this pass vectorizes: its trip count and its combining op.
+struct RowLoop {
+  int64_t extent;
+  Operation *combine;
+};
+
+std::optional<RowLoop> rowLoop(scf::ForOp loop, int64_t minimum) {
+  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lower || !upper || !step || *lower != 0 || *step != 1 || *upper < minimum ||
+      loop.getNumRegionIterArgs() != 1 || !loop.getRegionIterArgs()[0].getType().isF32())
+    return std::nullopt;
+  Value accumulator = loop.getRegionIterArgs()[0];
+  Operation *combine = loop.getBody()->getTerminator()->getOperand(0).getDefiningOp();
+  if (!combine || !combining(combine) || !accumulator.hasOneUse() ||
+      *accumulator.getUsers().begin() != combine || combine->getBlock() != loop.getBody())
+    return std::nullopt;
+  Value iv = loop.getInductionVar();
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (&op == combine)
+      continue;
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      ValueRange indices = load.getIndices();
+      if (indices.empty() || indices.back() != iv || !load.getType().isF32() ||
+          !innermostStrideIsOne(load.getMemRefType()) ||
+          llvm::any_of(indices.drop_back(), [&](Value index) {
+            return index == iv || loop->isAncestor(index.getParentBlock()->getParentOp());
+          }))
+        return std::nullopt;
+      continue;
+    }
+    auto scalar = [](Type type) { return type.isF32() || type.isInteger(1) || type.isInteger(32); };
+    bool constant = isa<arith::ConstantOp>(op);
+    if ((!constant && (!op.hasTrait<OpTrait::Elementwise>() || !isMemoryEffectFree(&op) ||
+                       op.getNumRegions() != 0)) ||
+        !llvm::all_of(op.getResultTypes(), scalar) || !llvm::all_of(op.getOperandTypes(), scalar) ||
+        llvm::is_contained(op.getOperands(), iv))
+      return std::nullopt;
+  }
+  return RowLoop{*upper, combine};
+}
+
+class RowLoopEmitter {
+public:
+  RowLoopEmitter(scf::ForOp loop, RowLoop row, int64_t width)
+      : loop(loop), row(row), width(width), b(loop), loc(loop.getLoc()) {}
+
+  void emit() {
+    auto [kind, identity] = *combining(row.combine);
+    VectorType type = vectorOf(b.getF32Type());
+    Value start = arith::ConstantOp::create(
+        b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(identity)));
+    int64_t whole = row.extent / width * width;
+    Value lanes = start;
+    if (whole > 0) {
+      auto vectors = scf::ForOp::create(
+          b, loc, index(0), index(whole), index(width), ValueRange{start},
+          [&](OpBuilder &nested, Location, Value k, ValueRange accumulators) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
+            scf::YieldOp::create(b, loc, step(k, accumulators[0], Value(), Value()));
+          });
+      lanes = vectors.getResult(0);
+    }
+    if (row.extent > whole) {
+      Value mask = vector::ConstantMaskOp::create(b, loc, vectorOf(b.getI1Type()),
+                                                  ArrayRef<int64_t>{row.extent - whole});
+      lanes = step(index(whole), lanes, mask, start);
+    }
+    Value reduced = vector::ReductionOp::create(b, loc, kind, lanes);
+    // The loop's initial value, combined as the loop would.
+    IRMapping mapping;
+    mapping.map(loop.getRegionIterArgs()[0], loop.getInitArgs()[0]);
+    Value other = row.combine->getOperand(0) == loop.getRegionIterArgs()[0]
+                      ? row.combine->getOperand(1)
+                      : row.combine->getOperand(0);
+    mapping.map(other, reduced);
+    Value result = b.clone(*row.combine, mapping)->getResult(0);
+    loop.getResult(0).replaceAllUsesWith(result);
+    loop.erase();
+  }
+
+private:
+  Value index(int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); }
+  VectorType vectorOf(Type type) { return VectorType::get({width}, type); }
+
+  /// The loop body on the lanes from `k`, combined into `accumulator`; with
+  /// `mask`, lanes off it contribute `identity`.
+  Value step(Value k, Value accumulator, Value mask, Value identity) {
+    IRMapping mapping;
+    mapping.map(loop.getRegionIterArgs()[0], accumulator);
+    SmallVector<Operation *> ops;
+    for (Operation &op : loop.getBody()->without_terminator()) {
+      if (&op == row.combine)
+        continue;
+      ops.push_back(&op);
+      auto load = dyn_cast<memref::LoadOp>(op);
+      if (!load)
+        continue;
+      SmallVector<Value> indices(load.getIndices().drop_back());
+      indices.push_back(k);
+      VectorType type = vectorOf(load.getType());
+      Value value;
+      if (mask) {
+        Value zeros = arith::ConstantOp::create(b, loc, type,
+                                                DenseElementsAttr::get(type, b.getF32FloatAttr(0)));
+        value = vector::MaskedLoadOp::create(b, loc, type, load.getMemRef(), indices, mask, zeros);
+      } else {
+        value = vector::LoadOp::create(b, loc, type, load.getMemRef(), indices);
+      }
+      mapping.map(load.getResult(), value);
+    }
+    host::cloneOnVectors(b, loc, ops, mapping, width);
+    Value accumulated = loop.getRegionIterArgs()[0];
+    Value value = row.combine->getOperand(0) == accumulated ? row.combine->getOperand(1)
+                                                            : row.combine->getOperand(0);
+    if (!mapping.contains(value))
+      mapping.map(value, vector::BroadcastOp::create(b, loc, vectorOf(value.getType()), value));
+    if (mask)
+      mapping.map(value, arith::SelectOp::create(b, loc, mask, mapping.lookup(value), identity));
+    Operation *combined = b.clone(*row.combine, mapping);
+    combined->getResult(0).setType(accumulator.getType());
+    return combined->getResult(0);
+  }
+
+  scf::ForOp loop;
+  RowLoop row;
+  int64_t width;
+  OpBuilder b;
+  Location loc;
+};
+
+struct VectorizeRowLoops : impl::VectorizeRowLoopsBase<VectorizeRowLoops> {
+  using VectorizeRowLoopsBase::VectorizeRowLoopsBase;
+
+  void runOnOperation() override {
+    FailureOr<int64_t> lanes =
+        host::vectorLanes(getOperation(), "kiln-vectorize-row-loops", vectorBits);
+    if (failed(lanes))
+      return signalPassFailure();
+    int64_t width = *lanes;
+    SmallVector<std::pair<scf::ForOp, RowLoop>> loops;
+    // A row shorter than a vector stays scalar.
+    getOperation().walk([&](scf::ForOp loop) {
+      if (std::optional<RowLoop> row = rowLoop(loop, width))
+        loops.push_back({loop, *row});
+    });
+    for (auto [loop, row] : loops)
+      RowLoopEmitter(loop, row, width).emit();
+  }
+};
+
+} // namespace
+} // namespace kiln
