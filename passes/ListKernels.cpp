@@ -119,6 +119,8 @@ SmallVector<Value> readBuffers(Operation *kernel) {
       add(load.getBase());
     else if (auto masked = dyn_cast<vector::MaskedLoadOp>(op))
       add(masked.getBase());
+    else if (auto gather = dyn_cast<vector::GatherOp>(op))
+      add(gather.getBase());
   });
   return reads;
 }

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace kiln::host {
@@ -129,8 +130,16 @@ private:
     return indicesAt(b, loc, map, at);
   }
 
-  /// `value`'s digits in the row-major numbering of `extents`.
+  /// `value`'s digits in the row-major numbering of `extents`; lane by
+  /// lane for a vector of indices.
   SmallVector<Value> delinearize(Value value, ArrayRef<int64_t> extents) {
+    auto constant = [&](int64_t c) -> Value {
+      auto type = dyn_cast<VectorType>(value.getType());
+      if (!type)
+        return index(c);
+      return arith::ConstantOp::create(b, loc, type,
+                                       DenseElementsAttr::get(type, b.getIndexAttr(c)));
+    };
     SmallVector<Value> digits(extents.size());
     int64_t below = 1;
     for (int64_t i = int64_t(extents.size()) - 1; i >= 0; --i) {
@@ -138,8 +147,9 @@ private:
         digits[i] = index(0);
         continue;
       }
-      Value quotient = below == 1 ? value : arith::DivUIOp::create(b, loc, value, index(below));
-      digits[i] = i == 0 ? quotient : arith::RemUIOp::create(b, loc, quotient, index(extents[i]));
+      Value quotient = below == 1 ? value : arith::DivUIOp::create(b, loc, value, constant(below));
+      digits[i] =
+          i == 0 ? quotient : arith::RemUIOp::create(b, loc, quotient, constant(extents[i]));
       below *= extents[i];
     }
     return digits;
@@ -215,12 +225,12 @@ private:
         assign(result, index(cast<AffineConstantExpr>(expr).getValue()));
     }
     ArrayRef<int64_t> kGroup = fusion.groups[kResult];
-    loop(tileColumns, [&](Value j) {
-      assign(nResult, arith::AddIOp::create(b, loc, column, j));
-      // The reduction's producer dimensions, as nested loops.
+    // The reduction's producer dimensions, as nested loops; `emit(k)` in
+    // the innermost.
+    auto rows = [&](llvm::function_ref<void(Value)> emit) {
       std::function<void(size_t, Value)> nest = [&](size_t level, Value k) {
         if (level == kGroup.size()) {
-          memref::StoreOp::create(b, loc, producerValue(at), panel, ValueRange{k, j});
+          emit(k);
           return;
         }
         int64_t dim = kGroup[level];
@@ -231,7 +241,120 @@ private:
         });
       };
       nest(0, index(0));
+    };
+    if (producerRunsOnLanes()) {
+      // A vector of columns at a time: the column dimensions' indices lane
+      // by lane, the body on vectors, its loads gathers.
+      SmallVector<int64_t> extents;
+      for (int64_t dim : fusion.groups[nResult])
+        extents.push_back(shape[dim]);
+      VectorType lanesType = vectorType(b.getIndexType());
+      Value first = vector::BroadcastOp::create(b, loc, lanesType, column);
+      for (int64_t v = 0; v * width < tileColumns; ++v) {
+        int64_t lanes = std::min(width, tileColumns - v * width);
+        Value mask = vector::ConstantMaskOp::create(b, loc, vectorType(b.getI1Type()),
+                                                    ArrayRef<int64_t>{lanes});
+        // Lane j is column `column + v * width + j`.
+        SmallVector<int64_t> offsets = llvm::to_vector(llvm::seq(v * width, (v + 1) * width));
+        Value columns = arith::AddIOp::create(
+            b, loc, first,
+            arith::ConstantOp::create(b, loc, lanesType, b.getIndexVectorAttr(offsets)));
+        for (auto [dim, digit] : llvm::zip(fusion.groups[nResult], delinearize(columns, extents)))
+          at[dim] = digit;
+        rows([&](Value k) {
+          vector::StoreOp::create(b, loc, producerLanes(at, mask), panel,
+                                  ValueRange{k, index(v * width)});
+        });
+      }
+      return;
+    }
+    loop(tileColumns, [&](Value j) {
+      assign(nResult, arith::AddIOp::create(b, loc, column, j));
+      rows([&](Value k) {
+        memref::StoreOp::create(b, loc, producerValue(at), panel, ValueRange{k, j});
+      });
     });
+  }
+
+  /// Whether the producer can compute a vector of columns at a time: a
+  /// gather with no inputs whose body is arith on indices and values and
+  /// loads from f32 buffers of static shape and identity layout.
+  bool producerRunsOnLanes() {
+    linalg::GenericOp producer = fusion.producer;
+    if (producer.getNumDpsInputs() != 0)
+      return false;
+    for (Operation &inner : producer.getRegion().front().without_terminator()) {
+      if (isa<linalg::IndexOp>(inner))
+        continue;
+      if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+        MemRefType type = load.getMemRefType();
+        if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+            !type.getElementType().isF32())
+          return false;
+        continue;
+      }
+      if (!isa<arith::ArithDialect>(inner.getDialect()) || !isMemoryEffectFree(&inner) ||
+          inner.getNumRegions() != 0)
+        return false;
+    }
+    return true;
+  }
+
+  /// The producer's body on the lanes whose loop indices `at` holds (a
+  /// vector of indices for a dimension that differs by lane): operations on
+  /// a vector operand run on vectors, loads at vector indices gather from
+  /// the buffer seen as one dimension, for the lanes of `mask`.
+  Value producerLanes(ArrayRef<Value> at, Value mask) {
+    Block &body = fusion.producer.getRegion().front();
+    auto isVector = [](Value value) { return isa<VectorType>(value.getType()); };
+    auto widen = [&](Value value) -> Value {
+      return isVector(value)
+                 ? value
+                 : vector::BroadcastOp::create(b, loc, vectorType(value.getType()), value);
+    };
+    IRMapping mapping;
+    for (Operation &inner : body.without_terminator()) {
+      if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
+        mapping.map(indexOp.getResult(), at[indexOp.getDim()]);
+        continue;
+      }
+      SmallVector<Value> operands;
+      for (Value operand : inner.getOperands())
+        operands.push_back(mapping.lookupOrDefault(operand));
+      if (llvm::none_of(operands, isVector)) {
+        b.clone(inner, mapping);
+        continue;
+      }
+      if (auto loadOp = dyn_cast<memref::LoadOp>(inner)) {
+        MemRefType type = loadOp.getMemRefType();
+        Value offsets;
+        int64_t stride = 1;
+        for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+          Value term = widen(operands[d + 1]);
+          if (stride != 1)
+            term = arith::MulIOp::create(b, loc, term, widen(index(stride)));
+          offsets = offsets ? arith::AddIOp::create(b, loc, offsets, term).getResult() : term;
+          stride *= type.getDimSize(d);
+        }
+        SmallVector<ReassociationIndices> all = {
+            llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))};
+        Value flat = memref::CollapseShapeOp::create(b, loc, loadOp.getMemRef(), all);
+        VectorType valueType = vectorType(b.getF32Type());
+        Value zeros = arith::ConstantOp::create(
+            b, loc, valueType, DenseElementsAttr::get(valueType, b.getF32FloatAttr(0)));
+        mapping.map(loadOp.getResult(),
+                    vector::GatherOp::create(b, loc, valueType, flat, ValueRange{index(0)}, offsets,
+                                             mask, zeros));
+        continue;
+      }
+      for (Value &operand : operands)
+        operand = widen(operand);
+      Operation *copy = b.clone(inner, mapping);
+      copy->setOperands(operands);
+      for (OpResult result : copy->getResults())
+        result.setType(vectorType(result.getType()));
+    }
+    return widen(mapping.lookupOrDefault(body.getTerminator()->getOperand(0)));
   }
 
   /// The producer's body at its loop indices `at`.
