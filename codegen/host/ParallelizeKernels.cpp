@@ -22,11 +22,28 @@ namespace {
 
 using namespace mlir;
 
-/// Below this many iterations a kernel stays whole: a task costs a few
-/// microseconds to hand out.
-constexpr int64_t kParallelWork = 1 << 16;
-/// The iterations a task should have at least.
-constexpr int64_t kTaskWork = 1 << 12;
+/// Below this much work (iterations of the kernel's loops and of the loops
+/// in its body) a kernel stays whole: handing tasks to a second thread
+/// costs about 6 microseconds, what a vectorized elementwise kernel of
+/// 65536 elements takes (tools/bench/dispatch.py).
+constexpr int64_t kParallelWork = 1 << 17;
+/// The work a task should have at least.
+constexpr int64_t kTaskWork = 1 << 14;
+
+/// The iterations of the loops in `block` with constant trip counts (a
+/// row's statistics, a pooling window), each counting the loops it holds;
+/// 1 for a block without loops.
+int64_t blockWork(Block &block) {
+  int64_t work = 1;
+  for (auto loop : block.getOps<scf::ForOp>()) {
+    std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    if (lower && upper && step && *step > 0 && *upper > *lower)
+      work += llvm::divideCeil(*upper - *lower, *step) * blockWork(*loop.getBody());
+  }
+  return work;
+}
 
 /// Tile sizes that split `op`'s outermost dimension into tasks of at least
 /// kTaskWork iterations, or nothing when that makes one task.
@@ -35,14 +52,14 @@ std::optional<SmallVector<int64_t>> taskTiles(linalg::LinalgOp op) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic))
     return std::nullopt;
-  int64_t total = 1;
+  int64_t total = blockWork(op->getRegion(0).front());
   for (int64_t range : ranges)
     total *= range;
   if (total < kParallelWork)
     return std::nullopt;
   // The first dimension larger than 1, if parallel, is split into tiles of
-  // at least kTaskWork iterations (fewer than it has, since the kernel has
-  // more than kParallelWork): a one-dimensional loop of tasks.
+  // at least kTaskWork (less than the kernel has, since it has more than
+  // kParallelWork): a one-dimensional loop of tasks.
   SmallVector<int64_t> tiles(ranges.size(), 0);
   int64_t tasks = 1, inner = total;
   for (size_t d = 0; d < ranges.size(); ++d) {

@@ -121,10 +121,13 @@ def VectorizeRowLoops : Pass<"kiln-vectorize-row-loops", "mlir::func::FuncOp"> {
 def ParallelizeKernels : Pass<"kiln-parallelize-kernels", "mlir::func::FuncOp"> {
   let summary = "Splits each big kernel on buffers into scf.forall tasks";
   let description = [{
-    Tiles every linalg op at the top of the function that runs at least
-    65536 iterations along its first dimension larger than 1, when that
-    dimension is parallel, into a one-dimensional `scf.forall` of tasks of
-    at least 4096 iterations each.
+    Tiles every linalg op at the top of the function that does at least
+    131072 iterations of work (its loops' iterations, each counting the
+    constant-bound loops in its body: a row's statistics, a pooling window)
+    along its first dimension larger than 1, when that dimension is
+    parallel, into a one-dimensional `scf.forall` of tasks of at least
+    16384 each. Smaller kernels run on the calling thread: a fork-join costs
+    about what 65536 vectorized elementwise iterations do.
     `kiln-outline-parallel` then hands the tasks to the runtime's threads.
     Products are split by `kiln-vectorize-contractions`, which runs first.
   }];

@@ -1,12 +1,12 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-parallelize-kernels))' | FileCheck %s
 
 // A big kernel is split along its first dimension larger than 1 into tasks
-// of at least 4096 iterations: 64 channels of 56x56 (3136) go 2 at a time.
+// of at least 16384 iterations: 64 channels of 56x56 (3136) go 6 at a time.
 // CHECK-LABEL: func.func @relu
 // CHECK-SAME: (%[[X:[a-z0-9]+]]: memref<1x64x56x56xf32>, %[[Y:[a-z0-9]+]]: memref<1x64x56x56xf32>)
-// CHECK: scf.forall (%[[C:[a-z0-9]+]]) = (0) to (64) step (2) {
-// CHECK: %[[IN:.+]] = memref.subview %[[X]][0, %[[C]], 0, 0] [1, 2, 56, 56] [1, 1, 1, 1]
-// CHECK: %[[OUT:.+]] = memref.subview %[[Y]][0, %[[C]], 0, 0] [1, 2, 56, 56] [1, 1, 1, 1]
+// CHECK: scf.forall (%[[C:[a-z0-9]+]]) = (0) to (64) step (6) {
+// CHECK: %[[IN:.+]] = memref.subview %[[X]][0, %[[C]], 0, 0] [1, %{{.+}}, 56, 56] [1, 1, 1, 1]
+// CHECK: %[[OUT:.+]] = memref.subview %[[Y]][0, %[[C]], 0, 0] [1, %{{.+}}, 56, 56] [1, 1, 1, 1]
 // CHECK: linalg.generic {{.+}} ins(%[[IN]] : {{.+}}) outs(%[[OUT]] :
 // CHECK: arith.maximumf
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
@@ -23,33 +23,58 @@ func.func @relu(%x: memref<1x64x56x56xf32>, %y: memref<1x64x56x56xf32>) {
 
 // -----
 
-// Rows of 768: 6 rows make a task; the last task has 128 - 21 * 6 = 2.
+// Rows of 768: 22 rows make a task; the last task has 256 - 11 * 22 = 14.
 // CHECK-LABEL: func.func @rows
-// CHECK: scf.forall (%[[R:[a-z0-9]+]]) = (0) to (128) step (6) {
+// CHECK: scf.forall (%[[R:[a-z0-9]+]]) = (0) to (256) step (22) {
 // CHECK: %[[N:.+]] = affine.min #{{.+}}(%[[R]])
 // CHECK: memref.subview %{{.+}}[0, %[[R]], 0] [1, %[[N]], 768] [1, 1, 1]
 // CHECK: linalg.fill
-func.func @rows(%y: memref<1x128x768xf32>) {
+func.func @rows(%y: memref<1x256x768xf32>) {
   %zero = arith.constant 0.0 : f32
-  linalg.fill ins(%zero : f32) outs(%y : memref<1x128x768xf32>)
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x256x768xf32>)
   return
 }
 
 // -----
 
-// Left alone: small kernels (under 65536 iterations), and kernels whose
+// Left alone: small kernels (under 131072 iterations), and kernels whose
 // first dimension larger than 1 is a reduction.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: scf.forall
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #rows = affine_map<(d0, d1, d2) -> (d0, d2)>
-func.func @left_alone(%small: memref<1x255x256xf32>, %x: memref<1x512x512xf32>, %sums: memref<1x512xf32>) {
+func.func @left_alone(%small: memref<1x511x256xf32>, %x: memref<1x512x512xf32>, %sums: memref<1x512xf32>) {
   %zero = arith.constant 0.0 : f32
-  linalg.fill ins(%zero : f32) outs(%small : memref<1x255x256xf32>)
+  linalg.fill ins(%zero : f32) outs(%small : memref<1x511x256xf32>)
   linalg.generic {indexing_maps = [#id3, #rows], iterator_types = ["parallel", "reduction", "parallel"]}
       ins(%x : memref<1x512x512xf32>) outs(%sums : memref<1x512xf32>) {
   ^bb0(%in: f32, %out: f32):
     %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The loops in a body count: 96 rows of statistics over 2048 elements each
+// are 196608 iterations of work, split 8 rows a task.
+// CHECK-LABEL: func.func @row_statistics
+// CHECK: scf.forall (%{{.+}}) = (0) to (96) step (8) {
+#row = affine_map<(d0, d1) -> (d0, d1)>
+func.func @row_statistics(%x: memref<96x2048xf32>, %sums: memref<96x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2048 = arith.constant 2048 : index
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#row], iterator_types = ["parallel", "parallel"]} outs(%sums : memref<96x1xf32>) {
+  ^bb0(%out: f32):
+    %r = linalg.index 0 : index
+    %s = scf.for %k = %c0 to %c2048 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%r, %k] : memref<96x2048xf32>
+      %t = arith.addf %acc, %v : f32
+      scf.yield %t : f32
+    }
     linalg.yield %s : f32
   }
   return
