@@ -72,8 +72,11 @@ std::optional<RowLoop> rowLoop(scf::ForOp loop, int64_t minimum) {
     return std::nullopt;
   Value accumulator = loop.getRegionIterArgs()[0];
   Operation *combine = loop.getBody()->getTerminator()->getOperand(0).getDefiningOp();
+  // The accumulator and the combination each have one use: the
+  // combination, and the loop's yield.
   if (!combine || !combining(combine) || !accumulator.hasOneUse() ||
-      *accumulator.getUsers().begin() != combine || combine->getBlock() != loop.getBody())
+      *accumulator.getUsers().begin() != combine || combine->getBlock() != loop.getBody() ||
+      !combine->getResult(0).hasOneUse())
     return std::nullopt;
   Value iv = loop.getInductionVar();
   for (Operation &op : loop.getBody()->without_terminator()) {
