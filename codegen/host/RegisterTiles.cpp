@@ -137,8 +137,8 @@ private:
       auto type = dyn_cast<VectorType>(value.getType());
       if (!type)
         return index(c);
-      return arith::ConstantOp::create(b, loc, type,
-                                       DenseElementsAttr::get(type, b.getIndexAttr(c)));
+      return arith::ConstantOp::create(
+          b, loc, type, DenseElementsAttr::get(type, b.getIntegerAttr(type.getElementType(), c)));
     };
     SmallVector<Value> digits(extents.size());
     int64_t below = 1;
@@ -248,8 +248,11 @@ private:
       SmallVector<int64_t> extents;
       for (int64_t dim : fusion.groups[nResult])
         extents.push_back(shape[dim]);
-      VectorType lanesType = vectorType(b.getIndexType());
-      Value first = vector::BroadcastOp::create(b, loc, lanesType, column);
+      // Indices lane by lane are 32-bit (producerRunsOnLanes checks they
+      // fit): twice the lanes of 64-bit ones a register.
+      VectorType lanesType = vectorType(b.getI32Type());
+      Value first = vector::BroadcastOp::create(
+          b, loc, lanesType, arith::IndexCastOp::create(b, loc, b.getI32Type(), column));
       for (int64_t v = 0; v * width < tileColumns; ++v) {
         int64_t lanes = std::min(width, tileColumns - v * width);
         Value mask = vector::ConstantMaskOp::create(b, loc, vectorType(b.getI1Type()),
@@ -258,7 +261,8 @@ private:
         SmallVector<int64_t> offsets = llvm::to_vector(llvm::seq(v * width, (v + 1) * width));
         Value columns = arith::AddIOp::create(
             b, loc, first,
-            arith::ConstantOp::create(b, loc, lanesType, b.getIndexVectorAttr(offsets)));
+            arith::ConstantOp::create(b, loc, lanesType,
+                                      b.getI32VectorAttr(llvm::to_vector_of<int32_t>(offsets))));
         for (auto [dim, digit] : llvm::zip(fusion.groups[nResult], delinearize(columns, extents)))
           at[dim] = digit;
         rows([&](Value k) {
@@ -281,7 +285,8 @@ private:
   /// loads from f32 buffers of static shape and identity layout.
   bool producerRunsOnLanes() {
     linalg::GenericOp producer = fusion.producer;
-    if (producer.getNumDpsInputs() != 0)
+    auto shape = cast<MemRefType>(producer.getDpsInits()[0].getType());
+    if (producer.getNumDpsInputs() != 0 || shape.getNumElements() >= (int64_t(1) << 31))
       return false;
     for (Operation &inner : producer.getRegion().front().without_terminator()) {
       if (isa<linalg::IndexOp>(inner))
@@ -289,10 +294,13 @@ private:
       if (auto load = dyn_cast<memref::LoadOp>(inner)) {
         MemRefType type = load.getMemRefType();
         if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-            !type.getElementType().isF32())
+            !type.getElementType().isF32() || type.getNumElements() >= (int64_t(1) << 31))
           return false;
         continue;
       }
+      // Indices run as 32-bit lanes: no casts that would see their width.
+      if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(inner))
+        return false;
       if (!isa<arith::ArithDialect>(inner.getDialect()) || !isMemoryEffectFree(&inner) ||
           inner.getNumRegions() != 0)
         return false;
@@ -307,10 +315,16 @@ private:
   Value producerLanes(ArrayRef<Value> at, Value mask) {
     Block &body = fusion.producer.getRegion().front();
     auto isVector = [](Value value) { return isa<VectorType>(value.getType()); };
+    // Indices lane by lane are 32-bit.
+    auto laneType = [&](Type type) {
+      return vectorType(type.isIndex() ? Type(b.getI32Type()) : type);
+    };
     auto widen = [&](Value value) -> Value {
-      return isVector(value)
-                 ? value
-                 : vector::BroadcastOp::create(b, loc, vectorType(value.getType()), value);
+      if (isVector(value))
+        return value;
+      if (value.getType().isIndex())
+        value = arith::IndexCastOp::create(b, loc, b.getI32Type(), value);
+      return vector::BroadcastOp::create(b, loc, vectorType(value.getType()), value);
     };
     IRMapping mapping;
     for (Operation &inner : body.without_terminator()) {
@@ -352,7 +366,7 @@ private:
       Operation *copy = b.clone(inner, mapping);
       copy->setOperands(operands);
       for (OpResult result : copy->getResults())
-        result.setType(vectorType(result.getType()));
+        result.setType(laneType(result.getType()));
     }
     return widen(mapping.lookupOrDefault(body.getTerminator()->getOperand(0)));
   }

@@ -193,10 +193,10 @@ func.func @left_alone(%a16: memref<4x4xf16>, %b16: memref<4x16xf16>, %c16: memre
 // scalar per row) and a residual (along the columns: a vector), and
 // applies Relu. All of it is one loop nest: each task computes its panel
 // of the columns (18 rows by 16) on its stack with the gather's body, run
-// on a vector of columns at a time (their output positions lane by lane,
-// the input read by vector.gather), the accumulators start at zero, and the
-// epilogue runs on them before the store. Neither the columns nor the
-// accumulator is stored.
+// on a vector of columns at a time (their output positions lane by lane as
+// 32-bit indices, the input read by vector.gather), the accumulators start
+// at zero, and the epilogue runs on them before the store. Neither the
+// columns nor the accumulator is stored.
 // With fuse=false (kiln compile --no-fusion) the product is tiled alone.
 // UNFUSED-LABEL: func.func @fused
 // UNFUSED: linalg.generic {{.+}} outs(%{{.+}} : memref<1x1x2x3x3x6x6xf32>)
@@ -215,12 +215,12 @@ func.func @left_alone(%a16: memref<4x4xf16>, %b16: memref<4x16xf16>, %c16: memre
 // CHECK-DAG: %[[OUT36:.+]] = memref.collapse_shape %[[OUT]] {{\[\[}}0], [1], [2, 3]] : memref<1x4x6x6xf32> into memref<1x4x36xf32>
 // CHECK: %[[PANEL:.+]] = memref.alloca() : memref<18x16xf32>
 // CHECK: scf.for %[[TASK:[a-z0-9]+]] =
-// CHECK: arith.remui %{{.+}}, %{{.+}} : vector<8xindex>
+// CHECK: arith.remui %{{.+}}, %{{.+}} : vector<8xi32>
 // CHECK: scf.for %[[C:[a-z0-9]+]] =
 // CHECK: scf.for %[[KH:[a-z0-9]+]] =
 // CHECK: scf.for %[[KW:[a-z0-9]+]] =
 // CHECK: %[[FLAT:.+]] = memref.collapse_shape %[[X]] {{\[\[}}0, 1, 2, 3]] : memref<1x2x6x6xf32> into memref<72xf32>
-// CHECK: %[[CELLS:.+]] = vector.gather %[[FLAT]][%{{.+}}] [%{{.+}}], %{{.+}}, %{{.+}} : memref<72xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK: %[[CELLS:.+]] = vector.gather %[[FLAT]][%{{.+}}] [%{{.+}}], %{{.+}}, %{{.+}} : memref<72xf32>, vector<8xi32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // CHECK: %[[VALUES:.+]] = arith.select %{{.+}}, %[[CELLS]], %{{.+}} : vector<8xi1>, vector<8xf32>
 // CHECK: vector.store %[[VALUES]], %[[PANEL]][%{{.+}}, %{{.+}}]
 // CHECK: scf.for {{.+}} iter_args(%{{.+}} = %[[ZEROS]],
