@@ -91,7 +91,22 @@ void eraseIfDead(Value root) {
   root.getDefiningOp()->erase();
 }
 
+bool hasUnitInnermostStride(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.getRank() > 0 && succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
 SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat, ArrayRef<int64_t> extents) {
+  auto constant = [&](int64_t value) -> Value {
+    auto lanes = dyn_cast<VectorType>(flat.getType());
+    if (!lanes)
+      return arith::ConstantIndexOp::create(b, loc, value);
+    return arith::ConstantOp::create(
+        b, loc, lanes,
+        DenseElementsAttr::get(lanes, b.getIntegerAttr(lanes.getElementType(), value)));
+  };
   SmallVector<Value> indices(extents.size());
   for (int64_t i = int64_t(extents.size()) - 1; i >= 0; --i) {
     if (extents[i] == 1) {
@@ -103,7 +118,7 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat, ArrayRef<
       indices[i] = flat;
       continue;
     }
-    Value extent = arith::ConstantIndexOp::create(b, loc, extents[i]);
+    Value extent = constant(extents[i]);
     indices[i] = arith::RemUIOp::create(b, loc, flat, extent);
     flat = arith::DivUIOp::create(b, loc, flat, extent);
   }

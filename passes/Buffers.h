@@ -44,8 +44,12 @@ bool isAllParallel(mlir::linalg::GenericOp op);
 /// Erases the buffer `root` and its views once nothing else uses them.
 void eraseIfDead(mlir::Value root);
 
+/// Whether `type`'s innermost dimension has unit stride.
+bool hasUnitInnermostStride(mlir::MemRefType type);
+
 /// The indices of element `flat` (in range) of a row-major shape of
-/// `extents`: the innermost varies fastest, unit extents are 0.
+/// `extents`: the innermost varies fastest, unit extents are 0. `flat` may
+/// be a vector of indices: then each index is, lane by lane, too.
 llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value flat,
                                            llvm::ArrayRef<int64_t> extents);
 

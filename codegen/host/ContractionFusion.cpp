@@ -19,14 +19,6 @@ bool isF32Buffer(Value value) {
   return type && type.hasStaticShape() && type.getElementType().isF32();
 }
 
-bool lastStrideIsOne(Value value) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  auto type = cast<MemRefType>(value.getType());
-  return type.getRank() > 0 && succeeded(type.getStridesAndOffset(strides, offset)) &&
-         strides.back() == 1;
-}
-
 std::optional<unsigned> dimAt(AffineMap map, int64_t result) {
   if (result < 0 || result >= int64_t(map.getNumResults()))
     return std::nullopt;
@@ -82,8 +74,9 @@ std::optional<Roles> contractionRoles(linalg::GenericOp op) {
       !isMultiplyAdd(op))
     return std::nullopt;
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1], c = op.getDpsInits()[0];
-  if (!isF32Buffer(a) || !isF32Buffer(b) || !isF32Buffer(c) || !lastStrideIsOne(b) ||
-      !lastStrideIsOne(c))
+  if (!isF32Buffer(a) || !isF32Buffer(b) || !isF32Buffer(c) ||
+      !hasUnitInnermostStride(cast<MemRefType>(b.getType())) ||
+      !hasUnitInnermostStride(cast<MemRefType>(c.getType())))
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   AffineMap aMap = maps[0], bMap = maps[1], cMap = maps[2];

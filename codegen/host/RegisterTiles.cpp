@@ -130,29 +130,8 @@ private:
     return indicesAt(b, loc, map, at);
   }
 
-  /// `value`'s digits in the row-major numbering of `extents`; lane by
-  /// lane for a vector of indices.
   SmallVector<Value> delinearize(Value value, ArrayRef<int64_t> extents) {
-    auto constant = [&](int64_t c) -> Value {
-      auto type = dyn_cast<VectorType>(value.getType());
-      if (!type)
-        return index(c);
-      return arith::ConstantOp::create(
-          b, loc, type, DenseElementsAttr::get(type, b.getIntegerAttr(type.getElementType(), c)));
-    };
-    SmallVector<Value> digits(extents.size());
-    int64_t below = 1;
-    for (int64_t i = int64_t(extents.size()) - 1; i >= 0; --i) {
-      if (extents[i] == 1) {
-        digits[i] = index(0);
-        continue;
-      }
-      Value quotient = below == 1 ? value : arith::DivUIOp::create(b, loc, value, constant(below));
-      digits[i] =
-          i == 0 ? quotient : arith::RemUIOp::create(b, loc, quotient, constant(extents[i]));
-      below *= extents[i];
-    }
-    return digits;
+    return kiln::delinearize(b, loc, value, extents);
   }
 
   /// Calls `body(start, size)` for each tile of `step` along `extent`: a
@@ -182,12 +161,7 @@ private:
   VectorType vectorType(Type element) { return VectorType::get({width}, element); }
 
   Value load(Value memref, ValueRange at, Value mask) {
-    VectorType type = vectorType(b.getF32Type());
-    if (!mask)
-      return vector::LoadOp::create(b, loc, type, memref, at);
-    Value zeros =
-        arith::ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0)));
-    return vector::MaskedLoadOp::create(b, loc, type, memref, at, mask, zeros);
+    return loadLanes(b, loc, vectorType(b.getF32Type()), memref, at, mask);
   }
 
   void store(Value value, Value memref, ValueRange at, Value mask) {
@@ -354,8 +328,7 @@ private:
             llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))};
         Value flat = memref::CollapseShapeOp::create(b, loc, loadOp.getMemRef(), all);
         VectorType valueType = vectorType(b.getF32Type());
-        Value zeros = arith::ConstantOp::create(
-            b, loc, valueType, DenseElementsAttr::get(valueType, b.getF32FloatAttr(0)));
+        Value zeros = splat(b, loc, valueType, b.getF32FloatAttr(0));
         mapping.map(loadOp.getResult(),
                     vector::GatherOp::create(b, loc, valueType, flat, ValueRange{index(0)}, offsets,
                                              mask, zeros));
@@ -503,10 +476,7 @@ private:
     // Accumulators, ordered row-major: (r, v) at r * vectors + v.
     SmallVector<Value> accumulators;
     VectorType type = vectorType(b.getF32Type());
-    Value zeros = fusion.zeroFill
-                      ? arith::ConstantOp::create(
-                            b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0)))
-                      : Value();
+    Value zeros = fusion.zeroFill ? splat(b, loc, type, b.getF32FloatAttr(0)) : Value();
     for (int64_t r = 0; r < tileRows; ++r) {
       dims[roles.m] = rowIndices[r];
       for (int64_t v = 0; v < vectors; ++v) {

@@ -14,21 +14,18 @@ FailureOr<int64_t> vectorLanes(Operation *op, StringRef pass, int64_t bits) {
   return bits / 32;
 }
 
+bool isVectorizableOp(Operation &op) {
+  if (!isa<arith::ConstantOp>(op) &&
+      (!op.hasTrait<OpTrait::Elementwise>() || !isMemoryEffectFree(&op) || op.getNumRegions() != 0))
+    return false;
+  auto scalar = [](Type type) { return type.isF32() || type.isInteger(1) || type.isInteger(32); };
+  return llvm::all_of(op.getResultTypes(), scalar) && llvm::all_of(op.getOperandTypes(), scalar);
+}
+
 bool isVectorizableBody(linalg::GenericOp op) {
   Block &body = op.getRegion().front();
-  if (!body.getArguments().back().use_empty())
-    return false;
-  for (Operation &inner : body.without_terminator()) {
-    bool constant = isa<arith::ConstantOp>(inner);
-    if (!constant && (!inner.hasTrait<OpTrait::Elementwise>() || !isMemoryEffectFree(&inner) ||
-                      inner.getNumRegions() != 0))
-      return false;
-    auto scalar = [](Type type) { return type.isF32() || type.isInteger(1) || type.isInteger(32); };
-    if (!llvm::all_of(inner.getResultTypes(), scalar) ||
-        !llvm::all_of(inner.getOperandTypes(), scalar))
-      return false;
-  }
-  return true;
+  return body.getArguments().back().use_empty() &&
+         llvm::all_of(body.without_terminator(), isVectorizableOp);
 }
 
 void cloneOnVectors(OpBuilder &b, Location loc, ArrayRef<Operation *> ops, IRMapping &mapping,
@@ -39,10 +36,8 @@ void cloneOnVectors(OpBuilder &b, Location loc, ArrayRef<Operation *> ops, IRMap
     if (llvm::all_of(inner.getResults(), [&](Value result) { return mapping.contains(result); }))
       continue;
     if (auto constant = dyn_cast<arith::ConstantOp>(inner)) {
-      auto type = vectorOf(constant.getType());
       mapping.map(constant.getResult(),
-                  arith::ConstantOp::create(b, loc, type,
-                                            DenseElementsAttr::get(type, constant.getValue())));
+                  splat(b, loc, vectorOf(constant.getType()), constant.getValue()));
       continue;
     }
     // Values from outside the body are the same in every lane.
@@ -68,16 +63,16 @@ SmallVector<Value> cloneBodyOnVectors(OpBuilder &b, Location loc, Block &body, I
   return results;
 }
 
-SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map, ArrayRef<Value> at) {
-  SmallVector<Value> result;
-  for (AffineExpr expr : map.getResults()) {
-    if (auto dim = dyn_cast<AffineDimExpr>(expr))
-      result.push_back(at[dim.getPosition()]);
-    else
-      result.push_back(
-          arith::ConstantIndexOp::create(b, loc, cast<AffineConstantExpr>(expr).getValue()));
-  }
-  return result;
+Value splat(OpBuilder &b, Location loc, VectorType type, Attribute value) {
+  return arith::ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, value));
+}
+
+Value loadLanes(OpBuilder &b, Location loc, VectorType type, Value memref, ValueRange indices,
+                Value mask) {
+  if (!mask)
+    return vector::LoadOp::create(b, loc, type, memref, indices);
+  Value zeros = splat(b, loc, type, b.getZeroAttr(type.getElementType()));
+  return vector::MaskedLoadOp::create(b, loc, type, memref, indices, mask, zeros);
 }
 
 } // namespace kiln::host

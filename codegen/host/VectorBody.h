@@ -21,8 +21,13 @@ using namespace mlir;
 /// is 128, 256 or 512.
 FailureOr<int64_t> vectorLanes(Operation *op, StringRef pass, int64_t bits);
 
-/// Whether `op`'s body can run on vectors: elementwise arith and math on
-/// f32 (and i1, i32) only, reading neither indices nor its output.
+/// Whether `op` computes the same on vectors, lane by lane: a constant, or
+/// an elementwise arith or math op without memory effects, on f32, i1 and
+/// i32 only.
+bool isVectorizableOp(Operation &op);
+
+/// Whether `op`'s body can run on vectors: vectorizable ops only, reading
+/// neither indices nor its output.
 bool isVectorizableBody(linalg::GenericOp op);
 
 /// Clones `ops` (elementwise arith and math on scalars, in order) at `b`'s
@@ -38,9 +43,13 @@ void cloneOnVectors(OpBuilder &b, Location loc, ArrayRef<Operation *> ops, IRMap
 SmallVector<Value> cloneBodyOnVectors(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
                                       int64_t width);
 
-/// The indices an operand is read at through `map` (of dimensions and
-/// constants only) when loop dimension i is at `at[i]`.
-SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map, ArrayRef<Value> at);
+/// A vector of `type` with `value` in every lane.
+Value splat(OpBuilder &b, Location loc, VectorType type, Attribute value);
+
+/// The vector of `type` at `indices` of `memref`; with `mask`, only its
+/// lanes are read and the others are zero.
+Value loadLanes(OpBuilder &b, Location loc, VectorType type, Value memref, ValueRange indices,
+                Value mask);
 
 } // namespace kiln::host
 

@@ -26,14 +26,6 @@ using namespace mlir;
 using host::cloneBodyOnVectors;
 using host::isVectorizableBody;
 
-bool innermostStrideIsOne(Value value) {
-  auto type = cast<MemRefType>(value.getType());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return type.getRank() > 0 && succeeded(type.getStridesAndOffset(strides, offset)) &&
-         strides.back() == 1;
-}
-
 /// Whether `op` is an all-parallel f32 generic on buffers whose output runs
 /// along its innermost loop, each input either along it too or not at all,
 /// with at least `minimum` iterations along it.
@@ -55,7 +47,7 @@ bool isVectorizable(linalg::GenericOp op, int64_t minimum) {
     bool along = map.isFunctionOfDim(innermost);
     if (op.isDpsInit(&operand) && !along)
       return false;
-    if (along && (map.getResults().back() != last || !innermostStrideIsOne(operand.get())))
+    if (along && (map.getResults().back() != last || !hasUnitInnermostStride(type)))
       return false;
   }
   return true;
@@ -107,7 +99,7 @@ private:
     }
   }
 
-  SmallVector<Value> indices(AffineMap map) { return host::indicesAt(b, loc, map, at); }
+  SmallVector<Value> indices(AffineMap map) { return indicesAt(b, loc, map, at); }
 
   /// The body on the vector of lanes from the innermost index `at`.
   void vector(Value mask) {
@@ -122,12 +114,8 @@ private:
       if (!map.isFunctionOfDim(innermost)) {
         value = vector::BroadcastOp::create(b, loc, type,
                                             memref::LoadOp::create(b, loc, input->get(), where));
-      } else if (mask) {
-        Value zeros = arith::ConstantOp::create(b, loc, type,
-                                                DenseElementsAttr::get(type, b.getF32FloatAttr(0)));
-        value = vector::MaskedLoadOp::create(b, loc, type, input->get(), where, mask, zeros);
       } else {
-        value = vector::LoadOp::create(b, loc, type, input->get(), where);
+        value = host::loadLanes(b, loc, type, input->get(), where, mask);
       }
       mapping.map(body.getArgument(input->getOperandNumber()), value);
     }

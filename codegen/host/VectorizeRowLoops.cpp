@@ -19,8 +19,7 @@
 
 #include "codegen/host/Passes.h"
 #include "codegen/host/VectorBody.h"
-
-#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "passes/Buffers.h"
 
 #include <limits>
 
@@ -48,13 +47,6 @@ std::optional<std::pair<vector::CombiningKind, float>> combining(Operation *op) 
   if (isa<arith::MinNumFOp>(op))
     return std::pair{vector::CombiningKind::MINNUMF, infinity};
   return std::nullopt;
-}
-
-bool innermostStrideIsOne(MemRefType type) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return type.getRank() > 0 && succeeded(type.getStridesAndOffset(strides, offset)) &&
-         strides.back() == 1;
 }
 
 /// A row loop this pass vectorizes: its trip count and its combining op.
@@ -85,19 +77,14 @@ std::optional<RowLoop> rowLoop(scf::ForOp loop, int64_t minimum) {
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
       ValueRange indices = load.getIndices();
       if (indices.empty() || indices.back() != iv || !load.getType().isF32() ||
-          !innermostStrideIsOne(load.getMemRefType()) ||
+          !hasUnitInnermostStride(load.getMemRefType()) ||
           llvm::any_of(indices.drop_back(), [&](Value index) {
             return index == iv || loop->isAncestor(index.getParentBlock()->getParentOp());
           }))
         return std::nullopt;
       continue;
     }
-    auto scalar = [](Type type) { return type.isF32() || type.isInteger(1) || type.isInteger(32); };
-    bool constant = isa<arith::ConstantOp>(op);
-    if ((!constant && (!op.hasTrait<OpTrait::Elementwise>() || !isMemoryEffectFree(&op) ||
-                       op.getNumRegions() != 0)) ||
-        !llvm::all_of(op.getResultTypes(), scalar) || !llvm::all_of(op.getOperandTypes(), scalar) ||
-        llvm::is_contained(op.getOperands(), iv))
+    if (!host::isVectorizableOp(op) || llvm::is_contained(op.getOperands(), iv))
       return std::nullopt;
   }
   return RowLoop{*upper, combine};
@@ -111,8 +98,7 @@ public:
   void emit() {
     auto [kind, identity] = *combining(row.combine);
     VectorType type = vectorOf(b.getF32Type());
-    Value start = arith::ConstantOp::create(
-        b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(identity)));
+    Value start = host::splat(b, loc, type, b.getF32FloatAttr(identity));
     int64_t whole = row.extent / width * width;
     Value lanes = start;
     if (whole > 0) {
@@ -162,16 +148,8 @@ private:
         continue;
       SmallVector<Value> indices(load.getIndices().drop_back());
       indices.push_back(k);
-      VectorType type = vectorOf(load.getType());
-      Value value;
-      if (mask) {
-        Value zeros = arith::ConstantOp::create(b, loc, type,
-                                                DenseElementsAttr::get(type, b.getF32FloatAttr(0)));
-        value = vector::MaskedLoadOp::create(b, loc, type, load.getMemRef(), indices, mask, zeros);
-      } else {
-        value = vector::LoadOp::create(b, loc, type, load.getMemRef(), indices);
-      }
-      mapping.map(load.getResult(), value);
+      mapping.map(load.getResult(), host::loadLanes(b, loc, vectorOf(load.getType()),
+                                                    load.getMemRef(), indices, mask));
     }
     host::cloneOnVectors(b, loc, ops, mapping, width);
     Value accumulated = loop.getRegionIterArgs()[0];
