@@ -35,13 +35,9 @@ constexpr int64_t kTaskWork = 1 << 14;
 /// 1 for a block without loops.
 int64_t blockWork(Block &block) {
   int64_t work = 1;
-  for (auto loop : block.getOps<scf::ForOp>()) {
-    std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
-    std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
-    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-    if (lower && upper && step && *step > 0 && *upper > *lower)
-      work += llvm::divideCeil(*upper - *lower, *step) * blockWork(*loop.getBody());
-  }
+  for (auto loop : block.getOps<scf::ForOp>())
+    if (std::optional<APInt> trips = loop.getStaticTripCount())
+      work += int64_t(trips->getZExtValue()) * blockWork(*loop.getBody());
   return work;
 }
 
