@@ -147,6 +147,23 @@ Value kernelResult(Operation &op) {
 
 namespace {
 
+/// Two for each multiply-add of a depthwise convolution's window kernel:
+/// its outputs times the trips of the loops around the multiplication; 0
+/// when one is not static.
+int64_t windowFlops(linalg::LinalgOp op) {
+  int64_t flops = contractionFlops(op);
+  Operation *multiply = nullptr;
+  op->walk([&](arith::MulFOp mul) { multiply = mul; });
+  for (Operation *at = multiply; at && at != op; at = at->getParentOp())
+    if (auto loop = dyn_cast<scf::ForOp>(at)) {
+      std::optional<APInt> trips = loop.getStaticTripCount();
+      if (!trips)
+        return 0;
+      flops *= int64_t(trips->getZExtValue());
+    }
+  return flops;
+}
+
 struct ListKernels : impl::ListKernelsBase<ListKernels> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -174,6 +191,8 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
         kind = kindOf(linalgOp);
         if (kind == "matmul")
           flops = contractionFlops(linalgOp);
+        else if (kind == "depthwise")
+          flops = windowFlops(linalgOp);
         written.append(linalgOp.getDpsInits().begin(), linalgOp.getDpsInits().end());
       }
       auto type = cast<MemRefType>(result.getType());

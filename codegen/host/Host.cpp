@@ -66,10 +66,10 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   // registers, in tasks for the runtime's threads, joined by the kernels
   // around them; memory is planned after, so buffers those fusions make
   // dead take none; the other kernels are split into tasks, then their
-  // elementwise bodies and row reductions run on vectors as wide; exp, log,
-  // tanh and erf become polynomials (others without an LLVM intrinsic
-  // become libm calls); bf16 conversions are expanded into integer
-  // arithmetic (no compiler-rt at load time).
+  // elementwise bodies, windows and row reductions run on vectors as wide;
+  // exp, log, tanh and erf become polynomials (others without an LLVM
+  // intrinsic become libm calls); bf16 conversions are expanded into
+  // integer arithmetic (no compiler-rt at load time).
   std::string level = hostLevel(cpu);
   VectorizeContractionsOptions vectorize;
   vectorize.vectorBits = level == "x86-64-v4" ? 512 : level == "x86-64-v3" ? 256 : 128;
@@ -85,6 +85,9 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   VectorizeElementwiseOptions elementwise;
   elementwise.vectorBits = vectorize.vectorBits;
   pm.addNestedPass<mlir::func::FuncOp>(createVectorizeElementwise(elementwise));
+  VectorizeWindowsOptions windows;
+  windows.vectorBits = vectorize.vectorBits;
+  pm.addNestedPass<mlir::func::FuncOp>(createVectorizeWindows(windows));
   VectorizeRowLoopsOptions rowLoops;
   rowLoops.vectorBits = vectorize.vectorBits;
   pm.addNestedPass<mlir::func::FuncOp>(createVectorizeRowLoops(rowLoops));

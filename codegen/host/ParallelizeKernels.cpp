@@ -41,6 +41,19 @@ int64_t blockWork(Block &block) {
   return work;
 }
 
+/// A tile size near `minimum` (from half to twice it) that divides
+/// `range`, so that every task's buffers have static shapes (the vector
+/// passes after want them); `minimum` itself when none does.
+int64_t evenTile(int64_t range, int64_t minimum) {
+  for (int64_t tile = minimum; tile <= 2 * minimum && tile < range; ++tile)
+    if (range % tile == 0)
+      return tile;
+  for (int64_t tile = minimum - 1; 2 * tile >= minimum && tile > 0; --tile)
+    if (range % tile == 0)
+      return tile;
+  return minimum;
+}
+
 /// Tile sizes that split `op`'s outermost dimension into tasks of at least
 /// kTaskWork iterations, or nothing when that makes one task.
 std::optional<SmallVector<int64_t>> taskTiles(linalg::LinalgOp op) {
@@ -63,7 +76,7 @@ std::optional<SmallVector<int64_t>> taskTiles(linalg::LinalgOp op) {
     if (ranges[d] == 1)
       continue;
     if (iterators[d] == utils::IteratorType::parallel) {
-      tiles[d] = llvm::divideCeil(kTaskWork, inner);
+      tiles[d] = evenTile(ranges[d], llvm::divideCeil(kTaskWork, inner));
       tasks = llvm::divideCeil(ranges[d], tiles[d]);
     }
     break;

@@ -95,6 +95,37 @@ def VectorizeElementwise : Pass<"kiln-vectorize-elementwise", "mlir::func::FuncO
   ];
 }
 
+def VectorizeWindows : Pass<"kiln-vectorize-windows", "mlir::func::FuncOp"> {
+  let summary = "Runs window kernels (depthwise convolutions, pooling) on vector lanes (host)";
+  let description = [{
+    Replaces each all-parallel f32 `linalg.generic` on buffers whose body
+    loops over a window (`scf.for` with uniform bounds) and reads with
+    `memref.load`, whose operands run along its innermost loop (with unit
+    stride) or not at all, and whose innermost loop has at least 4
+    iterations, with loops over its outer dimensions around vectors along
+    the innermost one: `vector-bits` wide, or the power of two the
+    innermost extent fills, and a masked vector for the rest. The window
+    loops carry vectors. An index that moves with the lane is kept as a
+    scalar base and a constant stride, so a read at it is a vector load (two
+    and a shuffle at stride 2); values the same in every lane stay scalars.
+    An f32 `arith.select` whose condition differs by lane (a bounds check
+    where the window overhangs the input) becomes an `scf.if`: when every
+    integer compare it depends on holds for the first and the last active
+    lane, it holds for all of them and the select is computed with those
+    compares true; otherwise lane by lane, reads gathering. A kernel that
+    would gather elsewhere (reads that do not run along the lanes) is left
+    alone.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", "256",
+           "The width of the target's vector registers: 128, 256 or 512">
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
+    "mlir::vector::VectorDialect"
+  ];
+}
+
 def VectorizeRowLoops : Pass<"kiln-vectorize-row-loops", "mlir::func::FuncOp"> {
   let summary = "Runs f32 reductions along a row (scf.for with one accumulator) on vectors (host)";
   let description = [{
@@ -125,8 +156,11 @@ def ParallelizeKernels : Pass<"kiln-parallelize-kernels", "mlir::func::FuncOp"> 
     131072 iterations of work (its loops' iterations, each counting the
     constant-bound loops in its body: a row's statistics, a pooling window)
     along its first dimension larger than 1, when that dimension is
-    parallel, into a one-dimensional `scf.forall` of tasks of at least
-    16384 each. Smaller kernels run on the calling thread: a fork-join costs
+    parallel, into a one-dimensional `scf.forall` of tasks of about 16384
+    each: the tile nearest above (up to twice) or below (down to half) that
+    divides the dimension, so tasks have static shapes, else at least 16384
+    with a smaller last task. Smaller kernels run on the calling thread: a
+    fork-join costs
     about what 65536 vectorized elementwise iterations do.
     `kiln-outline-parallel` then hands the tasks to the runtime's threads.
     Products are split by `kiln-vectorize-contractions`, which runs first.

@@ -165,10 +165,7 @@ private:
   }
 
   void store(Value value, Value memref, ValueRange at, Value mask) {
-    if (mask)
-      vector::MaskedStoreOp::create(b, loc, memref, at, mask, value);
-    else
-      vector::StoreOp::create(b, loc, value, memref, at);
+    storeLanes(b, loc, value, memref, at, mask);
   }
 
   /// Computes the task's panel of B, columns [column, column + tileColumns)

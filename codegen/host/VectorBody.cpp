@@ -2,7 +2,10 @@
 
 #include "codegen/host/VectorBody.h"
 
+#include "passes/Buffers.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -26,6 +29,24 @@ bool isVectorizableBody(linalg::GenericOp op) {
   Block &body = op.getRegion().front();
   return body.getArguments().back().use_empty() &&
          llvm::all_of(body.without_terminator(), isVectorizableOp);
+}
+
+bool hasLaneOperands(linalg::GenericOp op) {
+  unsigned innermost = op.getNumLoops() - 1;
+  AffineExpr last = getAffineDimExpr(innermost, op.getContext());
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (!type || !type.getElementType().isF32() || !type.hasStaticShape() ||
+        !onlyDimsAndConstants(map))
+      return false;
+    bool along = map.isFunctionOfDim(innermost);
+    if (op.isDpsInit(&operand) && !along)
+      return false;
+    if (along && (map.getResults().back() != last || !hasUnitInnermostStride(type)))
+      return false;
+  }
+  return true;
 }
 
 void cloneOnVectors(OpBuilder &b, Location loc, ArrayRef<Operation *> ops, IRMapping &mapping,
@@ -63,6 +84,43 @@ SmallVector<Value> cloneBodyOnVectors(OpBuilder &b, Location loc, Block &body, I
   return results;
 }
 
+void forEachVector(OpBuilder &b, Location loc, ArrayRef<int64_t> ranges, int64_t width,
+                   function_ref<void(ArrayRef<Value>, Value, int64_t)> body) {
+  SmallVector<Value> at(ranges.size());
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  std::function<void(size_t)> nest = [&](size_t dim) {
+    OpBuilder::InsertionGuard guard(b);
+    if (dim + 1 < ranges.size()) {
+      if (ranges[dim] == 1) {
+        at[dim] = index(0);
+      } else {
+        auto loop = scf::ForOp::create(b, loc, index(0), index(ranges[dim]), index(1));
+        b.setInsertionPoint(loop.getBody()->getTerminator());
+        at[dim] = loop.getInductionVar();
+      }
+      nest(dim + 1);
+      return;
+    }
+    int64_t extent = ranges.back(), whole = extent / width * width;
+    if (whole > 0) {
+      OpBuilder::InsertionGuard inner(b);
+      auto loop = scf::ForOp::create(b, loc, index(0), index(whole), index(width));
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      at.back() = loop.getInductionVar();
+      body(at, Value(), width);
+    }
+    if (extent > whole) {
+      at.back() = index(whole);
+      Value mask = vector::ConstantMaskOp::create(b, loc, VectorType::get({width}, b.getI1Type()),
+                                                  ArrayRef<int64_t>{extent - whole});
+      body(at, mask, extent - whole);
+    }
+  };
+  nest(0);
+}
+
 Value splat(OpBuilder &b, Location loc, VectorType type, Attribute value) {
   return arith::ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, value));
 }
@@ -73,6 +131,14 @@ Value loadLanes(OpBuilder &b, Location loc, VectorType type, Value memref, Value
     return vector::LoadOp::create(b, loc, type, memref, indices);
   Value zeros = splat(b, loc, type, b.getZeroAttr(type.getElementType()));
   return vector::MaskedLoadOp::create(b, loc, type, memref, indices, mask, zeros);
+}
+
+void storeLanes(OpBuilder &b, Location loc, Value value, Value memref, ValueRange indices,
+                Value mask) {
+  if (mask)
+    vector::MaskedStoreOp::create(b, loc, memref, indices, mask, value);
+  else
+    vector::StoreOp::create(b, loc, value, memref, indices);
 }
 
 } // namespace kiln::host

@@ -2,7 +2,8 @@
 //
 // An elementwise linalg body (arith and math on scalars) computes the same
 // on vectors, lane by lane: the register tiles apply a product's epilogue
-// so, and kiln-vectorize-elementwise whole kernels.
+// so, and kiln-vectorize-elementwise whole kernels, which walk their
+// outputs a vector at a time as kiln-vectorize-windows does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,12 @@ bool isVectorizableOp(Operation &op);
 /// neither indices nor its output.
 bool isVectorizableBody(linalg::GenericOp op);
 
+/// Whether each of `op`'s operands is a static f32 buffer read or written
+/// through dimensions and constants, its output along the innermost loop
+/// and each input along it or not at all, with unit stride when along it:
+/// a kernel whose innermost loop can run on vector lanes.
+bool hasLaneOperands(linalg::GenericOp op);
+
 /// Clones `ops` (elementwise arith and math on scalars, in order) at `b`'s
 /// insertion point on vectors of `width` lanes: `mapping` gives the vectors
 /// of the values the caller computed (an op whose result it holds is not
@@ -43,12 +50,25 @@ void cloneOnVectors(OpBuilder &b, Location loc, ArrayRef<Operation *> ops, IRMap
 SmallVector<Value> cloneBodyOnVectors(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
                                       int64_t width);
 
+/// At `b`'s insertion point, loops over the static `ranges` but the
+/// innermost (a range of 1 is no loop), around a loop of whole `width`-lane
+/// vectors along the innermost and one masked vector for the rest. `body`
+/// gets, with `b` inside the loops, each loop's index (the innermost's:
+/// its first lane's), the mask of the lanes in the range (null for a whole
+/// vector) and how many lanes that is.
+void forEachVector(OpBuilder &b, Location loc, ArrayRef<int64_t> ranges, int64_t width,
+                   function_ref<void(ArrayRef<Value> at, Value mask, int64_t lanes)> body);
+
 /// A vector of `type` with `value` in every lane.
 Value splat(OpBuilder &b, Location loc, VectorType type, Attribute value);
 
 /// The vector of `type` at `indices` of `memref`; with `mask`, only its
 /// lanes are read and the others are zero.
 Value loadLanes(OpBuilder &b, Location loc, VectorType type, Value memref, ValueRange indices,
+                Value mask);
+
+/// Stores `value` at `indices` of `memref`; with `mask`, only its lanes.
+void storeLanes(OpBuilder &b, Location loc, Value value, Value memref, ValueRange indices,
                 Value mask);
 
 } // namespace kiln::host

@@ -114,49 +114,66 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
       .getResult(0);
 }
 
-/// A depthwise convolution channels last, a window per output:
+/// A depthwise convolution, a window per output:
 ///
-///   out[n, o_1..o_s, c] = sum over k of input[n, o*stride + k*dilation - pad, c]
-///                                       * weight[k_1..k_s, 0, c]
+///   out[n, c, o_1..o_s] = sum over k of input[n, c, o*stride + k*dilation - pad]
+///                                       * weight[c, 0, k_1..k_s]
 ///
-/// as an all-parallel generic whose body loops over the window (zero where
-/// it falls in the padding), in the order the grouped product sums. Each
-/// output is one thread's loop on a GPU, and neighbouring threads read
-/// neighbouring channels; the bias and what follows fuse into it.
+/// or channels last out[n, o_1..o_s, c] from input[n, ..., c] and
+/// weight[k_1..k_s, 0, c], as an all-parallel generic whose body loops over
+/// the window (zero where it falls in the padding), in the order the
+/// grouped product sums. Each output is one thread's loop on a GPU, and
+/// neighbouring threads read neighbouring channels (channels last) or
+/// positions; on the host, kiln-vectorize-windows runs the innermost
+/// dimension on vector lanes. The bias and what follows fuse into it.
 Value depthwise(OpBuilder &b, Location loc, ConvOp op) {
   RankedTensorType type = op.getType();
   Type element = type.getElementType();
+  bool last = op.getChannelsLast();
   int64_t spatial = type.getRank() - 2;
-  ArrayRef<int64_t> window = op.getWeight().getType().getShape().take_front(spatial);
+  // The first spatial dimension, in the input and the output.
+  int64_t first = last ? 1 : 2;
+  ArrayRef<int64_t> weightShape = op.getWeight().getType().getShape();
+  ArrayRef<int64_t> window = last ? weightShape.take_front(spatial) : weightShape.drop_front(2);
   ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(), dilations = op.getDilations();
   Value input = op.getInput(), weight = op.getWeight();
   auto inputType = cast<RankedTensorType>(input.getType());
   auto step = [&](OpBuilder &lb, Location l, ArrayRef<Value> outputAt, ArrayRef<Value> offsets,
                   ValueRange sum) -> SmallVector<Value> {
-    Value channel = outputAt.back();
+    Value channel = last ? outputAt.back() : outputAt[1];
+    Value zero = arith::ConstantIndexOp::create(lb, l, 0);
     SmallVector<Value> at = {outputAt[0]};
+    if (!last)
+      at.push_back(channel);
     Value inside;
     for (int64_t d = 0; d < spatial; ++d) {
       WindowIndex read =
-          windowIndex(lb, l, outputAt[d + 1], offsets[d], strides[d], dilations[d], pads[d],
-                      window[d], inputType.getDimSize(d + 1), type.getDimSize(d + 1));
+          windowIndex(lb, l, outputAt[d + first], offsets[d], strides[d], dilations[d], pads[d],
+                      window[d], inputType.getDimSize(d + first), type.getDimSize(d + first));
       if (read.inside)
         inside = both(lb, l, inside, read.inside);
       at.push_back(read.clamped);
     }
-    at.push_back(channel);
+    if (last)
+      at.push_back(channel);
     Value value = tensor::ExtractOp::create(lb, l, input, at);
     if (inside)
       value = arith::SelectOp::create(lb, l, inside, value, scalar(lb, l, element, 0.0));
-    SmallVector<Value> weightAt(offsets);
-    weightAt.append({arith::ConstantIndexOp::create(lb, l, 0), channel});
+    SmallVector<Value> weightAt;
+    if (last) {
+      llvm::append_range(weightAt, offsets);
+      weightAt.append({zero, channel});
+    } else {
+      weightAt = {channel, zero};
+      llvm::append_range(weightAt, offsets);
+    }
     Value product =
         arith::MulFOp::create(lb, l, value, tensor::ExtractOp::create(lb, l, weight, weightAt));
     return {arith::AddFOp::create(lb, l, sum[0], product)};
   };
   Value result = windowed(b, loc, type, window, {b.getZeroAttr(element)}, step,
                           [](OpBuilder &, Location, ValueRange sum) { return sum[0]; });
-  result.getDefiningOp()->setAttr(kLayoutAttr, b.getStringAttr("nhwc"));
+  result.getDefiningOp()->setAttr(kLayoutAttr, b.getStringAttr(last ? "nhwc" : "nchw"));
   return result;
 }
 
@@ -171,11 +188,18 @@ Value depthwise(OpBuilder &b, Location loc, ConvOp op) {
 /// the shape `kiln-vectorize-contractions` turns into register tiles, with
 /// the gather computed per tile and the bias (and what the graph fused after
 /// it) applied in registers. A 1x1 convolution at stride 1 without padding
-/// reads its input as the columns.
+/// reads its input as the columns. A depthwise convolution, a product of a
+/// single row per group, is a window per output instead (`depthwise`).
 struct ConvToLinalg : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ConvOp op, PatternRewriter &rewriter) const override {
+    if (op.isDepthwise()) {
+      Value result = depthwise(rewriter, op.getLoc(), op);
+      int64_t channel = op.getChannelsLast() ? op.getType().getRank() - 1 : 1;
+      rewriter.replaceOp(op, addBias(rewriter, op, result, channel));
+      return success();
+    }
     if (op.getChannelsLast())
       return rewriteChannelsLast(op, rewriter);
     Location loc = op.getLoc();
@@ -242,7 +266,7 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
   }
 
   /// A channels-last convolution of one group as one product over im2col
-  /// rows (a depthwise one: `depthwise`):
+  /// rows:
   ///
   ///   out[n, o, m] += columns[n, o, (k, c)] * weight[(k, c), m]
   ///
@@ -251,11 +275,6 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
   /// padding reads its input as the rows.
   static LogicalResult rewriteChannelsLast(ConvOp op, PatternRewriter &rewriter) {
     Location loc = op.getLoc();
-    if (op.isDepthwise()) {
-      Value result = depthwise(rewriter, loc, op);
-      rewriter.replaceOp(op, addBias(rewriter, op, result, op.getType().getRank() - 1));
-      return success();
-    }
     RankedTensorType type = op.getType();
     Type element = type.getElementType();
     int64_t spatial = type.getRank() - 2;

@@ -1,12 +1,14 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-parallelize-kernels))' | FileCheck %s
 
 // A big kernel is split along its first dimension larger than 1 into tasks
-// of at least 16384 iterations: 64 channels of 56x56 (3136) go 6 at a time.
+// of about 16384 iterations, a number of them that divides it: 64 channels
+// of 56x56 (3136) need 6 a task and go 8 at a time, every task the same
+// static shape.
 // CHECK-LABEL: func.func @relu
 // CHECK-SAME: (%[[X:[a-z0-9]+]]: memref<1x64x56x56xf32>, %[[Y:[a-z0-9]+]]: memref<1x64x56x56xf32>)
-// CHECK: scf.forall (%[[C:[a-z0-9]+]]) = (0) to (64) step (6) {
-// CHECK: %[[IN:.+]] = memref.subview %[[X]][0, %[[C]], 0, 0] [1, %{{.+}}, 56, 56] [1, 1, 1, 1]
-// CHECK: %[[OUT:.+]] = memref.subview %[[Y]][0, %[[C]], 0, 0] [1, %{{.+}}, 56, 56] [1, 1, 1, 1]
+// CHECK: scf.forall (%[[C:[a-z0-9]+]]) = (0) to (64) step (8) {
+// CHECK: %[[IN:.+]] = memref.subview %[[X]][0, %[[C]], 0, 0] [1, 8, 56, 56] [1, 1, 1, 1]
+// CHECK: %[[OUT:.+]] = memref.subview %[[Y]][0, %[[C]], 0, 0] [1, 8, 56, 56] [1, 1, 1, 1]
 // CHECK: linalg.generic {{.+}} ins(%[[IN]] : {{.+}}) outs(%[[OUT]] :
 // CHECK: arith.maximumf
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
@@ -23,15 +25,16 @@ func.func @relu(%x: memref<1x64x56x56xf32>, %y: memref<1x64x56x56xf32>) {
 
 // -----
 
-// Rows of 768: 22 rows make a task; the last task has 256 - 11 * 22 = 14.
+// Rows of 768 need 22 a task; 257 rows have no divisor from 11 to 44, so
+// tasks take 22 and the last one 257 - 11 * 22 = 15.
 // CHECK-LABEL: func.func @rows
-// CHECK: scf.forall (%[[R:[a-z0-9]+]]) = (0) to (256) step (22) {
+// CHECK: scf.forall (%[[R:[a-z0-9]+]]) = (0) to (257) step (22) {
 // CHECK: %[[N:.+]] = affine.min #{{.+}}(%[[R]])
 // CHECK: memref.subview %{{.+}}[0, %[[R]], 0] [1, %[[N]], 768] [1, 1, 1]
 // CHECK: linalg.fill
-func.func @rows(%y: memref<1x256x768xf32>) {
+func.func @rows(%y: memref<1x257x768xf32>) {
   %zero = arith.constant 0.0 : f32
-  linalg.fill ins(%zero : f32) outs(%y : memref<1x256x768xf32>)
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x257x768xf32>)
   return
 }
 

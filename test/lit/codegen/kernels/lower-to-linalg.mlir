@@ -118,18 +118,45 @@ func.func @no_generator(%a: tensor<4xui8>) -> tensor<4xui8> {
 
 // -----
 
-// A grouped (depthwise) convolution in NCHW (the host's layout) is a batch
-// of products, one per group: the windows read input channel g (one
-// channel per group) at stride 2 and dilation 2.
-// CHECK-LABEL: func.func @depthwise_nchw
-// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<1x4x1x3x3x3x3xf32>)
-// CHECK: %[[G:.+]] = linalg.index 1 : index
+// A grouped convolution in NCHW (the host's layout) is a batch of
+// products, one per group: the windows read input channels 2g and 2g + 1
+// (two channels per group) at stride 2 and dilation 2.
+// CHECK-LABEL: func.func @grouped_nchw
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<1x2x2x3x3x3x3xf32>)
+// CHECK-DAG: %[[C:.+]] = linalg.index 2 : index
+// CHECK-DAG: %[[G:.+]] = linalg.index 1 : index
 // CHECK-DAG: %[[KH:.+]] = linalg.index 3 : index
 // CHECK-DAG: %[[OH:.+]] = linalg.index 5 : index
-// CHECK-DAG: arith.muli %[[KH]], %[[TWO:c2]] : index
+// CHECK-DAG: %[[GC:.+]] = arith.muli %[[G]], %[[TWO:c2]] : index
+// CHECK-DAG: %[[CHANNEL:.+]] = arith.addi %[[GC]], %[[C]] : index
+// CHECK-DAG: arith.muli %[[KH]], %[[TWO]] : index
 // CHECK-DAG: arith.muli %[[OH]], %[[TWO]] : index
-// CHECK: tensor.extract %{{.+}}[%{{.+}}, %[[G]], %{{.+}}, %{{.+}}]
-// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<4x1x9xf32>, tensor<1x4x9x9xf32>) outs(%{{.+}} : tensor<1x4x1x9xf32>)
+// CHECK: tensor.extract %{{.+}}[%{{.+}}, %[[CHANNEL]], %{{.+}}, %{{.+}}]
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<2x3x18xf32>, tensor<1x2x18x9xf32>) outs(%{{.+}} : tensor<1x2x3x9xf32>)
+func.func @grouped_nchw(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 2, 2>, group = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+      : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32>
+  return %0 : tensor<1x6x3x3xf32>
+}
+
+// -----
+
+// A depthwise convolution in NCHW is no product but a window per output:
+// an all-parallel generic (n, c, oh, ow) whose body loops over kh and kw,
+// reading channel c of the input at (oh * 2 + kh * 2 - 1, ow * 2 + kw * 2 -
+// 1) and zero in the padding, times weight (c, 0, kh, kw).
+// CHECK-LABEL: func.func @depthwise_nchw
+// CHECK-SAME: (%[[X:.+]]: tensor<1x4x8x8xf32>, %[[W:.+]]: tensor<4x1x3x3xf32>)
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%{{.+}} : tensor<1x4x3x3xf32>) attrs = {kiln.layout = "nchw"}
+// CHECK: %[[C:.+]] = linalg.index 1 : index
+// CHECK: scf.for %[[KH:.+]] = %{{.+}} iter_args
+// CHECK: scf.for %[[KW:.+]] = %{{.+}} iter_args(%[[SUM:.+]] = %{{.+}}) -> (f32)
+// CHECK: %[[IN:.+]] = tensor.extract %[[X]][%{{.+}}, %[[C]], %{{.+}}, %{{.+}}] : tensor<1x4x8x8xf32>
+// CHECK: %[[CELL:.+]] = arith.select %{{.+}}, %[[IN]], %{{.+}} : f32
+// CHECK: %[[WEIGHT:.+]] = tensor.extract %[[W]][%[[C]], %{{.+}}, %[[KH]], %[[KW]]] : tensor<4x1x3x3xf32>
+// CHECK: %[[PRODUCT:.+]] = arith.mulf %[[CELL]], %[[WEIGHT]] : f32
+// CHECK: arith.addf %[[SUM]], %[[PRODUCT]] : f32
+// CHECK-NOT: linalg.generic
 func.func @depthwise_nchw(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x3x3xf32> {
   %0 = kiln.conv %x, %w {dilations = array<i64: 2, 2>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
       : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x3x3xf32>
