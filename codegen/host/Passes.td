@@ -35,7 +35,10 @@ def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::Fun
     with loops over register tiles: `rows` x 2 vectors of accumulators held
     across the whole reduction, fed by two vector loads of `B` and a
     broadcast of `A` per row (`vector.fma`). Edge tiles have fewer rows and
-    masked columns.
+    masked columns. When more than one tile of rows reads a task's columns
+    of a `B` that is neither packed nor computed per task (an activation,
+    whose rows lie far apart), the task first copies them into a panel on
+    its stack, rows adjacent.
 
     Each column tile, at each index of the other dimensions (batch, groups),
     is one task. The tasks of a product of at least 65536 multiply-adds form

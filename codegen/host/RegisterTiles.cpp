@@ -42,6 +42,7 @@ public:
     for (unsigned dim : roles.outer)
       tasks *= ranges[dim];
     auto panelType = MemRefType::get({ranges[roles.k], step}, b.getF32Type());
+    bool copies = copiesPanel();
     Block *body;
     Operation *kernel;
     if (parallel) {
@@ -49,14 +50,14 @@ public:
                                           ValueRange{}, std::nullopt);
       body = forall.getBody();
       kernel = forall;
-      if (fusion.producer) {
+      if (fusion.producer || copies) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(body);
         panel = memref::AllocaOp::create(b, loc, panelType);
       }
     } else {
       // A sequential kernel's panel is allocated once, before its loop.
-      if (fusion.producer)
+      if (fusion.producer || copies)
         panel = memref::AllocaOp::create(b, loc, panelType);
       auto loop = scf::ForOp::create(b, loc, index(0), index(tasks), index(1));
       body = loop.getBody();
@@ -91,6 +92,8 @@ public:
     auto rowTiles = [&](int64_t tileColumns) {
       if (fusion.producer)
         pack(column, tileColumns);
+      else if (copies)
+        copyPanel(column, tileColumns);
       forTiles(ranges[roles.m], rows,
                [&](Value row, int64_t tileRows) { emitTile(row, tileRows, column, tileColumns); });
     };
@@ -166,6 +169,31 @@ private:
 
   void store(Value value, Value memref, ValueRange at, Value mask) {
     storeLanes(b, loc, value, memref, at, mask);
+  }
+
+  /// Whether each task copies its columns of B into a panel first: B is
+  /// read by more than one tile of rows, and is neither packed nor
+  /// computed per task. Its rows lie far apart (a row of an activation);
+  /// the panel's are adjacent, on the task's stack, in cache for every
+  /// tile after the first.
+  bool copiesPanel() { return !fusion.producer && !roles.panel && ranges[roles.m] > rows; }
+
+  /// Copies the task's columns [column, column + tileColumns) of every row
+  /// k of B into its panel.
+  void copyPanel(Value column, int64_t tileColumns) {
+    Value bMatrix = op.getDpsInputs()[1];
+    loop(ranges[roles.k], [&](Value k) {
+      dims[roles.k] = k;
+      for (int64_t v = 0; v * width < tileColumns; ++v) {
+        int64_t lanes = std::min(width, tileColumns - v * width);
+        Value mask = lanes == width
+                         ? Value()
+                         : vector::ConstantMaskOp::create(b, loc, vectorType(b.getI1Type()),
+                                                          ArrayRef<int64_t>{lanes});
+        dims[roles.n] = plus(column, v * width);
+        store(load(bMatrix, indices(maps[1], dims), mask), panel, {k, index(v * width)}, mask);
+      }
+    });
   }
 
   /// Computes the task's panel of B, columns [column, column + tileColumns)

@@ -10,27 +10,37 @@
 #c = affine_map<(m, k, n) -> (m, n)>
 
 // An 8x20 product over k = 3, at 256 bits: two tasks, one per tile of 16
-// columns. A whole tile of 6 rows by two vectors of 8 columns holds 12
-// accumulators through the reduction, each step loading two vectors of B
-// and broadcasting one scalar of A per row; the 2 remaining rows are a tile
-// of their own; the last 4 columns are one masked vector.
+// columns. Two tiles of rows read each task's columns of B, so the task
+// first copies them into a panel (3 x 16, its rows adjacent). A whole tile
+// of 6 rows by two vectors of 8 columns holds 12 accumulators through the
+// reduction, each step loading two vectors of the panel and broadcasting
+// one scalar of A per row; the 2 remaining rows are a tile of their own;
+// the last 4 columns are one masked vector.
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME: %[[A:[a-z0-9]+]]: memref<8x3xf32>, %[[B:[a-z0-9]+]]: memref<3x20xf32>, %[[C:[a-z0-9]+]]: memref<8x20xf32>)
+// CHECK: %[[PANEL:.+]] = memref.alloca() : memref<3x16xf32>
 // CHECK: scf.for %[[TASK:[a-z0-9]+]] = %{{.+}} to %[[C2:[a-z0-9]+]] step
 // CHECK: %[[COL:.+]] = arith.muli %[[TASK]], %[[C16:[a-z0-9]+]]
 // CHECK: %[[LAST:.+]] = arith.cmpi eq, %[[TASK]], %[[C1:[a-z0-9]+]]
 // CHECK: scf.if %[[LAST]] {
+// CHECK: scf.for %[[KC:[a-z0-9]+]] =
+// CHECK: %[[COPIED:.+]] = vector.maskedload %[[B]][%[[KC]], %[[COL]]]
+// CHECK: vector.maskedstore %[[PANEL]][%[[KC]], %{{.+}}], %{{.+}}, %[[COPIED]]
 // CHECK: %[[MASK:.+]] = vector.constant_mask [4] : vector<8xi1>
 // CHECK: vector.maskedload %[[C]][%{{.+}}, %[[COL]]], %[[MASK]]
 // CHECK: scf.for
-// CHECK: vector.maskedload %[[B]][%{{.+}}, %[[COL]]], %[[MASK]]
+// CHECK: vector.maskedload %[[PANEL]][%{{.+}}, %{{.+}}], %[[MASK]]
 // CHECK: vector.maskedstore %[[C]][%{{.+}}, %[[COL]]], %[[MASK]]
 // CHECK: } else {
-// CHECK: %[[COL8:.+]] = arith.addi %[[COL]], %[[C8:[a-z0-9]+]]
+// CHECK: scf.for %[[KC:[a-z0-9]+]] =
+// CHECK: vector.load %[[B]][%[[KC]], %[[COL]]]
+// CHECK: vector.store %{{.+}}, %[[PANEL]][%[[KC]], %{{.+}}]
+// CHECK: vector.load %[[B]][%[[KC]], %{{.+}}]
+// CHECK: vector.store %{{.+}}, %[[PANEL]][%[[KC]], %{{.+}}]
 // CHECK-COUNT-12: vector.load %[[C]]
 // CHECK: %[[TILES:.+]]:12 = scf.for %[[K:[a-z0-9]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
-// CHECK: %[[B0:.+]] = vector.load %[[B]][%[[K]], %[[COL]]] : memref<3x20xf32>, vector<8xf32>
-// CHECK: %[[B1:.+]] = vector.load %[[B]][%[[K]], %[[COL8]]] : memref<3x20xf32>, vector<8xf32>
+// CHECK: %[[B0:.+]] = vector.load %[[PANEL]][%[[K]], %{{.+}}] : memref<3x16xf32>, vector<8xf32>
+// CHECK: %[[B1:.+]] = vector.load %[[PANEL]][%[[K]], %{{.+}}] : memref<3x16xf32>, vector<8xf32>
 // CHECK: %[[A0:.+]] = memref.load %[[A]][%{{.+}}, %[[K]]]
 // CHECK: %[[S0:.+]] = vector.broadcast %[[A0]] : f32 to vector<8xf32>
 // CHECK: vector.fma %[[S0]], %[[B0]], %{{.+}} : vector<8xf32>
