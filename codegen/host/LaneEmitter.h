@@ -2,8 +2,7 @@
 //
 // A linalg.generic's body, reads and loops included, computed for a vector
 // of lanes along its innermost loop: kiln-vectorize-windows runs window
-// kernels (depthwise convolutions, pooling) so, and the register tiles
-// compute the rows of an im2col panel so.
+// kernels (depthwise convolutions, pooling) so.
 //
 // An index that moves with the lane stays a scalar base and a constant
 // stride (lane i's is `base + stride * i`), so a read along it is one

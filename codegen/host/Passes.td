@@ -57,8 +57,11 @@ def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::Fun
     - the all-parallel generic that writes `B` (the im2col gather of a
       convolution), when only the product reads `B` and nothing in between
       writes what the gather reads: each task computes the panel of `B` its
-      columns read (`k` x 2 vectors, on its stack) with the gather's body;
-      `B` is never stored.
+      columns read (`k` x 2 vectors, on its stack) with the gather's body,
+      a vector of columns at a time (reads gathering), or, for an
+      elementwise producer reading inputs (a normalization, an activation,
+      a squeeze-excitation's scale), in runs along its innermost dimension
+      on vector lanes (its inputs vector loads); `B` is never stored.
 
     Anything else (other element types, a transposed `B`, several
     reductions) is left alone for the generic loop lowering.

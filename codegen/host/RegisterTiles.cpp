@@ -2,6 +2,7 @@
 
 #include "codegen/host/RegisterTiles.h"
 
+#include "codegen/host/LaneEmitter.h"
 #include "codegen/host/VectorBody.h"
 
 #include "dialects/kiln/Precision.h"
@@ -241,6 +242,38 @@ private:
       };
       nest(0, index(0));
     };
+    if (producerRunsAlongRows()) {
+      // Runs of columns along the innermost column dimension (a row of an
+      // image), each from column p over the next columns of that row, up
+      // to a vector's lanes: the producer's body on those lanes, its
+      // inputs read as vectors.
+      int64_t innermost = fusion.groups[nResult].back();
+      Value end = plus(column, tileColumns);
+      scf::WhileOp::create(
+          b, loc, TypeRange{b.getIndexType()}, ValueRange{column},
+          [&](OpBuilder &nested, Location, ValueRange p) {
+            Value more = arith::CmpIOp::create(nested, loc, arith::CmpIPredicate::slt, p[0], end);
+            scf::ConditionOp::create(nested, loc, more, p);
+          },
+          [&](OpBuilder &nested, Location, ValueRange p) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
+            assign(nResult, p[0]);
+            Value rowLeft = arith::SubIOp::create(b, loc, index(shape[innermost]), at[innermost]);
+            Value tileLeft = arith::SubIOp::create(b, loc, end, p[0]);
+            Value lanes = arith::MinSIOp::create(
+                b, loc, arith::MinSIOp::create(b, loc, rowLeft, tileLeft), index(width));
+            Value offset = arith::SubIOp::create(b, loc, p[0], column);
+            Value mask =
+                vector::CreateMaskOp::create(b, loc, vectorType(b.getI1Type()), ValueRange{lanes});
+            rows([&](Value k) {
+              Value value = emitOnLanes(producer, width, b, *producerVaries, at, mask, lanes);
+              storeLanes(b, loc, value, panel, ValueRange{k, offset}, mask);
+            });
+            scf::YieldOp::create(b, loc, ValueRange{arith::AddIOp::create(b, loc, p[0], lanes)});
+          });
+      return;
+    }
     if (producerRunsOnLanes()) {
       // A vector of columns at a time: the column dimensions' indices lane
       // by lane, the body on vectors, its loads gathers.
@@ -277,6 +310,24 @@ private:
         memref::StoreOp::create(b, loc, producerValue(at), panel, ValueRange{k, j});
       });
     });
+  }
+
+  /// Whether the producer is elementwise on inputs along its innermost
+  /// dimension or not at all (a squeeze-excitation's scale, a
+  /// normalization and activation before the product), that dimension a
+  /// column dimension at least half a vector long: it computes runs of
+  /// columns on lanes (LaneEmitter.h). Sets `producerVaries`.
+  bool producerRunsAlongRows() {
+    linalg::GenericOp producer = fusion.producer;
+    auto shape = cast<MemRefType>(producer.getDpsInits()[0].getType()).getShape();
+    int64_t innermost = producer.getNumLoops() - 1;
+    ArrayRef<int64_t> columnDims = fusion.groups.back();
+    if (producer.getNumDpsInputs() == 0 || columnDims.empty() || columnDims.back() != innermost ||
+        2 * shape[innermost] < width || !hasLaneOperands(producer) ||
+        !producer.getRegion().front().getOps<memref::LoadOp>().empty())
+      return false;
+    producerVaries = std::make_unique<LaneDependence>(producer);
+    return hasLaneBody(producer, *producerVaries);
   }
 
   /// Whether the producer can compute a vector of columns at a time: a
@@ -568,8 +619,11 @@ private:
   SmallVector<int64_t> ranges;
   /// The value of each loop dimension where code is being emitted.
   SmallVector<Value> dims;
-  /// The task's panel of B, when the producer of B is fused.
+  /// The task's panel of B, when the producer of B is fused or B copied.
   Value panel;
+  /// Which values of the producer's body differ by lane, when it computes
+  /// runs of columns on lanes.
+  std::unique_ptr<LaneDependence> producerVaries;
   /// Per epilogue operand read along the columns: its view with the column
   /// dimensions as one, and how many row dimensions precede them.
   llvm::DenseMap<unsigned, std::pair<Value, int64_t>> columnViews;

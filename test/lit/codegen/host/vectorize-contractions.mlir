@@ -310,6 +310,67 @@ func.func @fused(%x: memref<1x2x6x6xf32>, %w: memref<1x4x18xf32>, %bias: memref<
 
 // -----
 
+// An elementwise producer of B reading inputs (a squeeze-excitation's
+// scale of each channel, before a 1x1 convolution of 4 channels of 5x12 to
+// 8) computes each task's panel in runs along a row of 12: from column p,
+// the next min(12 - p mod 12, columns left in the tile, 8) columns on
+// lanes, x read as a masked vector and the scale as a scalar, stored to
+// the panel at p's offset in the tile.
+// CHECK-LABEL: func.func @scaled
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<1x4x5x12xf32>, %[[SCALE:[a-z0-9]+]]: memref<4xf32>
+// CHECK: %[[PANEL:.+]] = memref.alloca() : memref<4x16xf32>
+// CHECK: scf.while (%[[P:.+]] = %[[COLUMN:.+]]) : (index) -> index {
+// CHECK: arith.cmpi slt, %[[P]]
+// CHECK: } do {
+// CHECK: ^bb0(%[[Q:.+]]: index):
+// CHECK: %[[W:.+]] = arith.remui %[[Q]], %{{.+}} : index
+// CHECK: %[[H:.+]] = arith.divui %[[Q]], %{{.+}} : index
+// CHECK: %[[ROW:.+]] = arith.subi %{{.+}}, %[[W]] : index
+// CHECK: %[[LEFT:.+]] = arith.minsi %[[ROW]], %{{.+}} : index
+// CHECK: %[[LANES:.+]] = arith.minsi %[[LEFT]], %{{.+}} : index
+// CHECK: %[[OFFSET:.+]] = arith.subi %[[Q]], %[[COLUMN]] : index
+// CHECK: %[[MASK:.+]] = vector.create_mask %[[LANES]] : vector<8xi1>
+// CHECK: scf.for %[[C:[a-z0-9]+]] =
+// CHECK: %[[V:.+]] = vector.maskedload %[[X]][%{{.+}}, %[[C]], %[[H]], %[[W]]], %[[MASK]]
+// CHECK: %[[S:.+]] = memref.load %[[SCALE]][%[[C]]]
+// CHECK: %[[SS:.+]] = vector.broadcast %[[S]] : f32 to vector<8xf32>
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[V]], %[[SS]] : vector<8xf32>
+// CHECK: vector.maskedstore %[[PANEL]][%[[C]], %[[OFFSET]]], %[[MASK]], %[[SCALED]]
+// CHECK: %[[NEXT:.+]] = arith.addi %[[Q]], %[[LANES]] : index
+// CHECK: scf.yield %[[NEXT]]
+// CHECK: vector.load %[[PANEL]]
+// CHECK: vector.fma
+#sx = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ss = affine_map<(d0, d1, d2, d3) -> (d1)>
+#sw = affine_map<(n, g, f, o, ck) -> (g, f, ck)>
+#sc = affine_map<(n, g, f, o, ck) -> (n, g, ck, o)>
+#sy = affine_map<(n, g, f, o, ck) -> (n, g, f, o)>
+func.func @scaled(%x: memref<1x4x5x12xf32>, %scale: memref<4xf32>, %w: memref<1x8x4xf32>)
+    -> memref<1x1x8x60xf32> {
+  %zero = arith.constant 0.0 : f32
+  %scaled = memref.alloc() : memref<1x4x5x12xf32>
+  linalg.generic {indexing_maps = [#sx, #ss, #sx], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %scale : memref<1x4x5x12xf32>, memref<4xf32>) outs(%scaled : memref<1x4x5x12xf32>) {
+  ^bb0(%v: f32, %s: f32, %o: f32):
+    %m = arith.mulf %v, %s : f32
+    linalg.yield %m : f32
+  }
+  %columns = memref.collapse_shape %scaled [[0], [1], [2, 3]] : memref<1x4x5x12xf32> into memref<1x4x60xf32>
+  %grouped = memref.expand_shape %columns [[0], [1, 2], [3]] output_shape [1, 1, 4, 60] : memref<1x4x60xf32> into memref<1x1x4x60xf32>
+  %acc = memref.alloc() : memref<1x1x8x60xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<1x1x8x60xf32>)
+  linalg.generic {indexing_maps = [#sw, #sc, #sy], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %grouped : memref<1x8x4xf32>, memref<1x1x4x60xf32>) outs(%acc : memref<1x1x8x60xf32>) {
+  ^bb0(%p: f32, %q: f32, %a: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %a, %m : f32
+    linalg.yield %r : f32
+  }
+  return %acc : memref<1x1x8x60xf32>
+}
+
+// -----
+
 // Nothing joins a product when that would lose a value: the columns and
 // the accumulator are also returned, so the gather and the elementwise
 // kernel stay as they are. The zero fill still goes: the product writes
