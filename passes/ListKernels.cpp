@@ -152,8 +152,14 @@ namespace {
 /// when one is not static.
 int64_t windowFlops(linalg::LinalgOp op) {
   int64_t flops = contractionFlops(op);
+  // The product the window loops accumulate (an activation fused after
+  // the window may multiply too, outside the loops).
   Operation *multiply = nullptr;
-  op->walk([&](arith::MulFOp mul) { multiply = mul; });
+  op->walk([&](arith::MulFOp mul) {
+    auto loop = mul->getParentOfType<scf::ForOp>();
+    if (!multiply && loop && op->isProperAncestor(loop))
+      multiply = mul;
+  });
   for (Operation *at = multiply; at && at != op; at = at->getParentOp())
     if (auto loop = dyn_cast<scf::ForOp>(at)) {
       std::optional<APInt> trips = loop.getStaticTripCount();
