@@ -92,6 +92,7 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   rowLoops.vectorBits = vectorize.vectorBits;
   pm.addNestedPass<mlir::func::FuncOp>(createVectorizeRowLoops(rowLoops));
   pm.addPass(createOutlineParallel());
+  pm.addPass(createOutlineKernels());
   pm.addPass(createApproximateMath());
   return mlir::parsePassPipeline("func.func(scf-forall-to-for,convert-linalg-to-loops),"
                                  "expand-strided-metadata,lower-affine,convert-scf-to-cf,"

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/host/Outlining.h"
 #include "codegen/host/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -45,37 +46,6 @@ std::optional<TaskLoop> taskLoop(scf::ForallOp forall) {
   if (!lower || !upper || !step || *step <= 0 || *upper <= *lower)
     return std::nullopt;
   return TaskLoop{*lower, *step, (*upper - *lower + *step - 1) / *step};
-}
-
-/// Clones into the loop body the constants it uses, so that the task
-/// function sees them as constants rather than arguments, and the views
-/// (slices, reshapes, arena views) it uses, so that it is passed the
-/// buffers they view rather than strided views it cannot take.
-void sinkConstantsAndViews(scf::ForallOp forall) {
-  Region &body = forall.getRegion();
-  OpBuilder b = OpBuilder::atBlockBegin(forall.getBody());
-  for (bool changed = true; changed;) {
-    changed = false;
-    SetVector<Value> captured;
-    getUsedValuesDefinedAbove(body, captured);
-    for (Value value : captured) {
-      Operation *definition = value.getDefiningOp();
-      if (!definition || definition->getNumResults() != 1 ||
-          !(definition->hasTrait<OpTrait::ConstantLike>() ||
-            isa<memref::SubViewOp, memref::ViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp>(
-                definition)))
-        continue;
-      b.setInsertionPointToStart(forall.getBody());
-      Operation *copy = b.clone(*definition);
-      replaceAllUsesInRegionWith(value, copy->getResult(0), body);
-      changed = true;
-    }
-  }
-}
-
-bool isPassableBuffer(Value value) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  return type && type.hasStaticShape() && type.getLayout().isIdentity();
 }
 
 /// Gives each runtime hook the context as a first argument, at its
@@ -121,10 +91,9 @@ struct OutlineParallel : impl::OutlineParallelBase<OutlineParallel> {
       std::optional<TaskLoop> loop = taskLoop(forall);
       if (!loop)
         continue;
-      sinkConstantsAndViews(forall);
-      SetVector<Value> captured;
-      getUsedValuesDefinedAbove(forall.getRegion(), captured);
-      if (!llvm::all_of(captured, isPassableBuffer))
+      host::sinkConstantsAndViews(forall.getRegion());
+      SetVector<Value> captured = host::valuesFromOutside(forall.getRegion());
+      if (!llvm::all_of(captured, host::isPassableBuffer))
         continue;
       Location loc = forall.getLoc();
 

@@ -202,6 +202,22 @@ def ApproximateMath : Pass<"kiln-approximate-math", "mlir::ModuleOp"> {
   ];
 }
 
+def OutlineKernels : Pass<"kiln-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Moves each kernel left in @main into a function of its own (host)";
+  let description = [{
+    Runs after `kiln-outline-parallel`. Each op at the top of `@main` that
+    holds a region and has no results (a loop nest, a linalg op) becomes a
+    private function `@main_kernel(buffers...)`, never inlined (LLVM's
+    `noinline`, as `passthrough`), and a
+    call to it. Constants and views it uses are cloned into it, as for
+    tasks; an op that still captures anything else than identity-layout
+    buffers of static shape stays in `@main`. LLVM then optimizes each
+    kernel alone, rather than one function holding them all, whose loop
+    passes take time that grows faster than its size.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def OutlineParallel : Pass<"kiln-outline-parallel", "mlir::ModuleOp"> {
   let summary = "Turns @main's scf.forall loops into tasks for the host runtime's threads";
   let description = [{

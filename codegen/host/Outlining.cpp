@@ -1,0 +1,48 @@
+//===- Outlining.cpp - moving @main's kernels into functions --------------===//
+
+#include "codegen/host/Outlining.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace kiln::host {
+
+using namespace mlir;
+
+SetVector<Value> valuesFromOutside(Region &region) {
+  SetVector<Value> values;
+  region.walk([&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (!region.isAncestor(operand.getParentRegion()))
+        values.insert(operand);
+  });
+  return values;
+}
+
+void sinkConstantsAndViews(Region &region) {
+  Block &entry = region.front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Value value : valuesFromOutside(region)) {
+      Operation *definition = value.getDefiningOp();
+      if (!definition || definition->getNumResults() != 1 ||
+          !(definition->hasTrait<OpTrait::ConstantLike>() ||
+            isa<memref::SubViewOp, memref::ViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp>(
+                definition)))
+        continue;
+      b.setInsertionPointToStart(&entry);
+      Operation *copy = b.clone(*definition);
+      replaceAllUsesInRegionWith(value, copy->getResult(0), region);
+      changed = true;
+    }
+  }
+}
+
+bool isPassableBuffer(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity();
+}
+
+} // namespace kiln::host

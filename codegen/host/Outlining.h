@@ -1,0 +1,35 @@
+//===- Outlining.h - moving @main's kernels into functions ------*- C++ -*-===//
+//
+// kiln-outline-parallel makes tasks of @main's parallel loops, and
+// kiln-outline-kernels functions of its other kernels: both move a region
+// into a function that takes the buffers the region reads and writes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_HOST_OUTLINING_H
+#define KILN_CODEGEN_HOST_OUTLINING_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace kiln::host {
+
+/// The values `region` uses that are defined outside it: above it, or in
+/// another function when it is being moved there.
+llvm::SetVector<mlir::Value> valuesFromOutside(mlir::Region &region);
+
+/// Clones into `region` (starting its entry block) the constants it uses,
+/// so that a function made of it sees them as constants rather than
+/// arguments, and the views (slices, reshapes, arena views) it uses, so
+/// that it is passed the buffers they view rather than strided views a
+/// function cannot take.
+void sinkConstantsAndViews(mlir::Region &region);
+
+/// Whether `value` can be a function's argument: a buffer of static shape
+/// and identity layout.
+bool isPassableBuffer(mlir::Value value);
+
+} // namespace kiln::host
+
+#endif // KILN_CODEGEN_HOST_OUTLINING_H

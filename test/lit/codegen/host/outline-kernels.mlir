@@ -1,0 +1,53 @@
+// RUN: kiln-opt %s --split-input-file --kiln-outline-kernels | FileCheck %s
+
+// Each kernel at the top of @main (a loop nest, a linalg op) becomes a
+// function of its own, never inlined, taking the buffers it uses: the
+// views and constants it uses are cloned into it, so that it takes the
+// arena rather than a view of it. @main calls them in order; the hook call
+// stays (the view, now unused, is for the canonicalizer).
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<8xf32>, %[[ARENA:[a-z0-9]+]]: memref<64xi8>, %[[Y:[a-z0-9]+]]: memref<8xf32>)
+// CHECK: call @main_kernel(%[[ARENA]], %[[X]]) : (memref<64xi8>, memref<8xf32>) -> ()
+// CHECK-NEXT: call @hook()
+// CHECK-NEXT: call @main_kernel_0(%[[ARENA]], %[[Y]]) : (memref<64xi8>, memref<8xf32>) -> ()
+// CHECK-NEXT: return
+// CHECK: func.func private @main_kernel(%[[B:[a-z0-9]+]]: memref<64xi8>, %[[A:[a-z0-9]+]]: memref<8xf32>) attributes {passthrough = ["noinline"]}
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[T:.+]] = memref.view %[[B]][%[[C0]]][] : memref<64xi8> to memref<8xf32>
+// CHECK: scf.for %[[I:[a-z0-9]+]] =
+// CHECK: %[[V:.+]] = memref.load %[[A]][%[[I]]]
+// CHECK: memref.store %[[V]], %[[T]][%[[I]]]
+// CHECK: func.func private @main_kernel_0(%[[S:[a-z0-9]+]]: memref<64xi8>, %[[OUT:[a-z0-9]+]]: memref<8xf32>) attributes {passthrough = ["noinline"]}
+// CHECK: %[[U:.+]] = memref.view %[[S]]
+// CHECK: linalg.copy ins(%[[U]] : memref<8xf32>) outs(%[[OUT]] : memref<8xf32>)
+func.func private @hook()
+func.func @main(%x: memref<8xf32>, %arena: memref<64xi8>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %t = memref.view %arena[%c0][] : memref<64xi8> to memref<8xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %x[%i] : memref<8xf32>
+    memref.store %v, %t[%i] : memref<8xf32>
+  }
+  call @hook() : () -> ()
+  linalg.copy ins(%t : memref<8xf32>) outs(%y : memref<8xf32>)
+  return
+}
+
+// -----
+
+// A kernel that uses a buffer a function cannot take (a dynamic shape)
+// stays in @main.
+// CHECK-LABEL: func.func @main(
+// CHECK: scf.for
+// CHECK-NOT: func.func private @main_kernel
+func.func @main(%x: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %n step %c1 {
+    memref.store %zero, %x[%i] : memref<?xf32>
+  }
+  return
+}
