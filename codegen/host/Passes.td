@@ -41,7 +41,10 @@ def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::Fun
     its stack, rows adjacent.
 
     Each column tile, at each index of the other dimensions (batch, groups),
-    is one task. The tasks of a product of at least 65536 multiply-adds form
+    is one task; a product with at least 32 whole tiles of rows and a `B`
+    not computed per task splits them into blocks of 4 to 16 tiles that
+    divide them, a task per block and column tile, so that a task writes
+    rows near one another. The tasks of a product of at least 65536 multiply-adds form
     an `scf.forall` (they write disjoint parts of `C`); smaller products loop
     over them. The loop nest carries `kiln.kernel = "matmul"`.
 

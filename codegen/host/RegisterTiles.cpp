@@ -32,14 +32,17 @@ public:
         loc(fusedLocation()), maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()),
         dims(ranges.size()) {}
 
-  /// One task per (outer index, column tile): tasks write disjoint parts of
-  /// C, so they run as an scf.forall when `parallel`, else as a loop.
+  /// One task per (outer index, block of rows, column tile): tasks write
+  /// disjoint parts of C, so they run as an scf.forall when `parallel`,
+  /// else as a loop.
   void emit(bool parallel) {
     if (fusion.epilogue)
       prepareEpilogue();
     int64_t columns = ranges[roles.n], step = 2 * width;
     int64_t columnTiles = llvm::divideCeil(columns, step);
-    int64_t tasks = columnTiles;
+    int64_t blockRows = rowBlock();
+    int64_t rowBlocks = ranges[roles.m] / blockRows;
+    int64_t tasks = columnTiles * rowBlocks;
     for (unsigned dim : roles.outer)
       tasks *= ranges[dim];
     auto panelType = MemRefType::get({ranges[roles.k], step}, b.getF32Type());
@@ -72,8 +75,9 @@ public:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(body->getTerminator());
 
-    // task = ((outer_0 * extent_1 + outer_1) ...) * columnTiles + tile: each
-    // index is a remainder, but the outermost, which is what remains.
+    // task = (((outer_0 * extent_1 + outer_1) ...) * rowBlocks + block) *
+    // columnTiles + tile: each index is a remainder, but the outermost,
+    // which is what remains.
     Value rest = body->getArgument(0);
     int64_t remaining = tasks;
     auto digit = [&](int64_t extent) {
@@ -87,6 +91,7 @@ public:
       return value;
     };
     Value tile = digit(columnTiles);
+    Value firstRow = arith::MulIOp::create(b, loc, digit(rowBlocks), index(blockRows));
     for (unsigned dim : llvm::reverse(roles.outer))
       dims[dim] = digit(ranges[dim]);
     Value column = arith::MulIOp::create(b, loc, tile, index(step));
@@ -95,8 +100,9 @@ public:
         pack(column, tileColumns);
       else if (copies)
         copyPanel(column, tileColumns);
-      forTiles(ranges[roles.m], rows,
-               [&](Value row, int64_t tileRows) { emitTile(row, tileRows, column, tileColumns); });
+      forTiles(blockRows, rows, [&](Value row, int64_t tileRows) {
+        emitTile(arith::AddIOp::create(b, loc, firstRow, row), tileRows, column, tileColumns);
+      });
     };
     int64_t last = columns - (columnTiles - 1) * step;
     if (columnTiles == 1 || last == step) {
@@ -170,6 +176,23 @@ private:
 
   void store(Value value, Value memref, ValueRange at, Value mask) {
     storeLanes(b, loc, value, memref, at, mask);
+  }
+
+  /// The rows of C a task computes: all of them, or, for a product with
+  /// many whole tiles of rows whose B is not computed per task (attention's
+  /// scores, 1500 x 1500 a head), a block of 4 to 16 tiles that divides
+  /// them: a task then writes rows near one another, rather than a column
+  /// strip through all of C, a few cache lines on each of as many pages.
+  /// Consecutive tasks take the next columns of the same rows.
+  int64_t rowBlock() {
+    int64_t all = ranges[roles.m];
+    int64_t tiles = all / rows;
+    if (fusion.producer || all % rows != 0 || tiles < 32)
+      return all;
+    for (int64_t block : {8, 5, 10, 6, 12, 4, 16})
+      if (tiles % block == 0)
+        return block * rows;
+    return all;
   }
 
   /// Whether each task copies its columns of B into a panel first: B is

@@ -371,6 +371,36 @@ func.func @scaled(%x: memref<1x4x5x12xf32>, %scale: memref<4xf32>, %w: memref<1x
 
 // -----
 
+// A product with many whole tiles of rows (192 rows: 32 tiles of 6 at 256
+// bits) whose B is not computed per task splits its rows into blocks of 8
+// tiles: 4 tasks, each copying its columns of B and computing 48 rows from
+// block * 48, so that a task writes rows near one another.
+// CHECK-LABEL: func.func @row_blocks
+// CHECK-DAG: %[[C48:.+]] = arith.constant 48 : index
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG: %[[C6:.+]] = arith.constant 6 : index
+// CHECK: scf.for %[[TASK:[a-z0-9]+]] = %{{.+}} to %[[C4]] step
+// CHECK: %[[FIRST:.+]] = arith.muli %[[TASK]], %[[C48]] : index
+// CHECK: vector.store %{{.+}}, %[[PANEL:.+]][
+// CHECK: scf.for %[[ROW:[a-z0-9]+]] = %{{.+}} to %[[C48]] step %[[C6]] {
+// CHECK: %[[R:.+]] = arith.addi %[[FIRST]], %[[ROW]] : index
+// CHECK: vector.load %{{.+}}[%[[R]], %{{.+}}] : memref<192x16xf32>
+#ra = affine_map<(m, k, n) -> (m, k)>
+#rb = affine_map<(m, k, n) -> (k, n)>
+#rc = affine_map<(m, k, n) -> (m, n)>
+func.func @row_blocks(%a: memref<192x2xf32>, %b: memref<2x16xf32>, %c: memref<192x16xf32>) {
+  linalg.generic {indexing_maps = [#ra, #rb, #rc], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<192x2xf32>, memref<2x16xf32>) outs(%c : memref<192x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Nothing joins a product when that would lose a value: the columns and
 // the accumulator are also returned, so the gather and the elementwise
 // kernel stay as they are. The zero fill still goes: the product writes
