@@ -34,7 +34,8 @@ def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::Fun
     form every Conv, Gemm and MatMul kernel generator emits), and replaces it
     with loops over register tiles: `rows` x 2 vectors of accumulators held
     across the whole reduction, fed by two vector loads of `B` and a
-    broadcast of `A` per row (`vector.fma`). Edge tiles have fewer rows and
+    broadcast of `A` per row (`vector.fma`); a reduction of 16 steps or more,
+    even, takes two steps an iteration. Edge tiles have fewer rows and
     masked columns. When more than one tile of rows reads a task's columns
     of a `B` that is neither packed nor computed per task (an activation,
     whose rows lie far apart), the task first copies them into a panel on

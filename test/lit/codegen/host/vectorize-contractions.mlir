@@ -124,11 +124,16 @@ func.func @broadcast_batch(%a: memref<1x6x5xf32>, %b: memref<3x5x16xf32>, %c: me
 // -----
 
 // A product of at least 65536 multiply-adds runs its tasks (here 4 column
-// tiles) as an scf.forall; each writes its own columns of C.
+// tiles) as an scf.forall; each writes its own columns of C. Its reduction
+// of 64, long and even, takes two steps an iteration: tiles of 6 and 4
+// rows by two vectors, 2 x (12 + 8) FMAs.
 // CHECK-LABEL: func.func @parallel
 // CHECK: scf.forall (%[[TASK:[a-z0-9]+]]) in (4) {
 // CHECK: arith.muli %[[TASK]], %{{.+}} : index
-// CHECK-COUNT-20: vector.fma
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[TWO:c2]]
+// CHECK-COUNT-24: vector.fma
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[TWO]]
+// CHECK-COUNT-16: vector.fma
 // CHECK-NOT: vector.fma
 // CHECK: return
 #pa = affine_map<(m, k, n) -> (m, k)>
