@@ -87,7 +87,8 @@ bool hasLaneBody(linalg::GenericOp op, LaneDependence &varies) {
                   type.getElementType().isF32() && type.getNumElements() < (int64_t(1) << 31);
       return fits ? WalkResult::advance() : WalkResult::interrupt();
     }
-    bool uniformOnly = isa<affine::AffineApplyOp, arith::IndexCastOp, arith::IndexCastUIOp>(inner);
+    bool uniformOnly = isa<affine::AffineDialect>(inner->getDialect()) ||
+                       isa<arith::IndexCastOp, arith::IndexCastUIOp>(inner);
     if (uniformOnly && llvm::any_of(inner->getOperands(), std::ref(varies)))
       return WalkResult::interrupt();
     if (!isa<arith::ArithDialect, math::MathDialect, affine::AffineDialect>(inner->getDialect()) ||
