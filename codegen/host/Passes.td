@@ -36,7 +36,9 @@ def VectorizeContractions : Pass<"kiln-vectorize-contractions", "mlir::func::Fun
     across the whole reduction, fed by two vector loads of `B` and a
     broadcast of `A` per row (`vector.fma`); a reduction of 16 steps or more,
     even, takes two steps an iteration. Edge tiles have fewer rows and
-    masked columns. When more than one tile of rows reads a task's columns
+    masked columns. Reads of a packed `B` (kiln-pack-weights) prefetch 16
+    steps ahead: weights come from memory once a run holds more of them than
+    the caches. When more than one tile of rows reads a task's columns
     of a `B` that is neither packed nor computed per task (an activation,
     whose rows lie far apart), the task first copies them into a panel on
     its stack, rows adjacent.

@@ -22,6 +22,10 @@ namespace kiln::host {
 
 namespace {
 
+/// How many steps of the reduction ahead a register tile prefetches packed
+/// weights.
+constexpr int64_t kPrefetchSteps = 16;
+
 /// Emits the tiled loops of one contraction, with the kernels `fusion`
 /// joins to it, in place of them all: at the epilogue if there is one (the
 /// buffers it writes and reads exist there), else at the product.
@@ -602,9 +606,17 @@ private:
             dims[roles.n] = starts[v];
             if (panel)
               vectorsOfB.push_back(load(panel, {k, index(v * width)}, masks[v]));
-            else if (packedPanel)
+            else if (packedPanel) {
               vectorsOfB.push_back(
                   load(bMatrix, {packedPanel, k, plus(packedColumn, v * width)}, masks[v]));
+              // Packed weights come from memory, not cache, once a run
+              // holds more of them than the caches: fetch 16 steps ahead.
+              memref::PrefetchOp::create(b, loc, bMatrix,
+                                         ValueRange{packedPanel, plus(k, kPrefetchSteps),
+                                                    plus(packedColumn, v * width)},
+                                         /*isWrite=*/false, /*localityHint=*/3,
+                                         /*isDataCache=*/true);
+            }
             else
               vectorsOfB.push_back(load(bMatrix, indices(bMap, dims), masks[v]));
           }

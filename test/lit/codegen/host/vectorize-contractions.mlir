@@ -496,7 +496,8 @@ func.func @silu(%a: memref<1x4xf32>, %b: memref<4x16xf32>) -> memref<1x16xf32> {
 
 // B packed in panels of 32 columns by kiln-pack-weights: at 256 bits each
 // task's 16 columns lie in panel column floordiv 32, from column mod 32,
-// and B's vectors are read there.
+// and B's vectors are read there, each prefetched 16 steps ahead (weights
+// come from memory once a run holds more of them than the caches).
 // CHECK-LABEL: func.func @packed(
 // CHECK-SAME: %[[A:[a-z0-9]+]]: memref<4x3xf32>, %[[B:[a-z0-9]+]]: memref<2x3x32xf32>, %[[C:[a-z0-9]+]]: memref<4x64xf32>)
 // CHECK: %[[COL:.+]] = arith.muli %{{.+}}, %[[C16:[a-z0-9]+]]
@@ -504,8 +505,11 @@ func.func @silu(%a: memref<1x4xf32>, %b: memref<4x16xf32>) -> memref<1x16xf32> {
 // CHECK: %[[WITHIN:.+]] = arith.remui %[[COL]], %[[C32]]
 // CHECK: scf.for %[[K:[a-z0-9]+]] =
 // CHECK: vector.load %[[B]][%[[PANEL]], %[[K]], %[[WITHIN]]] : memref<2x3x32xf32>, vector<8xf32>
+// CHECK: %[[AHEAD:.+]] = arith.addi %[[K]], %[[C16]]
+// CHECK: memref.prefetch %[[B]][%[[PANEL]], %[[AHEAD]], %[[WITHIN]]], read, locality<3>, data
 // CHECK: %[[WITHIN8:.+]] = arith.addi %[[WITHIN]], %{{.+}}
 // CHECK: vector.load %[[B]][%[[PANEL]], %[[K]], %[[WITHIN8]]] : memref<2x3x32xf32>, vector<8xf32>
+// CHECK: memref.prefetch %[[B]][%[[PANEL]], %{{.+}}, %{{.+}}], read, locality<3>, data
 #a = affine_map<(m, k, n) -> (m, k)>
 #packed = affine_map<(m, k, n) -> (n floordiv 32, k, n mod 32)>
 #c = affine_map<(m, k, n) -> (m, n)>
