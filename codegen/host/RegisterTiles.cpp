@@ -611,13 +611,12 @@ private:
                   load(bMatrix, {packedPanel, k, plus(packedColumn, v * width)}, masks[v]));
               // Packed weights come from memory, not cache, once a run
               // holds more of them than the caches: fetch 16 steps ahead.
-              memref::PrefetchOp::create(b, loc, bMatrix,
-                                         ValueRange{packedPanel, plus(k, kPrefetchSteps),
-                                                    plus(packedColumn, v * width)},
-                                         /*isWrite=*/false, /*localityHint=*/3,
-                                         /*isDataCache=*/true);
-            }
-            else
+              memref::PrefetchOp::create(
+                  b, loc, bMatrix,
+                  ValueRange{packedPanel, plus(k, kPrefetchSteps), plus(packedColumn, v * width)},
+                  /*isWrite=*/false, /*localityHint=*/3,
+                  /*isDataCache=*/true);
+            } else
               vectorsOfB.push_back(load(bMatrix, indices(bMap, dims), masks[v]));
           }
           SmallVector<Value> next;
