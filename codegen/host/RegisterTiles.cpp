@@ -604,9 +604,9 @@ private:
           SmallVector<Value> vectorsOfB;
           for (int64_t v = 0; v < vectors; ++v) {
             dims[roles.n] = starts[v];
-            if (panel)
+            if (panel) {
               vectorsOfB.push_back(load(panel, {k, index(v * width)}, masks[v]));
-            else if (packedPanel) {
+            } else if (packedPanel) {
               vectorsOfB.push_back(
                   load(bMatrix, {packedPanel, k, plus(packedColumn, v * width)}, masks[v]));
               // Packed weights come from memory, not cache, once a run
@@ -616,8 +616,9 @@ private:
                   ValueRange{packedPanel, plus(k, kPrefetchSteps), plus(packedColumn, v * width)},
                   /*isWrite=*/false, /*localityHint=*/3,
                   /*isDataCache=*/true);
-            } else
+            } else {
               vectorsOfB.push_back(load(bMatrix, indices(bMap, dims), masks[v]));
+            }
           }
           SmallVector<Value> next;
           for (int64_t r = 0; r < tileRows; ++r) {
