@@ -76,9 +76,14 @@ WindowIndex windowIndex(OpBuilder &b, Location loc, Value output, Value offset, 
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };
-  Value position =
-      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, output, index(stride)),
-                            arith::MulIOp::create(b, loc, offset, index(dilation)));
+  // A single output (a global pooling) reads from the window's offset:
+  // its index is 0, and the read's index is the window loop's own.
+  Value scaled = arith::MulIOp::create(b, loc, offset, index(dilation));
+  Value position = outputSize == 1
+                       ? scaled
+                       : arith::AddIOp::create(
+                             b, loc, arith::MulIOp::create(b, loc, output, index(stride)), scaled)
+                             .getResult();
   position = arith::SubIOp::create(b, loc, position, index(pad));
   int64_t last = (outputSize - 1) * stride + (kernel - 1) * dilation - pad;
   if (pad <= 0 && last < inputSize)

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 
 using namespace mlir;
 
@@ -185,10 +186,21 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
   int64_t rank = type.getRank(), spatial = rank - 2;
   // The first spatial dimension, in the input and the output.
   int64_t first = w.channelsLast ? 1 : 2;
-  // The running result, and for an average the cells counted.
+  // Whether some window overhangs the input (padding, or ceil_mode's
+  // overhang): an average then counts its cells as it goes; otherwise it
+  // divides by the window's size, and its loop carries the sum alone (the
+  // form kiln-vectorize-row-loops runs on vectors).
+  bool overhangs = false;
+  for (int64_t d = 0; d < spatial; ++d) {
+    int64_t outputs = type.getDimSize(d + first), size = inputType.getDimSize(d + first);
+    int64_t last = (outputs - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] - w.pads[d];
+    overhangs |= w.pads[d] > 0 || last >= size;
+  }
+  // The running result, and for an average that overhangs the cells
+  // counted.
   SmallVector<TypedAttr> start = {isMax ? lowestValue(element)
                                         : cast<TypedAttr>(b.getZeroAttr(element))};
-  if (!isMax)
+  if (!isMax && overhangs)
     start.push_back(b.getZeroAttr(element));
   auto step = [&](OpBuilder &lb, Location l, ArrayRef<Value> outputAt, ArrayRef<Value> offsets,
                   ValueRange carried) -> SmallVector<Value> {
@@ -226,7 +238,7 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
                            : arith::AddFOp::create(lb, l, carried[0], value).getResult();
     if (inside)
       combined = arith::SelectOp::create(lb, l, inside, combined, carried[0]);
-    if (isMax)
+    if (isMax || !overhangs)
       return {combined};
     Value count = arith::AddFOp::create(lb, l, carried[1], scalar(lb, l, element, 1.0));
     if (counted)
@@ -236,6 +248,9 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
   auto finish = [&](OpBuilder &nb, Location l, ValueRange result) -> Value {
     if (isMax)
       return result[0];
+    if (!overhangs)
+      return arith::DivFOp::create(nb, l, result[0],
+                                   scalar(nb, l, element, double(computeProduct(w.kernel))));
     Value one = scalar(nb, l, element, 1.0);
     Value cells = arith::MaximumFOp::create(nb, l, result[1], one);
     return arith::DivFOp::create(nb, l, result[0], cells);

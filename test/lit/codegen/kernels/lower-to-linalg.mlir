@@ -335,6 +335,26 @@ func.func @average_pool(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
+// A global average pooling's windows never overhang its input: the loops
+// carry the sum alone, each read at the window's offsets (the one output
+// position is 0), and the sum is divided by the 20 cells.
+// CHECK-LABEL: func.func @global_average_pool
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x4x5xf32>)
+// CHECK: %[[CELLS:.+]] = arith.constant 2.000000e+01 : f32
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<1x3x1x1xf32>)
+// CHECK: %[[C:.+]] = linalg.index 1 : index
+// CHECK: %[[SUM:.+]] = scf.for %[[KH:[a-z0-9]+]] = {{.+}} -> (f32)
+// CHECK: scf.for %[[KW:[a-z0-9]+]] = {{.+}} iter_args(%[[RUNNING:.+]] = %{{.+}}) -> (f32)
+// CHECK: %[[READ:.+]] = tensor.extract %[[X]][%{{.+}}, %[[C]], %[[KH]], %[[KW]]]
+// CHECK: arith.addf %[[RUNNING]], %[[READ]] : f32
+// CHECK: arith.divf %[[SUM]], %[[CELLS]] : f32
+func.func @global_average_pool(%x: tensor<1x3x4x5xf32>) -> tensor<1x3x1x1xf32> {
+  %0 = kiln.global_average_pool %x : (tensor<1x3x4x5xf32>) -> tensor<1x3x1x1xf32>
+  return %0 : tensor<1x3x1x1xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @data_movement
 // CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
 // CHECK: linalg.transpose ins(%{{.+}} : tensor<2x3x4xf32>) outs(%{{.+}} : tensor<4x3x2xf32>) permutation = [2, 1, 0]
