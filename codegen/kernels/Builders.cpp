@@ -70,6 +70,12 @@ Value both(OpBuilder &b, Location loc, Value all, Value next) {
   return all ? arith::AndIOp::create(b, loc, all, next).getResult() : next;
 }
 
+bool windowOverhangs(int64_t stride, int64_t dilation, int64_t pad, int64_t kernel,
+                     int64_t inputSize, int64_t outputSize) {
+  int64_t last = (outputSize - 1) * stride + (kernel - 1) * dilation - pad;
+  return pad > 0 || last >= inputSize;
+}
+
 WindowIndex windowIndex(OpBuilder &b, Location loc, Value output, Value offset, int64_t stride,
                         int64_t dilation, int64_t pad, int64_t kernel, int64_t inputSize,
                         int64_t outputSize) {
@@ -85,8 +91,7 @@ WindowIndex windowIndex(OpBuilder &b, Location loc, Value output, Value offset, 
                              b, loc, arith::MulIOp::create(b, loc, output, index(stride)), scaled)
                              .getResult();
   position = arith::SubIOp::create(b, loc, position, index(pad));
-  int64_t last = (outputSize - 1) * stride + (kernel - 1) * dilation - pad;
-  if (pad <= 0 && last < inputSize)
+  if (!windowOverhangs(stride, dilation, pad, kernel, inputSize, outputSize))
     return {position, position, Value()};
   Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, position, index(0));
   Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, position, index(inputSize));

@@ -56,6 +56,12 @@ struct WindowIndex {
 /// running "inside the input" of a window's read.
 mlir::Value both(mlir::OpBuilder &b, mlir::Location loc, mlir::Value all, mlir::Value next);
 
+/// Whether some of `outputSize` windows of `kernel` (at `stride`,
+/// `dilation`, after `pad`) overhangs an input of `inputSize`: where
+/// windowIndex checks bounds.
+bool windowOverhangs(int64_t stride, int64_t dilation, int64_t pad, int64_t kernel,
+                     int64_t inputSize, int64_t outputSize);
+
 WindowIndex windowIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value output,
                         mlir::Value offset, int64_t stride, int64_t dilation, int64_t pad,
                         int64_t kernel, int64_t inputSize, int64_t outputSize);

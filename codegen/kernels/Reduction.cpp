@@ -191,11 +191,9 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
   // divides by the window's size, and its loop carries the sum alone (the
   // form kiln-vectorize-row-loops runs on vectors).
   bool overhangs = false;
-  for (int64_t d = 0; d < spatial; ++d) {
-    int64_t outputs = type.getDimSize(d + first), size = inputType.getDimSize(d + first);
-    int64_t last = (outputs - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] - w.pads[d];
-    overhangs |= w.pads[d] > 0 || last >= size;
-  }
+  for (int64_t d = 0; d < spatial; ++d)
+    overhangs |= windowOverhangs(w.strides[d], w.dilations[d], w.pads[d], w.kernel[d],
+                                 inputType.getDimSize(d + first), type.getDimSize(d + first));
   // The running result, and for an average that overhangs the cells
   // counted.
   SmallVector<TypedAttr> start = {isMax ? lowestValue(element)
