@@ -366,24 +366,11 @@ private:
     // Anything else gathers, from the buffer seen as one dimension.
     if (!onEdge)
       gathered = true;
-    MemRefType memrefType = load.getMemRefType();
-    Value offsets;
-    int64_t stride = 1;
-    for (int64_t d = memrefType.getRank() - 1; d >= 0; --d) {
-      Value term = materialize(indices[d], b.getIndexType());
-      if (stride != 1)
-        term = arith::MulIOp::create(
-            b, loc, term, materialize({Lanes::Uniform, index(stride)}, b.getIndexType()));
-      offsets = offsets ? arith::AddIOp::create(b, loc, offsets, term).getResult() : term;
-      stride *= memrefType.getDimSize(d);
-    }
-    SmallVector<ReassociationIndices> all = {
-        llvm::to_vector(llvm::seq<int64_t>(0, memrefType.getRank()))};
-    Value flat = memref::CollapseShapeOp::create(b, loc, memref, all);
-    Value zeros = splat(b, loc, type, b.getF32FloatAttr(0));
-    Value lanes = loadMask ? loadMask : laneMask(active);
-    define(load, {Lanes::Varying, vector::GatherOp::create(b, loc, type, flat, ValueRange{index(0)},
-                                                           offsets, lanes, zeros)});
+    SmallVector<Value> lanes;
+    for (const Lanes &l : indices)
+      lanes.push_back(materialize(l, b.getIndexType()));
+    define(load, {Lanes::Varying, gatherLanes(b, loc, type, memref, lanes,
+                                              loadMask ? loadMask : laneMask(active))});
   }
 
   /// The mask of the first `lanes` lanes (an index; none when negative).

@@ -418,24 +418,9 @@ private:
         continue;
       }
       if (auto loadOp = dyn_cast<memref::LoadOp>(inner)) {
-        MemRefType type = loadOp.getMemRefType();
-        Value offsets;
-        int64_t stride = 1;
-        for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-          Value term = widen(operands[d + 1]);
-          if (stride != 1)
-            term = arith::MulIOp::create(b, loc, term, widen(index(stride)));
-          offsets = offsets ? arith::AddIOp::create(b, loc, offsets, term).getResult() : term;
-          stride *= type.getDimSize(d);
-        }
-        SmallVector<ReassociationIndices> all = {
-            llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))};
-        Value flat = memref::CollapseShapeOp::create(b, loc, loadOp.getMemRef(), all);
-        VectorType valueType = vectorType(b.getF32Type());
-        Value zeros = splat(b, loc, valueType, b.getF32FloatAttr(0));
-        mapping.map(loadOp.getResult(),
-                    vector::GatherOp::create(b, loc, valueType, flat, ValueRange{index(0)}, offsets,
-                                             mask, zeros));
+        SmallVector<Value> lanes = llvm::map_to_vector(ArrayRef(operands).drop_front(), widen);
+        mapping.map(loadOp.getResult(), gatherLanes(b, loc, vectorType(b.getF32Type()),
+                                                    loadOp.getMemRef(), lanes, mask));
         continue;
       }
       for (Value &operand : operands)

@@ -5,6 +5,7 @@
 #include "passes/Buffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -131,6 +132,28 @@ Value loadLanes(OpBuilder &b, Location loc, VectorType type, Value memref, Value
     return vector::LoadOp::create(b, loc, type, memref, indices);
   Value zeros = splat(b, loc, type, b.getZeroAttr(type.getElementType()));
   return vector::MaskedLoadOp::create(b, loc, type, memref, indices, mask, zeros);
+}
+
+Value gatherLanes(OpBuilder &b, Location loc, VectorType type, Value memref,
+                  ArrayRef<Value> indices, Value mask) {
+  auto memrefType = cast<MemRefType>(memref.getType());
+  Value offsets;
+  int64_t stride = 1;
+  for (int64_t d = memrefType.getRank() - 1; d >= 0; --d) {
+    Value term = indices[d];
+    if (stride != 1)
+      term = arith::MulIOp::create(
+          b, loc, term,
+          splat(b, loc, cast<VectorType>(term.getType()), b.getI32IntegerAttr(int32_t(stride))));
+    offsets = offsets ? arith::AddIOp::create(b, loc, offsets, term).getResult() : term;
+    stride *= memrefType.getDimSize(d);
+  }
+  SmallVector<ReassociationIndices> all = {
+      llvm::to_vector(llvm::seq<int64_t>(0, memrefType.getRank()))};
+  Value flat = memref::CollapseShapeOp::create(b, loc, memref, all);
+  Value zeros = splat(b, loc, type, b.getZeroAttr(type.getElementType()));
+  Value first = arith::ConstantIndexOp::create(b, loc, 0);
+  return vector::GatherOp::create(b, loc, type, flat, ValueRange{first}, offsets, mask, zeros);
 }
 
 void storeLanes(OpBuilder &b, Location loc, Value value, Value memref, ValueRange indices,

@@ -67,6 +67,13 @@ Value splat(OpBuilder &b, Location loc, VectorType type, Attribute value);
 Value loadLanes(OpBuilder &b, Location loc, VectorType type, Value memref, ValueRange indices,
                 Value mask);
 
+/// The lanes of `type` of `memref` (static shape, identity layout) at
+/// `indices`, one vector of 32-bit lane indices per dimension, gathered
+/// from the buffer seen as one dimension for the lanes of `mask`, zero in
+/// the others.
+Value gatherLanes(OpBuilder &b, Location loc, VectorType type, Value memref,
+                  ArrayRef<Value> indices, Value mask);
+
 /// Stores `value` at `indices` of `memref`; with `mask`, only its lanes.
 void storeLanes(OpBuilder &b, Location loc, Value value, Value memref, ValueRange indices,
                 Value mask);
