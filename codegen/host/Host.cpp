@@ -93,6 +93,7 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   pm.addNestedPass<mlir::func::FuncOp>(createVectorizeRowLoops(rowLoops));
   pm.addPass(createOutlineParallel());
   pm.addPass(createOutlineKernels());
+  pm.addPass(createMergeKernels());
   pm.addPass(createApproximateMath());
   return mlir::parsePassPipeline("func.func(scf-forall-to-for,convert-linalg-to-loops),"
                                  "expand-strided-metadata,lower-affine,convert-scf-to-cf,"

@@ -27,10 +27,12 @@ void sinkConstantsAndViews(Region &region) {
     changed = false;
     for (Value value : valuesFromOutside(region)) {
       Operation *definition = value.getDefiningOp();
-      if (!definition || definition->getNumResults() != 1 ||
-          !(definition->hasTrait<OpTrait::ConstantLike>() ||
-            isa<memref::SubViewOp, memref::ViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp>(
-                definition)))
+      if (!definition || definition->getNumResults() != 1)
+        continue;
+      bool view =
+          isa<memref::SubViewOp, memref::ViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp>(
+              definition);
+      if (!definition->hasTrait<OpTrait::ConstantLike>() && !(view && !isPassableBuffer(value)))
         continue;
       b.setInsertionPointToStart(&entry);
       Operation *copy = b.clone(*definition);

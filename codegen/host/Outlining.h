@@ -21,9 +21,11 @@ llvm::SetVector<mlir::Value> valuesFromOutside(mlir::Region &region);
 
 /// Clones into `region` (starting its entry block) the constants it uses,
 /// so that a function made of it sees them as constants rather than
-/// arguments, and the views (slices, reshapes, arena views) it uses, so
-/// that it is passed the buffers they view rather than strided views a
-/// function cannot take.
+/// arguments, and the views (slices, reshapes) it uses that a function
+/// cannot take, so that it is passed the buffers they view. Views it can
+/// take (an arena view, a contiguous slice or reshape) stay arguments:
+/// the function then says nothing of where its buffers lie, and a layer
+/// repeated elsewhere in the arena is the same function.
 void sinkConstantsAndViews(mlir::Region &region);
 
 /// Whether `value` can be a function's argument: a buffer of static shape

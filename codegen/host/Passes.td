@@ -224,6 +224,21 @@ def OutlineKernels : Pass<"kiln-outline-kernels", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def MergeKernels : Pass<"kiln-merge-kernels", "mlir::ModuleOp"> {
+  let summary = "Makes one function of each set of identical kernel functions (host)";
+  let description = [{
+    Runs after `kiln-outline-kernels`. Private functions with the same type,
+    the same attributes but their names, and equivalent bodies (locations
+    aside) become one, which every call (and every task dispatch) uses.
+    Repeated layers (BERT's encoder layers, a DenseNet block's 3x3
+    convolutions) then compile once: kernels take their weights and arena
+    views as arguments, so nothing but those arguments tells them apart.
+    Merging repeats until nothing changes, since dispatches merge once
+    their tasks have.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def OutlineParallel : Pass<"kiln-outline-parallel", "mlir::ModuleOp"> {
   let summary = "Turns @main's scf.forall loops into tasks for the host runtime's threads";
   let description = [{
