@@ -138,7 +138,10 @@ def Bufferize : Pass<"kiln-bufferize", "mlir::ModuleOp"> {
     Bufferizes the whole module, function boundaries included, with
     identity-layout memrefs. Copies are made as `linalg.copy` rather than
     `memref.copy`, so that on GPU targets they become kernels like any other
-    linalg op instead of host loops over device memory.
+    linalg op instead of host loops over device memory. Empty tensors that
+    a result only fills before it is inserted into a slice (a Concat's
+    input) become that slice first, so the result is computed in place,
+    and copies of a slice onto itself are erased.
   }];
   let dependentDialects = [
     "mlir::bufferization::BufferizationDialect", "mlir::linalg::LinalgDialect",

@@ -6,6 +6,7 @@
 
 #include "passes/Buffers.h"
 
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -150,8 +151,9 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
   Value output = epilogue.getDpsInits()[0];
   auto outputType = cast<MemRefType>(output.getType());
   SmallVector<AffineMap> maps = epilogue.getIndexingMapsArray();
-  if (!isF32Buffer(output) || !outputType.getLayout().isIdentity() || !maps.back().isIdentity() ||
-      !llvm::all_of(maps, onlyDimsAndConstants))
+  // The output may be a slice of a concatenation's buffer, contiguous.
+  if (!isF32Buffer(output) || !memref::isStaticShapeAndContiguousRowMajor(outputType) ||
+      !maps.back().isIdentity() || !llvm::all_of(maps, onlyDimsAndConstants))
     return;
   for (Operation *access : accessesOf(alloc))
     if (access != op && access != epilogue && access != fusion.zeroFill.getOperation())

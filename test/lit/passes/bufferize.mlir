@@ -17,3 +17,39 @@ func.func @pad(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x10x10xf32> {
   } : tensor<1x3x8x8xf32> to tensor<1x3x10x10xf32>
   return %0 : tensor<1x3x10x10xf32>
 }
+
+// A result that goes into a slice of a concatenation is computed in that
+// slice: the empty tensor it was computed in becomes the slice, so no
+// buffer of its own is allocated, and the copy of the slice onto itself
+// that bufferizing leaves is erased.
+// CHECK-LABEL: func.func @concat(
+// CHECK-SAME: %[[A:[a-z0-9]+]]: memref<2x4xf32>, %[[B:[a-z0-9]+]]: memref<2x4xf32>)
+// CHECK: %[[BUF:.+]] = memref.alloc() {{.*}}: memref<4x4xf32>
+// CHECK: %[[TOP:.+]] = memref.subview %[[BUF]][0, 0] [2, 4] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[A]] : memref<2x4xf32>) outs(%[[TOP]] :
+// CHECK: %[[BOTTOM:.+]] = memref.subview %[[BUF]][2, 0] [2, 4] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[B]] : memref<2x4xf32>) outs(%[[BOTTOM]] :
+// CHECK-NOT: linalg.copy
+// CHECK: return %[[BUF]]
+#identity = affine_map<(d0, d1) -> (d0, d1)>
+func.func @concat(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<2x4xf32>
+  %r0 = linalg.generic {indexing_maps = [#identity, #identity], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<2x4xf32>) outs(%e0 : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4xf32>
+  %e1 = tensor.empty() : tensor<2x4xf32>
+  %r1 = linalg.generic {indexing_maps = [#identity, #identity], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<2x4xf32>) outs(%e1 : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.minimumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4xf32>
+  %c = tensor.empty() : tensor<4x4xf32>
+  %c0 = tensor.insert_slice %r0 into %c[0, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<4x4xf32>
+  %c1 = tensor.insert_slice %r1 into %c0[2, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<4x4xf32>
+  return %c1 : tensor<4x4xf32>
+}
