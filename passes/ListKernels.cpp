@@ -106,13 +106,14 @@ SmallVector<Value> readBuffers(Operation *kernel) {
     if (!kernel->isAncestor(owner) && !llvm::is_contained(reads, buffer))
       reads.push_back(buffer);
   };
-  // A linalg op reads its inputs, and the outputs it accumulates into.
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(kernel))
-    for (OpOperand &operand : kernel->getOpOperands())
-      if (isa<MemRefType>(operand.get().getType()) &&
-          (linalgOp.isDpsInput(&operand) || linalgOp.payloadUsesValueFromOperand(&operand)))
-        add(operand.get());
   kernel->walk([&](Operation *op) {
+    // A linalg op (the kernel, or one in it) reads its inputs, and the
+    // outputs it accumulates into.
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      for (OpOperand &operand : op->getOpOperands())
+        if (isa<MemRefType>(operand.get().getType()) &&
+            (linalgOp.isDpsInput(&operand) || linalgOp.payloadUsesValueFromOperand(&operand)))
+          add(operand.get());
     if (auto load = dyn_cast<memref::LoadOp>(op))
       add(load.getMemRef());
     else if (auto load = dyn_cast<vector::LoadOp>(op))

@@ -224,6 +224,24 @@ def OutlineKernels : Pass<"kiln-outline-kernels", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def FuseAttention : Pass<"kiln-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "Runs attention's kernels together, a block of query rows at a time (host)";
+  let description = [{
+    Runs on buffers, before `kiln-vectorize-contractions`. A chain of
+    kernels over the same leading dimensions that ends in a product and
+    holds another (attention: scores, scale and mask, Softmax's statistics
+    and normalization, the product with V) becomes one `scf.forall`
+    (`kiln.kernel = "attention"`): a task per block of rows of each batch
+    and head runs every kernel of the chain on that block, the
+    intermediates (the scores) in buffers of the block's rows on the
+    task's stack, rather than in buffers of all rows that go through
+    memory. A chain is fused when its largest intermediate takes 1 MiB or
+    more and a block's intermediates fit in 512 KiB; the kernels' bodies
+    may index nothing but intermediates with their loop indices.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect"];
+}
+
 def MergeKernels : Pass<"kiln-merge-kernels", "mlir::ModuleOp"> {
   let summary = "Makes one function of each set of identical kernel functions (host)";
   let description = [{

@@ -81,7 +81,9 @@ struct VectorizeContractions : impl::VectorizeContractionsBase<VectorizeContract
         findEpilogue(op, roles, fusion);
         findProducer(op, roles, width, fusion);
       }
-      emitRegisterTiles(op, roles, fusion, width, rows, multiplyAdds >= kParallelWork);
+      // A product inside a task (of kiln-fuse-attention) runs on its thread.
+      bool parallel = multiplyAdds >= kParallelWork && !op->getParentOfType<scf::ForallOp>();
+      emitRegisterTiles(op, roles, fusion, width, rows, parallel);
 
       Value c = rootOf(op.getDpsInits()[0]), b = rootOf(op.getDpsInputs()[1]);
       op.erase();

@@ -1,0 +1,369 @@
+//===- FuseAttention.cpp - attention row block by row block ---------------===//
+//
+// Attention is a chain of kernels over the same rows (one per query):
+//
+//   S = Q . K^T        scores, [batch, heads, queries, keys]
+//   S' = S * scale (+ mask), the row statistics of S' (maximum, sum of
+//   exponentials), P = exp(S' - max) / sum
+//   O = P . V          [batch, heads, queries, depth]
+//
+// Run kernel by kernel, the scores make several trips through memory: a
+// Whisper encoder's are 1500 x 1500 a head, 54 MB a layer, written by the
+// first product, read and written by Softmax, read by the second. Each row
+// of O, though, needs only its own rows of the intermediates. Here such a
+// chain becomes one kernel: a loop of tasks, each over a block of R query
+// rows of one batch and head, that runs every kernel of the chain on that
+// block, the intermediates in buffers of R rows on the task's stack, where
+// they stay in cache. The kernels inside are the same linalg ops on
+// smaller buffers, so the passes after vectorize them as they would the
+// whole ones (the products as register tiles, on the calling thread).
+//
+// A chain is found from its last product backwards: an intermediate is a
+// buffer of @main that only the chain's kernels touch, each reading and
+// writing it along the same leading dimensions (batch, heads, rows) as
+// the chain's output. The chain's kernels must be consecutive in @main,
+// and their bodies may index only intermediates with their loop indices
+// (which are relative to the block once tiled). Chains whose largest
+// intermediate fits in the caches anyway are left as they are.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/host/ContractionFusion.h"
+#include "codegen/host/Passes.h"
+
+#include "passes/Buffers.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace kiln {
+
+#define GEN_PASS_DEF_FUSEATTENTION
+#include "codegen/host/Passes.h.inc"
+
+namespace {
+
+using namespace mlir;
+using namespace host;
+
+/// Below this many bytes the largest intermediate stays in the caches
+/// unfused (BERT-base's scores, 768 KiB a layer).
+constexpr int64_t kFuseBytes = int64_t(1) << 20;
+/// The most the intermediates of a block may take on a task's stack.
+constexpr int64_t kStackBytes = int64_t(512) << 10;
+/// The most a block may read of an operand from outside the chain.
+constexpr int64_t kReadBytes = int64_t(1) << 20;
+
+int64_t bytesOf(Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  return type.getNumElements() * type.getElementTypeBitWidth() / 8;
+}
+
+/// A chain of kernels over the same leading dimensions, ending in a
+/// product.
+class Chain {
+public:
+  explicit Chain(linalg::GenericOp last) : last(last) {
+    auto output = cast<MemRefType>(last.getDpsInits()[0].getType());
+    leading = llvm::to_vector(output.getShape().drop_back());
+  }
+
+  /// Grows the chain backwards from its last product; whether it is one
+  /// worth fusing.
+  bool find() {
+    if (!contractionRoles(last) || leading.size() < 2)
+      return false;
+    ops.insert(last);
+    SmallVector<Value> worklist = {last.getDpsInputs()[0]};
+    while (!worklist.empty()) {
+      Value buffer = worklist.pop_back_val();
+      if (intermediates.contains(buffer) || !isIntermediate(buffer))
+        continue;
+      intermediates.insert(buffer);
+      for (Operation *access : accessesOf(buffer)) {
+        ops.insert(access);
+        for (Value read : buffersRead(access))
+          worklist.push_back(read);
+      }
+    }
+    // O's fill, the kernel before the product, joins it.
+    Operation *before = last->getPrevNode();
+    while (before && isInert(before))
+      before = before->getPrevNode();
+    if (auto fill = dyn_cast_or_null<linalg::FillOp>(before);
+        fill && fill.getOutputs()[0] == last.getDpsInits()[0])
+      ops.insert(fill);
+    int64_t products = llvm::count_if(ops, [](Operation *op) {
+      auto generic = dyn_cast<linalg::GenericOp>(op);
+      return generic && contractionRoles(generic);
+    });
+    int64_t largest = 0;
+    for (Value buffer : intermediates)
+      largest = std::max(largest, bytesOf(buffer));
+    return products >= 2 && largest >= kFuseBytes && consecutive() && indexedOnlyInside() &&
+           chooseRows() && readsLittle();
+  }
+
+  /// Replaces the chain by its loop of tasks, at the last product; the
+  /// kernels it erased.
+  llvm::SetVector<Operation *> rewrite() {
+    OpBuilder b(last);
+    Location loc = FusedLoc::get(
+        last.getContext(), llvm::map_to_vector(ops, [](Operation *op) { return op->getLoc(); }));
+    int64_t blocks = leading.back() / rows;
+    int64_t tasks = blocks;
+    for (int64_t extent : ArrayRef(leading).drop_back())
+      tasks *= extent;
+    auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(tasks)},
+                                        ValueRange{}, std::nullopt);
+    int64_t flops = 0;
+    for (Operation *op : ops)
+      if (auto generic = dyn_cast<linalg::GenericOp>(op); generic && contractionRoles(generic))
+        flops += contractionFlops(generic);
+    forall->setAttr(kKernelAttr, b.getStringAttr("attention"));
+    forall->setAttr(kFlopsAttr, b.getI64IntegerAttr(flops));
+
+    b.setInsertionPoint(forall.getBody()->getTerminator());
+    // Task t: block t % blocks of the rows, at the leading indices t / blocks.
+    Value task = forall.getBody()->getArgument(0);
+    SmallVector<Value> at =
+        delinearize(b, loc, arith::DivUIOp::create(b, loc, task, index(b, loc, blocks)),
+                    ArrayRef(leading).drop_back());
+    Value block = arith::RemUIOp::create(b, loc, task, index(b, loc, blocks));
+    at.push_back(arith::MulIOp::create(b, loc, block, index(b, loc, rows)));
+
+    IRMapping mapping;
+    for (Value buffer : intermediates) {
+      auto type = cast<MemRefType>(buffer.getType());
+      SmallVector<int64_t> shape(leading.size(), 1);
+      shape.back() = rows;
+      shape.push_back(type.getShape().back());
+      mapping.map(buffer,
+                  memref::AllocaOp::create(b, loc, MemRefType::get(shape, type.getElementType())));
+    }
+    for (Operation *op : ops) {
+      auto linalgOp = cast<linalg::LinalgOp>(op);
+      SmallVector<AffineMap> maps = linalgOp.getIndexingMapsArray();
+      for (OpOperand &operand : op->getOpOperands()) {
+        Value value = operand.get();
+        if (mapping.contains(value) || !isa<MemRefType>(value.getType()))
+          continue;
+        // The block's slice of an operand read from outside the chain.
+        SmallVector<OpFoldResult> offsets, sizes, strides;
+        AffineMap map = maps[operand.getOperandNumber()];
+        for (auto [expr, size] : llvm::zip(map.getResults(), sliceShape(linalgOp, map, value))) {
+          strides.push_back(b.getIndexAttr(1));
+          sizes.push_back(b.getIndexAttr(size));
+          if (auto constant = dyn_cast<AffineConstantExpr>(expr))
+            offsets.push_back(b.getIndexAttr(constant.getValue()));
+          else if (std::optional<unsigned> tiled = leadingResult(linalgOp, expr))
+            offsets.push_back(at[*tiled]);
+          else
+            offsets.push_back(b.getIndexAttr(0));
+        }
+        mapping.map(value,
+                    memref::SubViewOp::create(b, loc, value, offsets, sizes, strides).getResult());
+      }
+      b.clone(*op, mapping);
+    }
+    for (Operation *op : llvm::reverse(ops))
+      op->erase();
+    for (Value buffer : intermediates)
+      eraseIfDead(buffer);
+    return ops;
+  }
+
+private:
+  /// Which leading dimension of `op`'s output the loop dimension `expr`
+  /// is, if one.
+  std::optional<unsigned> leadingResult(linalg::LinalgOp op, AffineExpr expr) {
+    std::optional<unsigned> position = op.getIndexingMapsArray().back().getResultPosition(expr);
+    if (position && *position < leading.size())
+      return position;
+    return std::nullopt;
+  }
+
+  /// The shape of the slice of `buffer`, read through `map` by `op`, that
+  /// one block reads: a leading dimension 1 (the block's rows along the
+  /// rows), a constant index 1, other dimensions whole.
+  SmallVector<int64_t> sliceShape(linalg::LinalgOp op, AffineMap map, Value buffer) {
+    SmallVector<int64_t> shape;
+    for (auto [result, expr] : llvm::enumerate(map.getResults())) {
+      if (isa<AffineConstantExpr>(expr))
+        shape.push_back(1);
+      else if (std::optional<unsigned> tiled = leadingResult(op, expr))
+        shape.push_back(*tiled + 1 == leading.size() ? rows : 1);
+      else
+        shape.push_back(cast<MemRefType>(buffer.getType()).getDimSize(result));
+    }
+    return shape;
+  }
+
+  /// Whether each block reads little enough of every operand from outside
+  /// the chain to keep it in cache for the next block (K and V of one
+  /// head, not a layer's weights).
+  bool readsLittle() {
+    for (Operation *op : ops) {
+      auto linalgOp = cast<linalg::LinalgOp>(op);
+      for (OpOperand *input : linalgOp.getDpsInputOperands()) {
+        Value value = input->get();
+        auto type = dyn_cast<MemRefType>(value.getType());
+        if (!type || intermediates.contains(value))
+          continue;
+        int64_t bytes = type.getElementTypeBitWidth() / 8;
+        for (int64_t size : sliceShape(linalgOp, linalgOp.getMatchingIndexingMap(input), value))
+          bytes *= size;
+        if (bytes > kReadBytes)
+          return false;
+      }
+    }
+    return true;
+  }
+
+  static Value index(OpBuilder &b, Location loc, int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+
+  /// The loop dimensions of `op` that its output's leading dimensions are,
+  /// in order, or nothing.
+  std::optional<SmallVector<unsigned>> tiledDims(linalg::LinalgOp op) {
+    AffineMap map = op.getIndexingMapsArray().back();
+    auto type = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
+    if (!type || type.getShape().drop_back() != ArrayRef(leading))
+      return std::nullopt;
+    SmallVector<unsigned> dims;
+    for (unsigned i = 0; i < leading.size(); ++i) {
+      auto dim = dyn_cast<AffineDimExpr>(map.getResult(i));
+      if (!dim)
+        return std::nullopt;
+      dims.push_back(dim.getPosition());
+    }
+    return dims;
+  }
+
+  /// A buffer of @main, allocated as it is (no view), with the chain's
+  /// leading extents, that every kernel touching it (a generic or a fill,
+  /// on all parallel loops but a product's reduction) reads or writes
+  /// along its own leading loop dimensions.
+  bool isIntermediate(Value buffer) {
+    auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+    if (!alloc || buffer == last.getDpsInits()[0] ||
+        alloc.getType().getShape().drop_back() != ArrayRef(leading) ||
+        !alloc.getType().getLayout().isIdentity())
+      return false;
+    for (OpOperand &use : buffer.getUses()) {
+      auto user = dyn_cast<linalg::LinalgOp>(use.getOwner());
+      if (!user) {
+        // Loads in a kernel's body, which indexedOnlyInside() checks.
+        auto load = dyn_cast<memref::LoadOp>(use.getOwner());
+        if (!load || !load->getParentOfType<linalg::GenericOp>())
+          return false;
+        continue;
+      }
+      if (!isa<linalg::GenericOp, linalg::FillOp>(user) || user->getBlock() != last->getBlock())
+        return false;
+      std::optional<SmallVector<unsigned>> dims = tiledDims(user);
+      if (!dims)
+        return false;
+      AffineMap map = user.getMatchingIndexingMap(&use);
+      for (auto [i, dim] : llvm::enumerate(*dims))
+        if (map.getResult(i) != getAffineDimExpr(dim, user.getContext()))
+          return false;
+    }
+    return true;
+  }
+
+  /// The buffers `op` reads: its operands, and what its body loads.
+  static SmallVector<Value> buffersRead(Operation *op) {
+    SmallVector<Value> read(op->getOperands());
+    op->walk([&](memref::LoadOp load) { read.push_back(load.getMemRef()); });
+    return read;
+  }
+
+  /// Whether nothing but inert ops lies between the chain's kernels.
+  bool consecutive() {
+    Operation *first = ops.front();
+    for (Operation *op : ops) {
+      if (last->isBeforeInBlock(op))
+        return false;
+      if (op->isBeforeInBlock(first))
+        first = op;
+    }
+    for (Operation *op = first; op != last; op = op->getNextNode())
+      if (!ops.contains(op) && !isInert(op))
+        return false;
+    // In block order, as they will run.
+    SmallVector<Operation *> ordered(ops.begin(), ops.end());
+    llvm::sort(ordered, [](Operation *l, Operation *r) { return l->isBeforeInBlock(r); });
+    ops = llvm::SetVector<Operation *>(ordered.begin(), ordered.end());
+    return true;
+  }
+
+  /// Whether the kernels' bodies use their loop indices only to load from
+  /// intermediates (which become the block's own buffers), and load nothing
+  /// else: tiled, a loop index counts from the block's start.
+  bool indexedOnlyInside() {
+    for (Operation *op : ops) {
+      WalkResult walk = op->walk([&](Operation *inner) {
+        if (auto load = dyn_cast<memref::LoadOp>(inner))
+          return intermediates.contains(load.getMemRef()) ? WalkResult::advance()
+                                                          : WalkResult::interrupt();
+        if (auto indexOp = dyn_cast<linalg::IndexOp>(inner))
+          for (Operation *user : indexOp->getUsers())
+            if (!isa<memref::LoadOp>(user))
+              return WalkResult::interrupt();
+        return WalkResult::advance();
+      });
+      if (walk.wasInterrupted())
+        return false;
+    }
+    return true;
+  }
+
+  /// The rows of a block: a divisor of the row count (so that every task
+  /// has the same static shapes), preferring a register tile's 12 rows, its
+  /// intermediates within kStackBytes.
+  bool chooseRows() {
+    int64_t rowBytes = 0;
+    for (Value buffer : intermediates)
+      rowBytes += bytesOf(buffer) / cast<MemRefType>(buffer.getType()).getNumElements() *
+                  cast<MemRefType>(buffer.getType()).getShape().back();
+    for (int64_t candidate : {12, 16, 8, 24, 10, 6, 4})
+      if (leading.back() % candidate == 0 && candidate * rowBytes <= kStackBytes) {
+        rows = candidate;
+        return true;
+      }
+    return false;
+  }
+
+  linalg::GenericOp last;
+  SmallVector<int64_t> leading;
+  llvm::SetVector<Operation *> ops;
+  llvm::SetVector<Value> intermediates;
+  int64_t rows = 0;
+};
+
+struct FuseAttention : impl::FuseAttentionBase<FuseAttention> {
+  void runOnOperation() override {
+    func::FuncOp function = getOperation();
+    if (function.isExternal())
+      return;
+    SmallVector<linalg::GenericOp> products;
+    for (auto generic : function.getBody().front().getOps<linalg::GenericOp>())
+      if (generic.hasPureBufferSemantics() && contractionRoles(generic))
+        products.push_back(generic);
+    // From the last: an earlier product in a chain is then gone.
+    llvm::SmallPtrSet<Operation *, 8> erased;
+    for (linalg::GenericOp product : llvm::reverse(products)) {
+      if (erased.contains(product))
+        continue;
+      Chain chain(product);
+      if (chain.find())
+        erased.insert_range(chain.rewrite());
+    }
+  }
+};
+
+} // namespace
+} // namespace kiln

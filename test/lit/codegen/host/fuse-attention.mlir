@@ -1,0 +1,213 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-fuse-attention))' | FileCheck %s
+
+// Attention over 2 heads of 512 queries and keys (scores of 2 MiB): the
+// scores' product, a mask added, Softmax's row statistics and
+// normalization, and the product with V become one loop of tasks, one per
+// head and block of 16 query rows. Each runs the same kernels on its
+// block: Q's, the mask's and O's rows of the block, K and V of its head,
+// the intermediates in buffers of 16 rows on its stack. The buffers of
+// all rows are gone.
+// CHECK-LABEL: func.func @attention(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: memref<1x2x512x16xf32>, %[[KT:[a-z0-9]+]]: memref<1x2x16x512xf32>, %[[V:[a-z0-9]+]]: memref<1x2x512x16xf32>, %[[MASK:[a-z0-9]+]]: memref<1x1x512x512xf32>, %[[O:[a-z0-9]+]]: memref<1x2x512x16xf32>)
+// CHECK-NOT: memref.alloc()
+// CHECK: scf.forall (%[[T:.+]]) in (64) {
+// CHECK-DAG: %[[HEAD:.+]] = arith.divui %[[T]], %c32
+// CHECK-DAG: %[[BLOCK:.+]] = arith.remui %[[T]], %c32
+// CHECK-DAG: %[[ROW:.+]] = arith.muli %[[BLOCK]], %c16
+// CHECK-COUNT-2: memref.alloca() : memref<1x1x16x1xf32>
+// CHECK-NOT: memref.alloc()
+// CHECK: linalg.fill {{.*}} outs(%[[S:.+]] : memref<1x1x16x512xf32>)
+// CHECK: %[[QB:.+]] = memref.subview %[[Q]][%{{.+}}, %[[HEAD]], %[[ROW]], 0] [1, 1, 16, 16]
+// CHECK: %[[KH:.+]] = memref.subview %[[KT]][%{{.+}}, %[[HEAD]], 0, 0] [1, 1, 16, 512]
+// CHECK: linalg.generic {{.*}} ins(%[[QB]], %[[KH]] : {{.*}}) outs(%[[S]] :
+// CHECK: %[[MB:.+]] = memref.subview %[[MASK]][%{{.+}}, 0, %[[ROW]], 0] [1, 1, 16, 512]
+// CHECK: linalg.generic {{.*}} ins(%[[S]], %[[MB]] : {{.*}}) outs(%[[S2:.+]] : memref<1x1x16x512xf32>)
+// CHECK: memref.load %[[S2]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<1x1x16x512xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[S2]], {{.*}}) outs(%[[P:.+]] : memref<1x1x16x512xf32>)
+// CHECK: %[[OB:.+]] = memref.subview %[[O]][%{{.+}}, %[[HEAD]], %[[ROW]], 0] [1, 1, 16, 16]
+// CHECK: linalg.fill {{.*}} outs(%[[OB]] :
+// CHECK: %[[VH:.+]] = memref.subview %[[V]][%{{.+}}, %[[HEAD]], 0, 0] [1, 1, 512, 16]
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %[[VH]] : {{.*}}) outs(%[[OB]] :
+// CHECK: } {kiln.flops = 33554432 : i64, kiln.kernel = "attention"}
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#q = affine_map<(b, h, m, k, n) -> (b, h, m, k)>
+#k = affine_map<(b, h, m, k, n) -> (b, h, k, n)>
+#s = affine_map<(b, h, m, k, n) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#mask = affine_map<(b, h, m, n) -> (b, 0, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m, 0)>
+func.func @attention(%q: memref<1x2x512x16xf32>, %kt: memref<1x2x16x512xf32>,
+                     %v: memref<1x2x512x16xf32>, %maskv: memref<1x1x512x512xf32>,
+                     %o: memref<1x2x512x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c512 = arith.constant 512 : index
+  %zero = arith.constant 0.0 : f32
+  %lowest = arith.constant 0xFF800000 : f32
+  %s = memref.alloc() : memref<1x2x512x512xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x2x512x512xf32>)
+  linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%q, %kt : memref<1x2x512x16xf32>, memref<1x2x16x512xf32>) outs(%s : memref<1x2x512x512xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  %s2 = memref.alloc() : memref<1x2x512x512xf32>
+  linalg.generic {indexing_maps = [#id, #mask, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %maskv : memref<1x2x512x512xf32>, memref<1x1x512x512xf32>) outs(%s2 : memref<1x2x512x512xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  }
+  %max = memref.alloc() : memref<1x2x512x1xf32>
+  %sum = memref.alloc() : memref<1x2x512x1xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%max, %sum : memref<1x2x512x1xf32>, memref<1x2x512x1xf32>) {
+  ^bb0(%out: f32, %out2: f32):
+    %h = linalg.index 1 : index
+    %m = linalg.index 2 : index
+    %mx = scf.for %j = %c0 to %c512 step %c1 iter_args(%acc = %lowest) -> (f32) {
+      %x = memref.load %s2[%c0, %h, %m, %j] : memref<1x2x512x512xf32>
+      %r = arith.maximumf %acc, %x : f32
+      scf.yield %r : f32
+    }
+    %sm = scf.for %j = %c0 to %c512 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %x = memref.load %s2[%c0, %h, %m, %j] : memref<1x2x512x512xf32>
+      %d = arith.subf %x, %mx : f32
+      %e = math.exp %d : f32
+      %r = arith.addf %acc, %e : f32
+      scf.yield %r : f32
+    }
+    linalg.yield %mx, %sm : f32, f32
+  }
+  %p = memref.alloc() : memref<1x2x512x512xf32>
+  linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s2, %max, %sum : memref<1x2x512x512xf32>, memref<1x2x512x1xf32>, memref<1x2x512x1xf32>) outs(%p : memref<1x2x512x512xf32>) {
+  ^bb0(%x: f32, %mx: f32, %sm: f32, %out: f32):
+    %d = arith.subf %x, %mx : f32
+    %e = math.exp %d : f32
+    %r = arith.divf %e, %sm : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x2x512x16xf32>)
+  linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : memref<1x2x512x512xf32>, memref<1x2x512x16xf32>) outs(%o : memref<1x2x512x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Scores of 256 KiB stay in the caches unfused.
+// CHECK-LABEL: func.func @small(
+// CHECK-NOT: scf.forall
+// CHECK: memref.alloc() : memref<1x1x256x256xf32>
+#q2 = affine_map<(b, h, m, k, n) -> (b, h, m, k)>
+#k2 = affine_map<(b, h, m, k, n) -> (b, h, k, n)>
+#s2 = affine_map<(b, h, m, k, n) -> (b, h, m, n)>
+func.func @small(%q: memref<1x1x256x16xf32>, %kt: memref<1x1x16x256xf32>,
+                 %v: memref<1x1x256x16xf32>, %o: memref<1x1x256x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %s = memref.alloc() : memref<1x1x256x256xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x1x256x256xf32>)
+  linalg.generic {indexing_maps = [#q2, #k2, #s2], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%q, %kt : memref<1x1x256x16xf32>, memref<1x1x16x256xf32>) outs(%s : memref<1x1x256x256xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x1x256x16xf32>)
+  linalg.generic {indexing_maps = [#q2, #k2, #s2], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%s, %v : memref<1x1x256x256xf32>, memref<1x1x256x16xf32>) outs(%o : memref<1x1x256x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Two products whose second multiplies by a 4 MiB weight (an MLP's, read
+// whole by every block of rows) stay apart: each block would read it from
+// memory again.
+// CHECK-LABEL: func.func @weights(
+// CHECK-NOT: scf.forall
+#a3 = affine_map<(m, k, n) -> (m, k)>
+#b3 = affine_map<(m, k, n) -> (k, n)>
+#c3 = affine_map<(m, k, n) -> (m, n)>
+func.func @weights(%x: memref<1024x64xf32>, %w1: memref<64x1024xf32>,
+                   %w2: memref<1024x1024xf32>, %o: memref<1024x1024xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %h = memref.alloc() : memref<1024x1024xf32>
+  linalg.fill ins(%zero : f32) outs(%h : memref<1024x1024xf32>)
+  linalg.generic {indexing_maps = [#a3, #b3, #c3], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w1 : memref<1024x64xf32>, memref<64x1024xf32>) outs(%h : memref<1024x1024xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%o : memref<1024x1024xf32>)
+  linalg.generic {indexing_maps = [#a3, #b3, #c3], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%h, %w2 : memref<1024x1024xf32>, memref<1024x1024xf32>) outs(%o : memref<1024x1024xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A causal mask computed from the loop indices (a key after the query is
+// hidden) stays unfused: in a block, the row index counts from the
+// block's first row.
+// CHECK-LABEL: func.func @causal(
+// CHECK-NOT: scf.forall
+#q4 = affine_map<(b, h, m, k, n) -> (b, h, m, k)>
+#k4 = affine_map<(b, h, m, k, n) -> (b, h, k, n)>
+#s4 = affine_map<(b, h, m, k, n) -> (b, h, m, n)>
+#id4 = affine_map<(b, h, m, n) -> (b, h, m, n)>
+func.func @causal(%q: memref<1x1x512x16xf32>, %kt: memref<1x1x16x512xf32>,
+                  %v: memref<1x1x512x16xf32>, %o: memref<1x1x512x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %lowest = arith.constant 0xFF800000 : f32
+  %s = memref.alloc() : memref<1x1x512x512xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x1x512x512xf32>)
+  linalg.generic {indexing_maps = [#q4, #k4, #s4], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%q, %kt : memref<1x1x512x16xf32>, memref<1x1x16x512xf32>) outs(%s : memref<1x1x512x512xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  %masked = memref.alloc() : memref<1x1x512x512xf32>
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : memref<1x1x512x512xf32>) outs(%masked : memref<1x1x512x512xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %row = linalg.index 2 : index
+    %col = linalg.index 3 : index
+    %later = arith.cmpi ugt, %col, %row : index
+    %r = arith.select %later, %lowest, %x : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x1x512x16xf32>)
+  linalg.generic {indexing_maps = [#q4, #k4, #s4], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%masked, %v : memref<1x1x512x512xf32>, memref<1x1x512x16xf32>) outs(%o : memref<1x1x512x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
