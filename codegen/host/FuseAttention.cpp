@@ -50,8 +50,10 @@ using namespace host;
 /// Below this many bytes the largest intermediate stays in the caches
 /// unfused (BERT-base's scores, 768 KiB a layer).
 constexpr int64_t kFuseBytes = int64_t(1) << 20;
-/// The most the intermediates of a block may take on a task's stack.
-constexpr int64_t kStackBytes = int64_t(512) << 10;
+/// The most the intermediates of a block may take on a task's stack
+/// (threads have 8 MiB of it by default; an embedding program's may have
+/// less).
+constexpr int64_t kStackBytes = int64_t(256) << 10;
 /// The most a block may read of an operand from outside the chain.
 constexpr int64_t kReadBytes = int64_t(1) << 20;
 
@@ -101,8 +103,8 @@ public:
     int64_t largest = 0;
     for (Value buffer : intermediates)
       largest = std::max(largest, bytesOf(buffer));
-    return products >= 2 && largest >= kFuseBytes && consecutive() && indexedOnlyInside() &&
-           chooseRows() && readsLittle();
+    return products >= 2 && largest >= kFuseBytes && consecutive() && writesOnlyItsOwn() &&
+           indexedOnlyInside() && chooseRows() && readsLittle();
   }
 
   /// Replaces the chain by its loop of tasks, at the last product; the
@@ -255,9 +257,11 @@ private:
     for (OpOperand &use : buffer.getUses()) {
       auto user = dyn_cast<linalg::LinalgOp>(use.getOwner());
       if (!user) {
-        // Loads in a kernel's body, which indexedOnlyInside() checks.
+        // Loads in the body of a kernel of @main, which joins the chain
+        // (indexedOnlyInside() checks their indices).
         auto load = dyn_cast<memref::LoadOp>(use.getOwner());
-        if (!load || !load->getParentOfType<linalg::GenericOp>())
+        Operation *kernel = load ? last->getBlock()->findAncestorOpInBlock(*load) : nullptr;
+        if (!kernel || !isa<linalg::GenericOp>(kernel))
           return false;
         continue;
       }
@@ -297,6 +301,25 @@ private:
     SmallVector<Operation *> ordered(ops.begin(), ops.end());
     llvm::sort(ordered, [](Operation *l, Operation *r) { return l->isBeforeInBlock(r); });
     ops = llvm::SetVector<Operation *>(ordered.begin(), ordered.end());
+    return true;
+  }
+
+  /// Whether the chain writes nothing outside it but O (by the last
+  /// product and its fill), and reads O nowhere else: a task reads the
+  /// other tasks' blocks of a buffer as they write them.
+  bool writesOnlyItsOwn() {
+    Value output = rootOf(last.getDpsInits()[0]);
+    for (Operation *op : ops) {
+      bool writesOutput = op == last.getOperation() || isa<linalg::FillOp>(op);
+      for (Value init : cast<linalg::LinalgOp>(op).getDpsInits())
+        if (!intermediates.contains(init) && !(writesOutput && rootOf(init) == output))
+          return false;
+      if (writesOutput)
+        continue;
+      for (Value read : buffersRead(op))
+        if (isa<MemRefType>(read.getType()) && rootOf(read) == output)
+          return false;
+    }
     return true;
   }
 

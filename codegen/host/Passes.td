@@ -236,7 +236,7 @@ def FuseAttention : Pass<"kiln-fuse-attention", "mlir::func::FuncOp"> {
     intermediates (the scores) in buffers of the block's rows on the
     task's stack, rather than in buffers of all rows that go through
     memory. A chain is fused when its largest intermediate takes 1 MiB or
-    more and a block's intermediates fit in 512 KiB; the kernels' bodies
+    more and a block's intermediates fit in 256 KiB; the kernels' bodies
     may index nothing but intermediates with their loop indices.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect"];

@@ -211,3 +211,46 @@ func.func @causal(%q: memref<1x1x512x16xf32>, %kt: memref<1x1x16x512xf32>,
   }
   return
 }
+
+// -----
+
+// A kernel of the chain that also writes a buffer from outside it (here
+// the scaled scores, kept) keeps the chain apart: its blocks would be
+// written task by task while other kernels may read the buffer whole.
+// CHECK-LABEL: func.func @writes_outside(
+// CHECK-NOT: scf.forall
+#q5 = affine_map<(b, h, m, k, n) -> (b, h, m, k)>
+#k5 = affine_map<(b, h, m, k, n) -> (b, h, k, n)>
+#s5 = affine_map<(b, h, m, k, n) -> (b, h, m, n)>
+#id5 = affine_map<(b, h, m, n) -> (b, h, m, n)>
+func.func @writes_outside(%q: memref<1x1x512x16xf32>, %kt: memref<1x1x16x512xf32>,
+                          %v: memref<1x1x512x16xf32>, %kept: memref<1x1x512x512xf32>,
+                          %o: memref<1x1x512x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.25 : f32
+  %s = memref.alloc() : memref<1x1x512x512xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x1x512x512xf32>)
+  linalg.generic {indexing_maps = [#q5, #k5, #s5], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%q, %kt : memref<1x1x512x16xf32>, memref<1x1x16x512xf32>) outs(%s : memref<1x1x512x512xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  %scaled = memref.alloc() : memref<1x1x512x512xf32>
+  linalg.generic {indexing_maps = [#id5, #id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : memref<1x1x512x512xf32>) outs(%scaled, %kept : memref<1x1x512x512xf32>, memref<1x1x512x512xf32>) {
+  ^bb0(%x: f32, %out: f32, %out2: f32):
+    %r = arith.mulf %x, %scale : f32
+    linalg.yield %r, %r : f32, f32
+  }
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x1x512x16xf32>)
+  linalg.generic {indexing_maps = [#q5, #k5, #s5], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%scaled, %v : memref<1x1x512x512xf32>, memref<1x1x512x16xf32>) outs(%o : memref<1x1x512x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
