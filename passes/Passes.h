@@ -33,6 +33,14 @@ constexpr llvm::StringLiteral kKernelAttr = "kiln.kernel";
 /// for each multiply-add of the product.
 constexpr llvm::StringLiteral kFlopsAttr = "kiln.flops";
 
+/// On the im2col gather of an NCHW convolution in two dimensions, of
+/// stride and dilation 1, whose output rows are as long as its input's:
+/// [top pad, left pad]. The columns' row of channel c and window offset
+/// (kh, kw) is then the input's channel c read at each output position
+/// moved by (kh - top) * width + kw - left, zero where the window
+/// overhangs the input.
+constexpr llvm::StringLiteral kIm2colShiftAttr = "kiln.im2col_shift";
+
 /// Two for each multiply-add of contraction `op`, whose loop ranges are
 /// static; 0 when one is dynamic.
 int64_t contractionFlops(mlir::linalg::LinalgOp op);

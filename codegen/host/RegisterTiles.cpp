@@ -10,6 +10,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -252,6 +253,8 @@ private:
       else
         assign(result, index(cast<AffineConstantExpr>(expr).getValue()));
     }
+    if (shiftedRows(column, tileColumns, at))
+      return;
     ArrayRef<int64_t> kGroup = fusion.groups[kResult];
     // The reduction's producer dimensions, as nested loops; `emit(k)` in
     // the innermost.
@@ -338,6 +341,131 @@ private:
         memref::StoreOp::create(b, loc, producerValue(at), panel, ValueRange{k, j});
       });
     });
+  }
+
+  /// The panel of an im2col gather whose rows are the input shifted
+  /// (kIm2colShiftAttr): row (c, kh, kw) of a vector of columns is one
+  /// masked vector load of the input at the columns' first position moved
+  /// by (kh - top) * width + kw - left, the mask the lanes whose window
+  /// lies inside the input at (kh, kw), computed once a task. Whether it
+  /// applies (columns [n, g, c, kh, kw, oh, ow] of an input [N, C, H, W]).
+  bool shiftedRows(Value column, int64_t tileColumns, ArrayRef<Value> at) {
+    linalg::GenericOp producer = fusion.producer;
+    auto shift = producer->getAttrOfType<DenseI64ArrayAttr>(kIm2colShiftAttr);
+    ArrayRef<int64_t> shape = cast<MemRefType>(producer.getDpsInits()[0].getType()).getShape();
+    auto loads = producer.getRegion().front().getOps<memref::LoadOp>();
+    ArrayRef<SmallVector<int64_t>> groups = fusion.groups;
+    // B's rows are (c, kh, kw), with batch and group when they are 1; its
+    // columns (oh, ow).
+    if (!shift || shape.size() != 7 || groups.size() != 4 || groups[3] != ArrayRef<int64_t>{5, 6} ||
+        groups[2].size() < 3 || ArrayRef(groups[2]).take_back(3) != ArrayRef<int64_t>{2, 3, 4} ||
+        !llvm::all_of(ArrayRef(groups[2]).drop_back(3), [&](int64_t d) { return shape[d] == 1; }) ||
+        !llvm::hasSingleElement(loads))
+      return false;
+    Value input = (*loads.begin()).getMemRef();
+    auto inputType = cast<MemRefType>(input.getType());
+    // Lane offsets are 32-bit, as the gathers' elsewhere.
+    if (inputType.getRank() != 4 || !memref::isStaticShapeAndContiguousRowMajor(inputType) ||
+        inputType.getNumElements() >= (int64_t(1) << 31) || shape[3] * shape[4] > 25)
+      return false;
+    int64_t channels = shape[2], windowRows = shape[3], windowColumns = shape[4];
+    int64_t height = inputType.getDimSize(2), inputWidth = inputType.getDimSize(3);
+    int64_t outputWidth = shape[6], plane = height * inputWidth;
+    int64_t total = inputType.getNumElements();
+    int64_t top = shift[0], left = shift[1];
+    SmallVector<ReassociationIndices> all = {{0, 1, 2, 3}};
+    Value flat = memref::CollapseShapeOp::create(b, loc, input, all);
+    VectorType lanesType = vectorType(b.getI32Type());
+    VectorType maskType = vectorType(b.getI1Type());
+    auto lanesOf = [&](int64_t value) {
+      return splat(b, loc, lanesType, b.getI32IntegerAttr(int32_t(value)));
+    };
+    auto within = [&](Value value, int64_t end) {
+      Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, value, lanesOf(0));
+      Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, value, lanesOf(end));
+      return arith::AndIOp::create(b, loc, low, high).getResult();
+    };
+    // Per vector of columns: its first position and the mask of each
+    // window offset.
+    int64_t vectors = llvm::divideCeil(tileColumns, width);
+    SmallVector<Value> firsts;
+    SmallVector<SmallVector<Value>> masks(vectors);
+    Value steps = arith::ConstantOp::create(
+        b, loc, lanesType,
+        b.getI32VectorAttr(llvm::to_vector(llvm::seq<int32_t>(0, int32_t(width)))));
+    for (int64_t v = 0; v < vectors; ++v) {
+      Value first = plus(column, v * width);
+      firsts.push_back(first);
+      Value positions = arith::AddIOp::create(
+          b, loc,
+          vector::BroadcastOp::create(b, loc, lanesType,
+                                      arith::IndexCastOp::create(b, loc, b.getI32Type(), first)),
+          steps);
+      Value outputRow = arith::DivUIOp::create(b, loc, positions, lanesOf(outputWidth));
+      Value outputColumn = arith::RemUIOp::create(b, loc, positions, lanesOf(outputWidth));
+      Value lanes = vector::ConstantMaskOp::create(
+          b, loc, maskType, ArrayRef<int64_t>{std::min(width, tileColumns - v * width)});
+      for (int64_t kh = 0; kh < windowRows; ++kh) {
+        Value rowInside =
+            within(arith::AddIOp::create(b, loc, outputRow, lanesOf(kh - top)), height);
+        rowInside = arith::AndIOp::create(b, loc, rowInside, lanes);
+        for (int64_t kw = 0; kw < windowColumns; ++kw)
+          masks[v].push_back(arith::AndIOp::create(
+              b, loc, rowInside,
+              within(arith::AddIOp::create(b, loc, outputColumn, lanesOf(kw - left)), inputWidth)));
+      }
+    }
+    // The input's channel c of this batch index and group.
+    Value channel0 = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, at[0], index(inputType.getDimSize(1))),
+        arith::MulIOp::create(b, loc, at[1], index(channels)));
+    VectorType type = vectorType(b.getF32Type());
+    Value zeros = splat(b, loc, type, b.getF32FloatAttr(0));
+    loop(channels, [&](Value c) {
+      Value planeStart =
+          arith::MulIOp::create(b, loc, arith::AddIOp::create(b, loc, channel0, c), index(plane));
+      for (int64_t kh = 0; kh < windowRows; ++kh)
+        for (int64_t kw = 0; kw < windowColumns; ++kw) {
+          Value k = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, c, index(windowRows * windowColumns)),
+              index(kh * windowColumns + kw));
+          for (int64_t v = 0; v < vectors; ++v) {
+            Value mask = masks[v][kh * windowColumns + kw];
+            Value offset = plus(arith::AddIOp::create(b, loc, planeStart, firsts[v]),
+                                (kh - top) * inputWidth + kw - left);
+            // A vector that would start before the input or end after it
+            // (its lanes there are masked) is gathered instead.
+            Value inBounds = arith::AndIOp::create(
+                b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, offset, index(0)),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, offset,
+                                      index(total - width)));
+            auto branch = scf::IfOp::create(b, loc, TypeRange{type}, inBounds, true);
+            {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(branch.thenBlock());
+              scf::YieldOp::create(
+                  b, loc,
+                  vector::MaskedLoadOp::create(b, loc, type, flat, ValueRange{offset}, mask, zeros)
+                      .getResult());
+              b.setInsertionPointToStart(branch.elseBlock());
+              Value offsets = arith::AddIOp::create(
+                  b, loc,
+                  vector::BroadcastOp::create(
+                      b, loc, lanesType,
+                      arith::IndexCastOp::create(b, loc, b.getI32Type(), offset)),
+                  steps);
+              scf::YieldOp::create(b, loc,
+                                   vector::GatherOp::create(b, loc, type, flat,
+                                                            ValueRange{index(0)}, offsets, mask,
+                                                            zeros)
+                                       .getResult());
+            }
+            vector::StoreOp::create(b, loc, branch.getResult(0), panel,
+                                    ValueRange{k, index(v * width)});
+          }
+        }
+    });
+    return true;
   }
 
   /// Whether the producer is elementwise on inputs along its innermost

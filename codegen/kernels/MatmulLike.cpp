@@ -12,6 +12,7 @@
 #include "codegen/kernels/Kernels.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Precision.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -76,42 +77,44 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
   Value init = tensor::EmptyOp::create(b, loc, columnsType.getShape(), element);
   auto identity = b.getMultiDimIdentityMap(columnsType.getRank());
   SmallVector<utils::IteratorType> iterators(columnsType.getRank(), utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{columnsType}, ValueRange{}, ValueRange{init},
-             ArrayRef<AffineMap>{identity}, iterators,
-             [&](OpBuilder &nested, Location l, ValueRange) {
-               auto index = [&](int64_t value) -> Value {
-                 return arith::ConstantIndexOp::create(nested, l, value);
-               };
-               auto dim = [&](int64_t d) -> Value { return linalg::IndexOp::create(nested, l, d); };
-               Value channel =
-                   last ? dim(channelDim)
-                        : arith::AddIOp::create(
-                              nested, l,
-                              arith::MulIOp::create(nested, l, dim(1), index(channelsPerGroup)),
-                              dim(channelDim))
-                              .getResult();
-               SmallVector<Value> at = {dim(0)};
-               if (!last)
-                 at.push_back(channel);
-               Value inside;
-               for (int64_t i = 0; i < spatial; ++i) {
-                 WindowIndex read = windowIndex(
-                     nested, l, dim(outputDim + i), dim(windowDim + i), strides[i], dilations[i],
-                     pads[i], window[i], inputType.getDimSize(i + 2), type.getDimSize(i + 2));
-                 if (read.inside)
-                   inside = both(nested, l, inside, read.inside);
-                 at.push_back(read.clamped);
-               }
-               if (last)
-                 at.push_back(channel);
-               Value value = tensor::ExtractOp::create(nested, l, input, at);
-               if (inside)
-                 value = arith::SelectOp::create(nested, l, inside, value,
-                                                 scalar(nested, l, element, 0.0));
-               linalg::YieldOp::create(nested, l, value);
-             })
-      .getResult(0);
+  auto columns = linalg::GenericOp::create(
+      b, loc, TypeRange{columnsType}, ValueRange{}, ValueRange{init}, ArrayRef<AffineMap>{identity},
+      iterators, [&](OpBuilder &nested, Location l, ValueRange) {
+        auto index = [&](int64_t value) -> Value {
+          return arith::ConstantIndexOp::create(nested, l, value);
+        };
+        auto dim = [&](int64_t d) -> Value { return linalg::IndexOp::create(nested, l, d); };
+        Value channel =
+            last ? dim(channelDim)
+                 : arith::AddIOp::create(
+                       nested, l, arith::MulIOp::create(nested, l, dim(1), index(channelsPerGroup)),
+                       dim(channelDim))
+                       .getResult();
+        SmallVector<Value> at = {dim(0)};
+        if (!last)
+          at.push_back(channel);
+        Value inside;
+        for (int64_t i = 0; i < spatial; ++i) {
+          WindowIndex read = windowIndex(nested, l, dim(outputDim + i), dim(windowDim + i),
+                                         strides[i], dilations[i], pads[i], window[i],
+                                         inputType.getDimSize(i + 2), type.getDimSize(i + 2));
+          if (read.inside)
+            inside = both(nested, l, inside, read.inside);
+          at.push_back(read.clamped);
+        }
+        if (last)
+          at.push_back(channel);
+        Value value = tensor::ExtractOp::create(nested, l, input, at);
+        if (inside)
+          value =
+              arith::SelectOp::create(nested, l, inside, value, scalar(nested, l, element, 0.0));
+        linalg::YieldOp::create(nested, l, value);
+      });
+  auto isOne = [](int64_t value) { return value == 1; };
+  if (!last && spatial == 2 && llvm::all_of(strides, isOne) && llvm::all_of(dilations, isOne) &&
+      type.getDimSize(3) == inputType.getDimSize(3))
+    columns->setAttr(kIm2colShiftAttr, b.getDenseI64ArrayAttr({pads[0], pads[1]}));
+  return columns.getResult(0);
 }
 
 /// A depthwise convolution, a window per output:

@@ -315,6 +315,75 @@ func.func @fused(%x: memref<1x2x6x6xf32>, %w: memref<1x4x18xf32>, %bias: memref<
 
 // -----
 
+// The same convolution's columns, the gather marked as the input shifted
+// (kiln.im2col_shift: stride 1, rows as long as the input's): each task
+// computes, once, the lanes inside the input for each window offset, then
+// each row of its panel is one masked load of the input seen as one
+// dimension at the row's shift from the task's first column, gathered
+// only where the vector would start before the input or end after it.
+// CHECK-LABEL: func.func @shifted
+// CHECK: scf.for %[[TASK:[a-z0-9]+]] =
+// CHECK: %[[FLAT:.+]] = memref.collapse_shape %{{.+}} {{\[\[}}0, 1, 2, 3]] : memref<1x2x6x6xf32> into memref<72xf32>
+// CHECK: arith.divui %{{.+}}, %{{.+}} : vector<8xi32>
+// CHECK: scf.for %[[C:[a-z0-9]+]] =
+// CHECK: %[[ROW:.+]] = scf.if %{{.+}} -> (vector<8xf32>) {
+// CHECK: vector.maskedload %[[FLAT]][%{{.+}}], %{{.+}}, %{{.+}} : memref<72xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK: } else {
+// CHECK: vector.gather %[[FLAT]]
+// CHECK: vector.store %[[ROW]], %{{.+}}[%{{.+}}, %{{.+}}] : memref<18x16xf32>, vector<8xf32>
+// CHECK: vector.fma
+#id7 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
+#fw = affine_map<(n, g, f, o, ck) -> (g, f, ck)>
+#fx = affine_map<(n, g, f, o, ck) -> (n, g, ck, o)>
+#fy = affine_map<(n, g, f, o, ck) -> (n, g, f, o)>
+func.func @shifted(%x: memref<1x2x6x6xf32>, %w: memref<1x4x18xf32>) -> memref<1x4x6x6xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %zero = arith.constant 0.0 : f32
+  %cols = memref.alloc() : memref<1x1x2x3x3x6x6xf32>
+  linalg.generic {indexing_maps = [#id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      outs(%cols : memref<1x1x2x3x3x6x6xf32>) attrs = {kiln.im2col_shift = array<i64: 1, 1>} {
+  ^bb0(%out: f32):
+    %c = linalg.index 2 : index
+    %kh = linalg.index 3 : index
+    %kw = linalg.index 4 : index
+    %oh = linalg.index 5 : index
+    %ow = linalg.index 6 : index
+    %h0 = arith.addi %oh, %kh : index
+    %h = arith.subi %h0, %c1 : index
+    %w0 = arith.addi %ow, %kw : index
+    %wi = arith.subi %w0, %c1 : index
+    %hl = arith.cmpi sge, %h, %c0 : index
+    %hh = arith.cmpi slt, %h, %c6 : index
+    %wl = arith.cmpi sge, %wi, %c0 : index
+    %wh = arith.cmpi slt, %wi, %c6 : index
+    %in0 = arith.andi %hl, %hh : i1
+    %in1 = arith.andi %wl, %wh : i1
+    %in = arith.andi %in0, %in1 : i1
+    %hs = arith.select %in0, %h, %c0 : index
+    %ws = arith.select %in1, %wi, %c0 : index
+    %v = memref.load %x[%c0, %c, %hs, %ws] : memref<1x2x6x6xf32>
+    %cell = arith.select %in, %v, %zero : f32
+    linalg.yield %cell : f32
+  }
+  %columns = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<1x1x2x3x3x6x6xf32> into memref<1x1x18x36xf32>
+  %acc = memref.alloc() : memref<1x4x6x6xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<1x4x6x6xf32>)
+  %flat = memref.collapse_shape %acc [[0, 1, 2, 3]] : memref<1x4x6x6xf32> into memref<144xf32>
+  %grouped = memref.expand_shape %flat [[0, 1, 2, 3]] output_shape [1, 1, 4, 36] : memref<144xf32> into memref<1x1x4x36xf32>
+  linalg.generic {indexing_maps = [#fw, #fx, #fy], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %columns : memref<1x4x18xf32>, memref<1x1x18x36xf32>) outs(%grouped : memref<1x1x4x36xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %m = arith.mulf %p, %q : f32
+    %a = arith.addf %s, %m : f32
+    linalg.yield %a : f32
+  }
+  return %acc : memref<1x4x6x6xf32>
+}
+
+// -----
+
 // An elementwise producer of B reading inputs (a squeeze-excitation's
 // scale of each channel, before a 1x1 convolution of 4 channels of 5x12 to
 // 8) computes each task's panel in runs along a row of 12: from column p,

@@ -44,9 +44,11 @@ func.func @conv_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tenso
 
 // -----
 
-// Without bias or padding the accumulator starts at zero.
+// Without bias or padding the accumulator starts at zero. Its output rows
+// are shorter than the input's, so its columns are no shifted rows.
 // CHECK-LABEL: func.func @conv_plain
 // CHECK-NOT: tensor.pad
+// CHECK-NOT: kiln.im2col_shift
 // CHECK: tensor<1x1x27x36xf32>
 // CHECK: %[[FILL:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x4x6x6xf32>)
 // CHECK: tensor.collapse_shape %[[FILL]]
@@ -54,6 +56,19 @@ func.func @conv_plain(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tenso
   %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
       : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// At stride 1 with the output rows as long as the input's, each row of
+// the columns is the input shifted: the gather says by which padding.
+// CHECK-LABEL: func.func @conv_same
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<1x1x3x3x3x8x8xf32>) attrs = {kiln.im2col_shift = array<i64: 1, 1>}
+func.func @conv_same(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
 }
 
 // -----
