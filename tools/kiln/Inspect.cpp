@@ -1,6 +1,7 @@
 //===- Inspect.cpp - kiln inspect and kiln bench --------------------------===//
 
 #include "Commands.h"
+#include "Peak.h"
 
 #include "kiln/runtime.h"
 #include "runtime/format/artifact_generated.h"
@@ -297,8 +298,9 @@ int inspectModel() {
 namespace {
 
 /// Each kernel's mean milliseconds beside what `kiln inspect` says of it,
-/// slowest first: the plan is the one whose code for `target` ran.
-int printProfile(const std::string &target, const std::vector<double> &profile) {
+/// slowest first: the plan is the one whose code for `target` ran, on
+/// `threads` threads of the host (0 on a GPU).
+int printProfile(const std::string &target, uint32_t threads, const std::vector<double> &profile) {
   raw_ostream &os = outs();
   if (profile.empty()) {
     os << "  no kernel profile: the artifact's code does not report its kernels "
@@ -324,18 +326,32 @@ int printProfile(const std::string &target, const std::vector<double> &profile) 
   double total = 0;
   for (double milliseconds : profile)
     total += milliseconds;
+  // A rate's share of what the session's threads can do at most, where
+  // that can be measured: a core's FMAs, as many cores as threads.
+  double core = threads ? hostPeakGflops(target) : 0, peak = core * threads;
+  if (core > 0) {
+    os << format("  peak at %s: %.1f GFLOP/s a core (FMAs timed now)", target.c_str(), core);
+    if (threads > 1)
+      os << format(", %.1f for %u threads", peak, threads);
+    os << "\n";
+  }
   os << "  kernels of the plan for " << target << ", slowest first (mean a run):\n"
-     << format("  %5s  %-11s  %-9s  %9s  %6s  %8s  %s\n", "#", "kind", "precision", "ms", "share",
-               "GFLOP/s", "ONNX node");
+     << format("  %5s  %-11s  %-9s  %9s  %6s  %8s  %5s  %s\n", "#", "kind", "precision", "ms",
+               "share", "GFLOP/s", "peak", "ONNX node");
   for (size_t i : order) {
     const artifact::Kernel *kernel = kernels->Get(flatbuffers::uoffset_t(i));
     // A product's rate: its multiply-adds, two operations each, over its time.
-    char rate[32] = "-";
-    if (kernel->flops() && profile[i] > 0)
-      snprintf(rate, sizeof(rate), "%.1f", double(kernel->flops()) / (profile[i] * 1e6));
-    os << format("  %5zu  %-11s  %-9s  %9.3f  %5.1f%%  %8s  %s\n", i, text(kernel->kind()).c_str(),
-                 precisionOf(kernel).c_str(), profile[i],
-                 total > 0 ? 100.0 * profile[i] / total : 0.0, rate, text(kernel->node()).c_str());
+    char rate[32] = "-", share[32] = "-";
+    if (kernel->flops() && profile[i] > 0) {
+      double gflops = double(kernel->flops()) / (profile[i] * 1e6);
+      snprintf(rate, sizeof(rate), "%.1f", gflops);
+      if (peak > 0)
+        snprintf(share, sizeof(share), "%.0f%%", 100.0 * gflops / peak);
+    }
+    os << format("  %5zu  %-11s  %-9s  %9.3f  %5.1f%%  %8s  %5s  %s\n", i,
+                 text(kernel->kind()).c_str(), precisionOf(kernel).c_str(), profile[i],
+                 total > 0 ? 100.0 * profile[i] / total : 0.0, rate, share,
+                 text(kernel->node()).c_str());
   }
   return 0;
 }
@@ -411,7 +427,7 @@ int benchModel() {
   if (kernelMilliseconds > 0)
     outs() << format("  kernels on the device: mean %.3f ms a run\n", kernelMilliseconds);
   if (benchProfile)
-    return printProfile(kiln_session_target(session), profile);
+    return printProfile(kiln_session_target(session), kiln_session_threads(session), profile);
   return 0;
 }
 
