@@ -11,9 +11,9 @@
 //
 // Two functions are identical when they have the same type, the same
 // attributes but their names, and equivalent bodies (locations aside).
-// Declarations (the task dispatches) are identical when the first two
-// hold; since they name their task, they merge once their tasks have, and
-// merging runs until nothing changes.
+// Task dispatches (declarations) are identical when the first two hold;
+// since they name their task, they merge once their tasks have, and
+// merging runs until nothing changes. Other declarations never merge.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,12 +54,16 @@ llvm::hash_code shapeHash(func::FuncOp function) {
   return hash;
 }
 
+/// Whether `a` and `b` are the same kernel, or dispatch the same task. Other
+/// declarations (runtime hooks) are what their names say, however alike.
 bool identical(func::FuncOp a, func::FuncOp b) {
   if (a.getFunctionType() != b.getFunctionType() || traits(a) != traits(b) ||
       a.isExternal() != b.isExternal())
     return false;
-  return a.isExternal() || OperationEquivalence::isRegionEquivalentTo(
-                               &a.getBody(), &b.getBody(), OperationEquivalence::IgnoreLocations);
+  if (a.isExternal())
+    return a->hasAttr(kTaskAttr);
+  return OperationEquivalence::isRegionEquivalentTo(&a.getBody(), &b.getBody(),
+                                                    OperationEquivalence::IgnoreLocations);
 }
 
 /// Merges one round of identical private functions; whether any merged.

@@ -86,3 +86,20 @@ func.func private @kernel(%x: memref<8xf32>) {
   linalg.fill ins(%one : f32) outs(%x : memref<8xf32>)
   return
 }
+
+// -----
+
+// Declarations that dispatch no task (runtime hooks) keep their names,
+// however alike.
+// CHECK-LABEL: func.func @main(
+// CHECK: call @hook_a()
+// CHECK-NEXT: call @hook_b()
+// CHECK: func.func private @hook_a() attributes {kiln.runtime_hook}
+// CHECK: func.func private @hook_b() attributes {kiln.runtime_hook}
+func.func @main() {
+  call @hook_a() : () -> ()
+  call @hook_b() : () -> ()
+  return
+}
+func.func private @hook_a() attributes {kiln.runtime_hook}
+func.func private @hook_b() attributes {kiln.runtime_hook}
