@@ -287,12 +287,39 @@ private:
     return withStride(base, lhs.stride + sign * rhs.stride);
   }
 
+  /// Whether `loop` goes on summing what an enclosing loop carries (a
+  /// window's row of taps, each added to the sum of the rows before), over
+  /// 4 steps or more: it carries one f32 value, the init an enclosing
+  /// loop's, and each step adds to it and uses it for nothing else.
+  static bool continuesSum(scf::ForOp loop) {
+    std::optional<APInt> trips = loop.getStaticTripCount();
+    if (!trips || trips->getZExtValue() < 4 || loop.getNumRegionIterArgs() != 1 ||
+        !loop.getInitArgs()[0].getType().isF32())
+      return false;
+    auto outer = dyn_cast<BlockArgument>(loop.getInitArgs()[0]);
+    if (!outer || !isa<scf::ForOp>(outer.getOwner()->getParentOp()))
+      return false;
+    Value carried = loop.getRegionIterArgs()[0];
+    auto add = loop.getBody()->getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+    return add && carried.hasOneUse() && (add.getLhs() == carried || add.getRhs() == carried);
+  }
+
   void emitLoop(scf::ForOp loop) {
     Value lower = get(loop.getLowerBound()).value, upper = get(loop.getUpperBound()).value,
           step = get(loop.getStep()).value;
     SmallVector<Value> inits;
     for (Value init : loop.getInitArgs())
       inits.push_back(vector(init));
+    // A row of a window's taps sums from zero, and its sum then joins the
+    // rows before it: each row is a chain of additions of its own, which
+    // the core runs side by side, rather than one chain through the whole
+    // window (25 dependent additions for 5x5; a 3x3 window's 9 gain
+    // nothing). The sum's order changes as a vectorized reduction's does.
+    Value before;
+    if (continuesSum(loop)) {
+      before = inits[0];
+      inits[0] = splat(b, loc, cast<VectorType>(before.getType()), b.getF32FloatAttr(0));
+    }
     auto copy = scf::ForOp::create(b, loc, lower, upper, step, inits);
     {
       OpBuilder::InsertionGuard guard(b);
@@ -312,6 +339,11 @@ private:
       if (!terminated)
         scf::YieldOp::create(b, loc, yielded);
       scopes.pop_back();
+    }
+    if (before) {
+      define(loop.getResult(0),
+             {Lanes::Varying, arith::AddFOp::create(b, loc, before, copy.getResult(0))});
+      return;
     }
     for (auto [old, now] : llvm::zip(loop.getResults(), copy.getResults()))
       define(old, {Lanes::Varying, now});

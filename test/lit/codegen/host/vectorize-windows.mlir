@@ -189,3 +189,41 @@ func.func @across(%x: memref<16x4xf32>, %y: memref<3x16xf32>) {
   }
   return
 }
+
+// -----
+
+// A window row of 4 taps or more sums from zero, and its sum is then added
+// to the rows before it: each row is a chain of additions of its own.
+// CHECK-LABEL: func.func @rows_apart(
+// CHECK: %[[ZEROS:.+]] = arith.constant dense<0.000000e+00> : vector<8xf32>
+// CHECK: scf.for %{{.+}} = {{.+}} iter_args(%[[OUTER:.+]] = %{{.+}}) -> (vector<8xf32>)
+// CHECK: %[[ROW:.+]] = scf.for %{{.+}} = {{.+}} iter_args(%[[ACC:.+]] = %[[ZEROS]]) -> (vector<8xf32>)
+// CHECK: arith.addf %[[ACC]], %{{.+}} : vector<8xf32>
+// CHECK: %[[SUM:.+]] = arith.addf %[[OUTER]], %[[ROW]] : vector<8xf32>
+// CHECK: scf.yield %[[SUM]]
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @rows_apart(%x: memref<3x20xf32>, %y: memref<2x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c5 = arith.constant 5 : index
+  %zero = arith.constant 0.000000e+00 : f32
+  linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+      outs(%y : memref<2x16xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %sum = scf.for %kh = %c0 to %c2 step %c1 iter_args(%outer = %zero) -> (f32) {
+      %row = scf.for %kw = %c0 to %c5 step %c1 iter_args(%acc = %outer) -> (f32) {
+        %h = arith.addi %i, %kh : index
+        %w = arith.addi %j, %kw : index
+        %v = memref.load %x[%h, %w] : memref<3x20xf32>
+        %a = arith.addf %acc, %v : f32
+        scf.yield %a : f32
+      }
+      scf.yield %row : f32
+    }
+    linalg.yield %sum : f32
+  }
+  return
+}
