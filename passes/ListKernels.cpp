@@ -76,6 +76,8 @@ Value storedBuffer(Operation *kernel) {
       base = masked.getBase();
     else if (auto scalar = dyn_cast<memref::StoreOp>(op))
       base = scalar.getMemRef();
+    else if (auto nested = dyn_cast<linalg::LinalgOp>(op); nested && nested.getNumDpsInits() > 0)
+      base = nested.getDpsInits()[0];
     while (base && base.getDefiningOp<ViewLikeOpInterface>() &&
            kernel->isProperAncestor(base.getDefiningOp()))
       base = base.getDefiningOp<ViewLikeOpInterface>().getViewSource();

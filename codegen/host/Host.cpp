@@ -76,7 +76,7 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   vectorize.fuse = fuse;
   pm.addNestedPass<mlir::func::FuncOp>(createPackWeights());
   pm.addPass(createBufferize());
-  pm.addNestedPass<mlir::func::FuncOp>(createFuseAttention());
+  pm.addNestedPass<mlir::func::FuncOp>(createFuseRows());
   pm.addNestedPass<mlir::func::FuncOp>(createVectorizeContractions(vectorize));
   pm.addPass(createPlanMemory());
   pm.addPass(createListKernels());

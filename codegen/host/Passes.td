@@ -224,20 +224,26 @@ def OutlineKernels : Pass<"kiln-outline-kernels", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
-def FuseAttention : Pass<"kiln-fuse-attention", "mlir::func::FuncOp"> {
-  let summary = "Runs attention's kernels together, a block of query rows at a time (host)";
+def FuseRows : Pass<"kiln-fuse-rows", "mlir::func::FuncOp"> {
+  let summary = "Runs a chain of kernels over rows as one kernel, a block of rows at a time (host)";
   let description = [{
     Runs on buffers, before `kiln-vectorize-contractions`. A chain of
-    kernels over the same leading dimensions that ends in a product and
-    holds another (attention: scores, scale and mask, Softmax's statistics
-    and normalization, the product with V) becomes one `scf.forall`
-    (`kiln.kernel = "attention"`): a task per block of rows of each batch
-    and head runs every kernel of the chain on that block, the
-    intermediates (the scores) in buffers of the block's rows on the
-    task's stack, rather than in buffers of all rows that go through
-    memory. A chain is fused when its largest intermediate takes 1 MiB or
-    more and a block's intermediates fit in 256 KiB; the kernels' bodies
-    may index nothing but intermediates with their loop indices.
+    kernels over the same leading dimensions (batch, heads, rows) becomes
+    one `scf.forall`: a task per block of rows of each batch and head runs
+    every kernel of the chain on that block, the intermediates in buffers
+    of the block's rows on the task's stack, the outside operands sliced
+    to the block. Chains are:
+    - attention (`kiln.kernel = "attention"`): scores, scale and mask,
+      Softmax's statistics and normalization, the product with V;
+    - an MLP (`"mlp"`): two products and the activation between them;
+    both fused when their largest intermediate takes 1 MiB or more and a
+    block reads at most 1 MiB of each outside operand;
+    - a normalization (`"normalize"`): row statistics (Softmax's maximum
+      and sum, LayerNorm's mean and deviation) and the kernels that use
+      them, so that the block's rows are read while in cache.
+    A block's intermediates fit in 256 KiB; the kernels' bodies may index
+    with their loop indices only intermediates, or outside buffers at their
+    own row.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect"];
 }

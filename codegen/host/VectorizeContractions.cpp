@@ -81,7 +81,7 @@ struct VectorizeContractions : impl::VectorizeContractionsBase<VectorizeContract
         findEpilogue(op, roles, fusion);
         findProducer(op, roles, width, fusion);
       }
-      // A product inside a task (of kiln-fuse-attention) runs on its thread.
+      // A product inside a task (of kiln-fuse-rows) runs on its thread.
       bool parallel = multiplyAdds >= kParallelWork && !op->getParentOfType<scf::ForallOp>();
       emitRegisterTiles(op, roles, fusion, width, rows, parallel);
 

@@ -1,4 +1,4 @@
-//===- FuseAttention.cpp - attention row block by row block ---------------===//
+//===- FuseRows.cpp - chains of kernels over rows, a block of rows at a time -===//
 //
 // Attention is a chain of kernels over the same rows (one per query):
 //
@@ -18,13 +18,20 @@
 // smaller buffers, so the passes after vectorize them as they would the
 // whole ones (the products as register tiles, on the calling thread).
 //
-// A chain is found from its last product backwards: an intermediate is a
-// buffer of @main that only the chain's kernels touch, each reading and
-// writing it along the same leading dimensions (batch, heads, rows) as
-// the chain's output. The chain's kernels must be consecutive in @main,
-// and their bodies may index only intermediates with their loop indices
-// (which are relative to the block once tiled). Chains whose largest
-// intermediate fits in the caches anyway are left as they are.
+// The same holds for other chains over rows: an MLP's two products and
+// its activation (its hidden rows in cache), and a normalization (Softmax,
+// LayerNorm) whose statistics and normalizing kernels then read a block's
+// rows while they are in L1: one kernel, one pass over its rows.
+//
+// A chain is found from its last kernel backwards: an intermediate is a
+// buffer of @main that only the chain's kernels touch, before its end,
+// each reading and writing it along the same leading dimensions (batch,
+// heads, rows) as the chain's output. The chain's kernels must be
+// consecutive in @main, and their bodies may index with their loop indices
+// only intermediates, or outside buffers at their own row (each becomes
+// the block's buffer or slice, where a loop index counts from the block's
+// start). Chains of products whose largest intermediate fits in the caches
+// anyway are left as they are.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +46,7 @@
 
 namespace kiln {
 
-#define GEN_PASS_DEF_FUSEATTENTION
+#define GEN_PASS_DEF_FUSEROWS
 #include "codegen/host/Passes.h.inc"
 
 namespace {
@@ -62,22 +69,27 @@ int64_t bytesOf(Value buffer) {
   return type.getNumElements() * type.getElementTypeBitWidth() / 8;
 }
 
-/// A chain of kernels over the same leading dimensions, ending in a
-/// product.
+/// A chain of kernels over the same leading dimensions: ending in a product
+/// and holding another, or row statistics and the kernels that use them.
 class Chain {
 public:
   explicit Chain(linalg::GenericOp last) : last(last) {
-    auto output = cast<MemRefType>(last.getDpsInits()[0].getType());
-    leading = llvm::to_vector(output.getShape().drop_back());
+    // A scalar's (or a dynamic shape's) chain has no rows: find() turns it
+    // down.
+    auto output = dyn_cast<MemRefType>(last.getDpsInits()[0].getType());
+    if (output && output.getRank() > 0 && output.hasStaticShape())
+      leading = llvm::to_vector(output.getShape().drop_back());
   }
 
-  /// Grows the chain backwards from its last product; whether it is one
+  /// Grows the chain backwards from its last kernel; whether it is one
   /// worth fusing.
   bool find() {
-    if (!contractionRoles(last) || leading.size() < 2)
+    bool product = endsInProduct = contractionRoles(last).has_value();
+    if (leading.size() < 2 || (!product && !isAllParallel(last)))
       return false;
     ops.insert(last);
-    SmallVector<Value> worklist = {last.getDpsInputs()[0]};
+    SmallVector<Value> worklist = product ? SmallVector<Value>{last.getDpsInputs()[0]}
+                                          : SmallVector<Value>(last.getDpsInputs());
     while (!worklist.empty()) {
       Value buffer = worklist.pop_back_val();
       if (intermediates.contains(buffer) || !isIntermediate(buffer))
@@ -103,11 +115,30 @@ public:
     int64_t largest = 0;
     for (Value buffer : intermediates)
       largest = std::max(largest, bytesOf(buffer));
-    return products >= 2 && largest >= kFuseBytes && consecutive() && writesOnlyItsOwn() &&
-           indexedOnlyInside() && chooseRows() && readsLittle();
+    // Two products (attention, an MLP) whose intermediates are worth keeping
+    // out of memory; or rows: statistics (a kernel whose body loops over a
+    // row) and what uses them.
+    bool twoProducts = products >= 2 && largest >= kFuseBytes;
+    bool rows = !product && products == 0 && llvm::any_of(ops, isStatistics);
+    if ((!twoProducts && !rows) || !consecutive() || !writesOnlyItsOwn() || !indexedOnlyInside() ||
+        !chooseRows() || !readsLittle())
+      return false;
+    // Attention has row statistics (Softmax's) after its first product.
+    auto firstProduct = llvm::find_if(ops, [](Operation *op) {
+      auto generic = dyn_cast<linalg::GenericOp>(op);
+      return generic && contractionRoles(generic);
+    });
+    kind = rows ? "normalize"
+                : (std::any_of(firstProduct, ops.end(), isStatistics) ? "attention" : "mlp");
+    return true;
   }
 
-  /// Replaces the chain by its loop of tasks, at the last product; the
+  /// Whether `op` computes row statistics: its body loops over a row.
+  static bool isStatistics(Operation *op) {
+    return !op->getRegion(0).front().getOps<scf::ForOp>().empty();
+  }
+
+  /// Replaces the chain by its loop of tasks, at its last kernel; the
   /// kernels it erased.
   llvm::SetVector<Operation *> rewrite() {
     OpBuilder b(last);
@@ -123,7 +154,7 @@ public:
     for (Operation *op : ops)
       if (auto generic = dyn_cast<linalg::GenericOp>(op); generic && contractionRoles(generic))
         flops += contractionFlops(generic);
-    forall->setAttr(kKernelAttr, b.getStringAttr("attention"));
+    forall->setAttr(kKernelAttr, b.getStringAttr(kind));
     forall->setAttr(kFlopsAttr, b.getI64IntegerAttr(flops));
 
     b.setInsertionPoint(forall.getBody()->getTerminator());
@@ -147,9 +178,29 @@ public:
     for (Operation *op : ops) {
       auto linalgOp = cast<linalg::LinalgOp>(op);
       SmallVector<AffineMap> maps = linalgOp.getIndexingMapsArray();
+      // Outside buffers are sliced for each kernel as it reads them.
+      IRMapping local = mapping;
+      op->walk([&](memref::LoadOp load) {
+        Value value = load.getMemRef();
+        if (local.contains(value))
+          return;
+        // Its leading indices are the kernel's own (indexedOnlyInside()).
+        auto type = cast<MemRefType>(value.getType());
+        SmallVector<OpFoldResult> offsets, sizes, strides;
+        for (int64_t i = 0; i < type.getRank(); ++i) {
+          strides.push_back(b.getIndexAttr(1));
+          bool leadingIndex = i < int64_t(leading.size());
+          offsets.push_back(leadingIndex ? OpFoldResult(at[i]) : b.getIndexAttr(0));
+          sizes.push_back(b.getIndexAttr(!leadingIndex                      ? type.getDimSize(i)
+                                         : i + 1 == int64_t(leading.size()) ? rows
+                                                                            : 1));
+        }
+        local.map(value,
+                  memref::SubViewOp::create(b, loc, value, offsets, sizes, strides).getResult());
+      });
       for (OpOperand &operand : op->getOpOperands()) {
         Value value = operand.get();
-        if (mapping.contains(value) || !isa<MemRefType>(value.getType()))
+        if (local.contains(value) || !isa<MemRefType>(value.getType()))
           continue;
         // The block's slice of an operand read from outside the chain.
         SmallVector<OpFoldResult> offsets, sizes, strides;
@@ -164,10 +215,10 @@ public:
           else
             offsets.push_back(b.getIndexAttr(0));
         }
-        mapping.map(value,
-                    memref::SubViewOp::create(b, loc, value, offsets, sizes, strides).getResult());
+        local.map(value,
+                  memref::SubViewOp::create(b, loc, value, offsets, sizes, strides).getResult());
       }
-      b.clone(*op, mapping);
+      b.clone(*op, local);
     }
     for (Operation *op : llvm::reverse(ops))
       op->erase();
@@ -250,7 +301,7 @@ private:
   /// along its own leading loop dimensions.
   bool isIntermediate(Value buffer) {
     auto alloc = buffer.getDefiningOp<memref::AllocOp>();
-    if (!alloc || buffer == last.getDpsInits()[0] ||
+    if (!alloc || !alloc.getType().hasStaticShape() || buffer == last.getDpsInits()[0] ||
         alloc.getType().getShape().drop_back() != ArrayRef(leading) ||
         !alloc.getType().getLayout().isIdentity())
       return false;
@@ -261,11 +312,17 @@ private:
         // (indexedOnlyInside() checks their indices).
         auto load = dyn_cast<memref::LoadOp>(use.getOwner());
         Operation *kernel = load ? last->getBlock()->findAncestorOpInBlock(*load) : nullptr;
-        if (!kernel || !isa<linalg::GenericOp>(kernel))
+        if (!kernel || !isa<linalg::GenericOp>(kernel) || last->isBeforeInBlock(kernel))
           return false;
         continue;
       }
-      if (!isa<linalg::GenericOp, linalg::FillOp>(user) || user->getBlock() != last->getBlock())
+      // A buffer read after the chain (a residual) is no intermediate.
+      if (!isa<linalg::GenericOp, linalg::FillOp>(user) || user->getBlock() != last->getBlock() ||
+          last->isBeforeInBlock(user))
+        return false;
+      // A normalization's chain stops at products: their output is its input.
+      auto generic = dyn_cast<linalg::GenericOp>(user.getOperation());
+      if (!endsInProduct && generic && contractionRoles(generic))
         return false;
       std::optional<SmallVector<unsigned>> dims = tiledDims(user);
       if (!dims)
@@ -323,15 +380,19 @@ private:
     return true;
   }
 
-  /// Whether the kernels' bodies use their loop indices only to load from
-  /// intermediates (which become the block's own buffers), and load nothing
-  /// else: tiled, a loop index counts from the block's start.
+  /// Whether the kernels' bodies use their loop indices only to load, and
+  /// load intermediates (which become the block's own buffers) or outside
+  /// buffers of the chain's leading extents at the kernel's own leading
+  /// indices (which become the block's slices): tiled, a loop index counts
+  /// from the block's start.
   bool indexedOnlyInside() {
     for (Operation *op : ops) {
+      std::optional<SmallVector<unsigned>> dims = tiledDims(cast<linalg::LinalgOp>(op));
       WalkResult walk = op->walk([&](Operation *inner) {
         if (auto load = dyn_cast<memref::LoadOp>(inner))
-          return intermediates.contains(load.getMemRef()) ? WalkResult::advance()
-                                                          : WalkResult::interrupt();
+          return intermediates.contains(load.getMemRef()) || (dims && atOwnRow(load, *dims))
+                     ? WalkResult::advance()
+                     : WalkResult::interrupt();
         if (auto indexOp = dyn_cast<linalg::IndexOp>(inner))
           for (Operation *user : indexOp->getUsers())
             if (!isa<memref::LoadOp>(user))
@@ -339,6 +400,29 @@ private:
         return WalkResult::advance();
       });
       if (walk.wasInterrupted())
+        return false;
+    }
+    return true;
+  }
+
+  /// Whether `load` reads a buffer of the chain's leading extents (and
+  /// more) at the loop indices `dims` of its kernel's leading dimensions
+  /// (0 for a dimension of 1), and along the rest at indices that are no
+  /// loop index.
+  bool atOwnRow(memref::LoadOp load, ArrayRef<unsigned> dims) {
+    MemRefType type = load.getMemRefType();
+    if (!type.hasStaticShape() || type.getRank() <= int64_t(leading.size()) ||
+        type.getShape().take_front(leading.size()) != ArrayRef(leading))
+      return false;
+    for (auto [i, index] : llvm::enumerate(load.getIndices())) {
+      auto loopIndex = index.getDefiningOp<linalg::IndexOp>();
+      if (i >= leading.size()) {
+        if (loopIndex)
+          return false;
+        continue;
+      }
+      if (loopIndex ? loopIndex.getDim() != dims[i]
+                    : !(leading[i] == 1 && isConstantIntValue(index, 0)))
         return false;
     }
     return true;
@@ -365,23 +449,28 @@ private:
   llvm::SetVector<Operation *> ops;
   llvm::SetVector<Value> intermediates;
   int64_t rows = 0;
+  /// What the fused kernel is: attention, an MLP, or a row normalization.
+  StringRef kind;
+  bool endsInProduct = false;
 };
 
-struct FuseAttention : impl::FuseAttentionBase<FuseAttention> {
+struct FuseRows : impl::FuseRowsBase<FuseRows> {
   void runOnOperation() override {
     func::FuncOp function = getOperation();
     if (function.isExternal())
       return;
-    SmallVector<linalg::GenericOp> products;
+    // Chains end in a product (attention) or in any kernel on buffers that
+    // may read row statistics (a normalization).
+    SmallVector<linalg::GenericOp> ends;
     for (auto generic : function.getBody().front().getOps<linalg::GenericOp>())
-      if (generic.hasPureBufferSemantics() && contractionRoles(generic))
-        products.push_back(generic);
-    // From the last: an earlier product in a chain is then gone.
+      if (generic.hasPureBufferSemantics() && generic.getNumDpsInits() == 1)
+        ends.push_back(generic);
+    // From the last: an earlier kernel in a chain is then gone.
     llvm::SmallPtrSet<Operation *, 8> erased;
-    for (linalg::GenericOp product : llvm::reverse(products)) {
-      if (erased.contains(product))
+    for (linalg::GenericOp end : llvm::reverse(ends)) {
+      if (erased.contains(end))
         continue;
-      Chain chain(product);
+      Chain chain(end);
       if (chain.find())
         erased.insert_range(chain.rewrite());
     }

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-fuse-attention))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-fuse-rows))' | FileCheck %s
 
 // Attention over 2 heads of 512 queries and keys (scores of 2 MiB): the
 // scores' product, a mask added, Softmax's row statistics and
@@ -27,7 +27,8 @@
 // CHECK: %[[OB:.+]] = memref.subview %[[O]][%{{.+}}, %[[HEAD]], %[[ROW]], 0] [1, 1, 16, 16]
 // CHECK: linalg.fill {{.*}} outs(%[[OB]] :
 // CHECK: %[[VH:.+]] = memref.subview %[[V]][%{{.+}}, %[[HEAD]], 0, 0] [1, 1, 512, 16]
-// CHECK: linalg.generic {{.*}} ins(%[[P]], %[[VH]] : {{.*}}) outs(%[[OB]] :
+// CHECK: %[[OB2:.+]] = memref.subview %[[O]][%{{.+}}, %[[HEAD]], %[[ROW]], 0] [1, 1, 16, 16]
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %[[VH]] : {{.*}}) outs(%[[OB2]] :
 // CHECK: } {kiln.flops = 33554432 : i64, kiln.kernel = "attention"}
 // CHECK-NOT: linalg.generic
 // CHECK: return
@@ -250,6 +251,64 @@ func.func @writes_outside(%q: memref<1x1x512x16xf32>, %kt: memref<1x1x16x512xf32
   ^bb0(%a: f32, %b: f32, %c: f32):
     %m = arith.mulf %a, %b : f32
     %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A normalization over rows of 64 (LayerNorm's mean and deviation, then
+// each element normalized) runs as one kernel, a block of 12 rows of 96 at
+// a time: the statistics' loads read the block's slice of the input, at
+// the row index that now counts from the block's start, into statistics
+// of 12 rows on the task's stack.
+// CHECK-LABEL: func.func @layer_norm(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<1x96x64xf32>, %[[Y:[a-z0-9]+]]: memref<1x96x64xf32>)
+// CHECK: scf.forall (%[[T:.+]]) in (8) {
+// CHECK: %[[ROW:.+]] = arith.muli %{{.+}}, %c12
+// CHECK: memref.alloca() : memref<1x12x1xf32>
+// CHECK: %[[XB:.+]] = memref.subview %[[X]][%{{.+}}, %[[ROW]], 0] [1, 12, 64]
+// CHECK: linalg.generic
+// CHECK: memref.load %[[XB]][%{{.+}}, %{{.+}}, %{{.+}}]
+// CHECK: %[[YB:.+]] = memref.subview %[[Y]][%{{.+}}, %[[ROW]], 0] [1, 12, 64]
+// CHECK: linalg.generic {{.*}} outs(%[[YB]] :
+// CHECK: } {kiln.flops = 0 : i64, kiln.kernel = "normalize"}
+#id6 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row6 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+func.func @layer_norm(%x: memref<1x96x64xf32>, %y: memref<1x96x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 64.0 : f32
+  %mean = memref.alloc() : memref<1x96x1xf32>
+  %dev = memref.alloc() : memref<1x96x1xf32>
+  linalg.generic {indexing_maps = [#id6, #id6], iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%mean, %dev : memref<1x96x1xf32>, memref<1x96x1xf32>) {
+  ^bb0(%o1: f32, %o2: f32):
+    %r = linalg.index 1 : index
+    %s = scf.for %j = %c0 to %c64 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%c0, %r, %j] : memref<1x96x64xf32>
+      %a = arith.addf %acc, %v : f32
+      scf.yield %a : f32
+    }
+    %m = arith.divf %s, %n : f32
+    %q = scf.for %j = %c0 to %c64 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%c0, %r, %j] : memref<1x96x64xf32>
+      %d = arith.subf %v, %m : f32
+      %a = math.fma %d, %d, %acc : f32
+      scf.yield %a : f32
+    }
+    %var = arith.divf %q, %n : f32
+    %sd = math.sqrt %var : f32
+    linalg.yield %m, %sd : f32, f32
+  }
+  linalg.generic {indexing_maps = [#id6, #row6, #row6, #id6], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %mean, %dev : memref<1x96x64xf32>, memref<1x96x1xf32>, memref<1x96x1xf32>) outs(%y : memref<1x96x64xf32>) {
+  ^bb0(%v: f32, %m: f32, %sd: f32, %out: f32):
+    %d = arith.subf %v, %m : f32
+    %r = arith.divf %d, %sd : f32
     linalg.yield %r : f32
   }
   return
