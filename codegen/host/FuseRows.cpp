@@ -1,4 +1,4 @@
-//===- FuseRows.cpp - chains of kernels over rows, a block of rows at a time -===//
+//===- FuseRows.cpp - kernels over rows, a block of rows at a time --------===//
 //
 // Attention is a chain of kernels over the same rows (one per query):
 //
