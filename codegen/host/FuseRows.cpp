@@ -389,8 +389,13 @@ private:
     for (Operation *op : ops) {
       std::optional<SmallVector<unsigned>> dims = tiledDims(cast<linalg::LinalgOp>(op));
       WalkResult walk = op->walk([&](Operation *inner) {
+        // An outside buffer loaded at its own row stands for the block's
+        // rows of it in the body, so it may not be an operand as well,
+        // sliced through the operand's own map.
         if (auto load = dyn_cast<memref::LoadOp>(inner))
-          return intermediates.contains(load.getMemRef()) || (dims && atOwnRow(load, *dims))
+          return intermediates.contains(load.getMemRef()) ||
+                         (dims && atOwnRow(load, *dims) &&
+                          !llvm::is_contained(op->getOperands(), load.getMemRef()))
                      ? WalkResult::advance()
                      : WalkResult::interrupt();
         if (auto indexOp = dyn_cast<linalg::IndexOp>(inner))
