@@ -52,6 +52,39 @@ Value contract(OpBuilder &b, Operation *source, Value lhs, Value rhs, Value init
   return generic.getResult(0);
 }
 
+/// Convolution `op`'s input at batch index `n`, `channel` and, along each
+/// spatial dimension d, output position `positions[d]` moved by window
+/// offset `offsets[d]` (at its stride, dilation and padding); zero where
+/// that falls in the padding. Bounds are checked only along spatial
+/// dimensions some window overhangs.
+Value windowRead(OpBuilder &b, Location loc, ConvOp op, Value n, Value channel,
+                 ArrayRef<Value> positions, ArrayRef<Value> offsets) {
+  bool last = op.getChannelsLast();
+  RankedTensorType type = last ? channelsFirst(op.getType()) : op.getType();
+  auto inputType = last ? channelsFirst(op.getInput().getType()) : op.getInput().getType();
+  int64_t spatial = type.getRank() - 2;
+  ArrayRef<int64_t> weightShape = op.getWeight().getType().getShape();
+  ArrayRef<int64_t> window = last ? weightShape.take_front(spatial) : weightShape.drop_front(2);
+  SmallVector<Value> at = {n};
+  if (!last)
+    at.push_back(channel);
+  Value inside;
+  for (int64_t d = 0; d < spatial; ++d) {
+    WindowIndex read = windowIndex(b, loc, positions[d], offsets[d], op.getStrides()[d],
+                                   op.getDilations()[d], op.getPads()[d], window[d],
+                                   inputType.getDimSize(d + 2), type.getDimSize(d + 2));
+    if (read.inside)
+      inside = both(b, loc, inside, read.inside);
+    at.push_back(read.clamped);
+  }
+  if (last)
+    at.push_back(channel);
+  Value value = tensor::ExtractOp::create(b, loc, op.getInput(), at);
+  if (!inside)
+    return value;
+  return arith::SelectOp::create(b, loc, inside, value, scalar(b, loc, type.getElementType(), 0.0));
+}
+
 /// The im2col columns of a convolution:
 ///
 ///   columns[n, g, c, k_1..k_s, o_1..o_s] = input[n, g*C + c, o*stride + k*dilation - pad]
@@ -66,13 +99,10 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
   int64_t spatial = type.getRank() - 2;
   auto weightShape = op.getWeight().getType().getShape();
   int64_t channelsPerGroup = last ? weightShape[spatial] : weightShape[1];
-  ArrayRef<int64_t> window = last ? weightShape.take_front(spatial) : weightShape.drop_front(2);
   // Where the columns keep the channel, each window offset and each output
   // position.
   int64_t channelDim = last ? 1 + 2 * spatial : 2, windowDim = last ? 1 + spatial : 3,
           outputDim = last ? 1 : 3 + spatial;
-  ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(), dilations = op.getDilations();
-  Value input = op.getInput();
   Type element = type.getElementType();
   Value init = tensor::EmptyOp::create(b, loc, columnsType.getShape(), element);
   auto identity = b.getMultiDimIdentityMap(columnsType.getRank());
@@ -90,30 +120,18 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
                        nested, l, arith::MulIOp::create(nested, l, dim(1), index(channelsPerGroup)),
                        dim(channelDim))
                        .getResult();
-        SmallVector<Value> at = {dim(0)};
-        if (!last)
-          at.push_back(channel);
-        Value inside;
+        SmallVector<Value> positions, offsets;
         for (int64_t i = 0; i < spatial; ++i) {
-          WindowIndex read = windowIndex(nested, l, dim(outputDim + i), dim(windowDim + i),
-                                         strides[i], dilations[i], pads[i], window[i],
-                                         inputType.getDimSize(i + 2), type.getDimSize(i + 2));
-          if (read.inside)
-            inside = both(nested, l, inside, read.inside);
-          at.push_back(read.clamped);
+          positions.push_back(dim(outputDim + i));
+          offsets.push_back(dim(windowDim + i));
         }
-        if (last)
-          at.push_back(channel);
-        Value value = tensor::ExtractOp::create(nested, l, input, at);
-        if (inside)
-          value =
-              arith::SelectOp::create(nested, l, inside, value, scalar(nested, l, element, 0.0));
+        Value value = windowRead(nested, l, op, dim(0), channel, positions, offsets);
         linalg::YieldOp::create(nested, l, value);
       });
   auto isOne = [](int64_t value) { return value == 1; };
-  if (!last && spatial == 2 && llvm::all_of(strides, isOne) && llvm::all_of(dilations, isOne) &&
-      type.getDimSize(3) == inputType.getDimSize(3))
-    columns->setAttr(kIm2colShiftAttr, b.getDenseI64ArrayAttr({pads[0], pads[1]}));
+  if (!last && spatial == 2 && llvm::all_of(op.getStrides(), isOne) &&
+      llvm::all_of(op.getDilations(), isOne) && type.getDimSize(3) == inputType.getDimSize(3))
+    columns->setAttr(kIm2colShiftAttr, b.getDenseI64ArrayAttr({op.getPads()[0], op.getPads()[1]}));
   return columns.getResult(0);
 }
 
@@ -138,30 +156,13 @@ Value depthwise(OpBuilder &b, Location loc, ConvOp op) {
   int64_t first = last ? 1 : 2;
   ArrayRef<int64_t> weightShape = op.getWeight().getType().getShape();
   ArrayRef<int64_t> window = last ? weightShape.take_front(spatial) : weightShape.drop_front(2);
-  ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(), dilations = op.getDilations();
-  Value input = op.getInput(), weight = op.getWeight();
-  auto inputType = cast<RankedTensorType>(input.getType());
+  Value weight = op.getWeight();
   auto step = [&](OpBuilder &lb, Location l, ArrayRef<Value> outputAt, ArrayRef<Value> offsets,
                   ValueRange sum) -> SmallVector<Value> {
     Value channel = last ? outputAt.back() : outputAt[1];
     Value zero = arith::ConstantIndexOp::create(lb, l, 0);
-    SmallVector<Value> at = {outputAt[0]};
-    if (!last)
-      at.push_back(channel);
-    Value inside;
-    for (int64_t d = 0; d < spatial; ++d) {
-      WindowIndex read =
-          windowIndex(lb, l, outputAt[d + first], offsets[d], strides[d], dilations[d], pads[d],
-                      window[d], inputType.getDimSize(d + first), type.getDimSize(d + first));
-      if (read.inside)
-        inside = both(lb, l, inside, read.inside);
-      at.push_back(read.clamped);
-    }
-    if (last)
-      at.push_back(channel);
-    Value value = tensor::ExtractOp::create(lb, l, input, at);
-    if (inside)
-      value = arith::SelectOp::create(lb, l, inside, value, scalar(lb, l, element, 0.0));
+    Value value =
+        windowRead(lb, l, op, outputAt[0], channel, outputAt.slice(first, spatial), offsets);
     SmallVector<Value> weightAt;
     if (last) {
       llvm::append_range(weightAt, offsets);
