@@ -2,22 +2,16 @@
 
 #include "codegen/host/RegisterTiles.h"
 
-#include "codegen/host/LaneEmitter.h"
-#include "codegen/host/VectorBody.h"
+#include "codegen/host/Panels.h"
 
 #include "dialects/kiln/Precision.h"
 #include "passes/Buffers.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace kiln::host {
 
@@ -30,13 +24,13 @@ constexpr int64_t kPrefetchSteps = 16;
 /// Emits the tiled loops of one contraction, with the kernels `fusion`
 /// joins to it, in place of them all: at the epilogue if there is one (the
 /// buffers it writes and reads exist there), else at the product.
-class TileEmitter {
+class TileEmitter : TileContext {
 public:
   TileEmitter(linalg::GenericOp op, const Roles &roles, Fusion fusion, int64_t width, int64_t rows)
-      : op(op), roles(roles), fusion(fusion), width(width), rows(rows),
-        b(fusion.epilogue ? fusion.epilogue.getOperation() : op.getOperation()),
-        loc(fusedLocation()), maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()),
-        dims(ranges.size()) {}
+      : TileContext(op, roles, fusion, width,
+                    OpBuilder(fusion.epilogue ? fusion.epilogue.getOperation() : op.getOperation()),
+                    fusedLocation(op, fusion)),
+        rows(rows) {}
 
   /// One task per (outer index, block of rows, column tile): tasks write
   /// disjoint parts of C, so they run as an scf.forall when `parallel`,
@@ -103,9 +97,9 @@ public:
     Value column = arith::MulIOp::create(b, loc, tile, index(step));
     auto rowTiles = [&](int64_t tileColumns) {
       if (fusion.producer)
-        pack(column, tileColumns);
+        packPanel(*this, panel, column, tileColumns);
       else if (copies)
-        copyPanel(column, tileColumns);
+        copyPanel(*this, panel, column, tileColumns);
       forTiles(blockRows, rows, [&](Value row, int64_t tileRows) {
         emitTile(arith::AddIOp::create(b, loc, firstRow, row), tileRows, column, tileColumns);
       });
@@ -125,29 +119,13 @@ public:
   }
 
 private:
-  Location fusedLocation() {
+  static Location fusedLocation(linalg::GenericOp op, Fusion fusion) {
     SmallVector<Location> locations = {op.getLoc()};
     for (Operation *joined : {fusion.zeroFill.getOperation(), fusion.epilogue.getOperation(),
                               fusion.producer.getOperation()})
       if (joined)
         locations.push_back(joined->getLoc());
     return FusedLoc::get(op.getContext(), locations);
-  }
-
-  Value index(int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); }
-
-  Value plus(Value base, int64_t offset) {
-    return offset == 0 ? base : arith::AddIOp::create(b, loc, base, index(offset)).getResult();
-  }
-
-  /// The indices of an operand read through `map` at `at` (the loop
-  /// dimensions' values).
-  SmallVector<Value> indices(AffineMap map, ArrayRef<Value> at) {
-    return indicesAt(b, loc, map, at);
-  }
-
-  SmallVector<Value> delinearize(Value value, ArrayRef<int64_t> extents) {
-    return kiln::delinearize(b, loc, value, extents);
   }
 
   /// Calls `body(start, size)` for each tile of `step` along `extent`: a
@@ -164,24 +142,6 @@ private:
     }
     if (extent > whole)
       body(index(whole), extent - whole);
-  }
-
-  /// Emits `body(value)` inside a loop over [0, extent).
-  void loop(int64_t extent, llvm::function_ref<void(Value)> body) {
-    auto forOp = scf::ForOp::create(b, loc, index(0), index(extent), index(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(forOp.getBody()->getTerminator());
-    body(forOp.getInductionVar());
-  }
-
-  VectorType vectorType(Type element) { return VectorType::get({width}, element); }
-
-  Value load(Value memref, ValueRange at, Value mask) {
-    return loadLanes(b, loc, vectorType(b.getF32Type()), memref, at, mask);
-  }
-
-  void store(Value value, Value memref, ValueRange at, Value mask) {
-    storeLanes(b, loc, value, memref, at, mask);
   }
 
   /// The rows of C a task computes: all of them, or, for a product with
@@ -207,384 +167,6 @@ private:
   /// the panel's are adjacent, on the task's stack, in cache for every
   /// tile after the first.
   bool copiesPanel() { return !fusion.producer && !roles.panel && ranges[roles.m] > rows; }
-
-  /// Copies the task's columns [column, column + tileColumns) of every row
-  /// k of B into its panel.
-  void copyPanel(Value column, int64_t tileColumns) {
-    Value bMatrix = op.getDpsInputs()[1];
-    loop(ranges[roles.k], [&](Value k) {
-      dims[roles.k] = k;
-      for (int64_t v = 0; v * width < tileColumns; ++v) {
-        int64_t lanes = std::min(width, tileColumns - v * width);
-        Value mask = lanes == width
-                         ? Value()
-                         : vector::ConstantMaskOp::create(b, loc, vectorType(b.getI1Type()),
-                                                          ArrayRef<int64_t>{lanes});
-        dims[roles.n] = plus(column, v * width);
-        store(load(bMatrix, indices(maps[1], dims), mask), panel, {k, index(v * width)}, mask);
-      }
-    });
-  }
-
-  /// Computes the task's panel of B, columns [column, column + tileColumns)
-  /// of every row k, with the producer's body at each element.
-  void pack(Value column, int64_t tileColumns) {
-    linalg::GenericOp producer = fusion.producer;
-    ArrayRef<int64_t> shape = cast<MemRefType>(producer.getDpsInits()[0].getType()).getShape();
-    AffineMap bMap = maps[1];
-    int64_t kResult = *bMap.getResultPosition(b.getAffineDimExpr(roles.k));
-    int64_t nResult = bMap.getNumResults() - 1;
-    SmallVector<Value> at(shape.size());
-    auto assign = [&](int64_t result, Value value) {
-      SmallVector<int64_t> extents;
-      for (int64_t dim : fusion.groups[result])
-        extents.push_back(shape[dim]);
-      for (auto [dim, digit] : llvm::zip(fusion.groups[result], delinearize(value, extents)))
-        at[dim] = digit;
-    };
-    for (Value &value : at)
-      value = index(0);
-    for (int64_t result = 0; result < nResult; ++result) {
-      if (result == kResult)
-        continue;
-      AffineExpr expr = bMap.getResult(result);
-      if (auto dim = dyn_cast<AffineDimExpr>(expr))
-        assign(result, dims[dim.getPosition()]);
-      else
-        assign(result, index(cast<AffineConstantExpr>(expr).getValue()));
-    }
-    if (shiftedRows(column, tileColumns, at))
-      return;
-    ArrayRef<int64_t> kGroup = fusion.groups[kResult];
-    // The reduction's producer dimensions, as nested loops; `emit(k)` in
-    // the innermost.
-    auto rows = [&](llvm::function_ref<void(Value)> emit) {
-      std::function<void(size_t, Value)> nest = [&](size_t level, Value k) {
-        if (level == kGroup.size()) {
-          emit(k);
-          return;
-        }
-        int64_t dim = kGroup[level];
-        loop(shape[dim], [&](Value value) {
-          at[dim] = value;
-          Value scaled = arith::MulIOp::create(b, loc, k, index(shape[dim]));
-          nest(level + 1, arith::AddIOp::create(b, loc, scaled, value));
-        });
-      };
-      nest(0, index(0));
-    };
-    if (producerRunsAlongRows()) {
-      // Runs of columns along the innermost column dimension (a row of an
-      // image), each from column p over the next columns of that row, up
-      // to a vector's lanes: the producer's body on those lanes, its
-      // inputs read as vectors.
-      int64_t innermost = fusion.groups[nResult].back();
-      Value end = plus(column, tileColumns);
-      scf::WhileOp::create(
-          b, loc, TypeRange{b.getIndexType()}, ValueRange{column},
-          [&](OpBuilder &nested, Location, ValueRange p) {
-            Value more = arith::CmpIOp::create(nested, loc, arith::CmpIPredicate::slt, p[0], end);
-            scf::ConditionOp::create(nested, loc, more, p);
-          },
-          [&](OpBuilder &nested, Location, ValueRange p) {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
-            assign(nResult, p[0]);
-            Value rowLeft = arith::SubIOp::create(b, loc, index(shape[innermost]), at[innermost]);
-            Value tileLeft = arith::SubIOp::create(b, loc, end, p[0]);
-            Value lanes = arith::MinSIOp::create(
-                b, loc, arith::MinSIOp::create(b, loc, rowLeft, tileLeft), index(width));
-            Value offset = arith::SubIOp::create(b, loc, p[0], column);
-            Value mask =
-                vector::CreateMaskOp::create(b, loc, vectorType(b.getI1Type()), ValueRange{lanes});
-            rows([&](Value k) {
-              Value value = emitOnLanes(producer, width, b, *producerVaries, at, mask, lanes);
-              storeLanes(b, loc, value, panel, ValueRange{k, offset}, mask);
-            });
-            scf::YieldOp::create(b, loc, ValueRange{arith::AddIOp::create(b, loc, p[0], lanes)});
-          });
-      return;
-    }
-    if (producerRunsOnLanes()) {
-      // A vector of columns at a time: the column dimensions' indices lane
-      // by lane, the body on vectors, its loads gathers.
-      SmallVector<int64_t> extents;
-      for (int64_t dim : fusion.groups[nResult])
-        extents.push_back(shape[dim]);
-      // Indices lane by lane are 32-bit (producerRunsOnLanes checks they
-      // fit): twice the lanes of 64-bit ones a register.
-      VectorType lanesType = vectorType(b.getI32Type());
-      Value first = vector::BroadcastOp::create(
-          b, loc, lanesType, arith::IndexCastOp::create(b, loc, b.getI32Type(), column));
-      for (int64_t v = 0; v * width < tileColumns; ++v) {
-        int64_t lanes = std::min(width, tileColumns - v * width);
-        Value mask = vector::ConstantMaskOp::create(b, loc, vectorType(b.getI1Type()),
-                                                    ArrayRef<int64_t>{lanes});
-        // Lane j is column `column + v * width + j`.
-        SmallVector<int64_t> offsets = llvm::to_vector(llvm::seq(v * width, (v + 1) * width));
-        Value columns = arith::AddIOp::create(
-            b, loc, first,
-            arith::ConstantOp::create(b, loc, lanesType,
-                                      b.getI32VectorAttr(llvm::to_vector_of<int32_t>(offsets))));
-        for (auto [dim, digit] : llvm::zip(fusion.groups[nResult], delinearize(columns, extents)))
-          at[dim] = digit;
-        rows([&](Value k) {
-          vector::StoreOp::create(b, loc, producerLanes(at, mask), panel,
-                                  ValueRange{k, index(v * width)});
-        });
-      }
-      return;
-    }
-    loop(tileColumns, [&](Value j) {
-      assign(nResult, arith::AddIOp::create(b, loc, column, j));
-      rows([&](Value k) {
-        memref::StoreOp::create(b, loc, producerValue(at), panel, ValueRange{k, j});
-      });
-    });
-  }
-
-  /// The panel of an im2col gather whose rows are the input shifted
-  /// (kIm2colShiftAttr): row (c, kh, kw) of a vector of columns is one
-  /// masked vector load of the input at the columns' first position moved
-  /// by (kh - top) * width + kw - left, the mask the lanes whose window
-  /// lies inside the input at (kh, kw), computed once a task. Whether it
-  /// applies (columns [n, g, c, kh, kw, oh, ow] of an input [N, C, H, W]).
-  bool shiftedRows(Value column, int64_t tileColumns, ArrayRef<Value> at) {
-    linalg::GenericOp producer = fusion.producer;
-    auto shift = producer->getAttrOfType<DenseI64ArrayAttr>(kIm2colShiftAttr);
-    ArrayRef<int64_t> shape = cast<MemRefType>(producer.getDpsInits()[0].getType()).getShape();
-    auto loads = producer.getRegion().front().getOps<memref::LoadOp>();
-    ArrayRef<SmallVector<int64_t>> groups = fusion.groups;
-    // B's rows are (c, kh, kw), with batch and group when they are 1; its
-    // columns (oh, ow).
-    if (!shift || shape.size() != 7 || groups.size() != 4 || groups[3] != ArrayRef<int64_t>{5, 6} ||
-        groups[2].size() < 3 || ArrayRef(groups[2]).take_back(3) != ArrayRef<int64_t>{2, 3, 4} ||
-        !llvm::all_of(ArrayRef(groups[2]).drop_back(3), [&](int64_t d) { return shape[d] == 1; }) ||
-        !llvm::hasSingleElement(loads))
-      return false;
-    Value input = (*loads.begin()).getMemRef();
-    auto inputType = cast<MemRefType>(input.getType());
-    // Lane offsets are 32-bit, as the gathers' elsewhere.
-    if (inputType.getRank() != 4 || !memref::isStaticShapeAndContiguousRowMajor(inputType) ||
-        inputType.getNumElements() >= (int64_t(1) << 31) || shape[3] * shape[4] > 25)
-      return false;
-    int64_t channels = shape[2], windowRows = shape[3], windowColumns = shape[4];
-    int64_t height = inputType.getDimSize(2), inputWidth = inputType.getDimSize(3);
-    int64_t outputWidth = shape[6], plane = height * inputWidth;
-    int64_t total = inputType.getNumElements();
-    int64_t top = shift[0], left = shift[1];
-    SmallVector<ReassociationIndices> all = {{0, 1, 2, 3}};
-    Value flat = memref::CollapseShapeOp::create(b, loc, input, all);
-    VectorType lanesType = vectorType(b.getI32Type());
-    VectorType maskType = vectorType(b.getI1Type());
-    auto lanesOf = [&](int64_t value) {
-      return splat(b, loc, lanesType, b.getI32IntegerAttr(int32_t(value)));
-    };
-    auto within = [&](Value value, int64_t end) {
-      Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, value, lanesOf(0));
-      Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, value, lanesOf(end));
-      return arith::AndIOp::create(b, loc, low, high).getResult();
-    };
-    // Per vector of columns: its first position and the mask of each
-    // window offset.
-    int64_t vectors = llvm::divideCeil(tileColumns, width);
-    SmallVector<Value> firsts;
-    SmallVector<SmallVector<Value>> masks(vectors);
-    Value steps = arith::ConstantOp::create(
-        b, loc, lanesType,
-        b.getI32VectorAttr(llvm::to_vector(llvm::seq<int32_t>(0, int32_t(width)))));
-    for (int64_t v = 0; v < vectors; ++v) {
-      Value first = plus(column, v * width);
-      firsts.push_back(first);
-      Value positions = arith::AddIOp::create(
-          b, loc,
-          vector::BroadcastOp::create(b, loc, lanesType,
-                                      arith::IndexCastOp::create(b, loc, b.getI32Type(), first)),
-          steps);
-      Value outputRow = arith::DivUIOp::create(b, loc, positions, lanesOf(outputWidth));
-      Value outputColumn = arith::RemUIOp::create(b, loc, positions, lanesOf(outputWidth));
-      Value lanes = vector::ConstantMaskOp::create(
-          b, loc, maskType, ArrayRef<int64_t>{std::min(width, tileColumns - v * width)});
-      for (int64_t kh = 0; kh < windowRows; ++kh) {
-        Value rowInside =
-            within(arith::AddIOp::create(b, loc, outputRow, lanesOf(kh - top)), height);
-        rowInside = arith::AndIOp::create(b, loc, rowInside, lanes);
-        for (int64_t kw = 0; kw < windowColumns; ++kw)
-          masks[v].push_back(arith::AndIOp::create(
-              b, loc, rowInside,
-              within(arith::AddIOp::create(b, loc, outputColumn, lanesOf(kw - left)), inputWidth)));
-      }
-    }
-    // The input's channel c of this batch index and group.
-    Value channel0 = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, at[0], index(inputType.getDimSize(1))),
-        arith::MulIOp::create(b, loc, at[1], index(channels)));
-    VectorType type = vectorType(b.getF32Type());
-    Value zeros = splat(b, loc, type, b.getF32FloatAttr(0));
-    loop(channels, [&](Value c) {
-      Value planeStart =
-          arith::MulIOp::create(b, loc, arith::AddIOp::create(b, loc, channel0, c), index(plane));
-      for (int64_t kh = 0; kh < windowRows; ++kh)
-        for (int64_t kw = 0; kw < windowColumns; ++kw) {
-          Value k = arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, c, index(windowRows * windowColumns)),
-              index(kh * windowColumns + kw));
-          for (int64_t v = 0; v < vectors; ++v) {
-            Value mask = masks[v][kh * windowColumns + kw];
-            Value offset = plus(arith::AddIOp::create(b, loc, planeStart, firsts[v]),
-                                (kh - top) * inputWidth + kw - left);
-            // A vector that would start before the input or end after it
-            // (its lanes there are masked) is gathered instead.
-            Value inBounds = arith::AndIOp::create(
-                b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, offset, index(0)),
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, offset,
-                                      index(total - width)));
-            auto branch = scf::IfOp::create(b, loc, TypeRange{type}, inBounds, true);
-            {
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(branch.thenBlock());
-              scf::YieldOp::create(
-                  b, loc,
-                  vector::MaskedLoadOp::create(b, loc, type, flat, ValueRange{offset}, mask, zeros)
-                      .getResult());
-              b.setInsertionPointToStart(branch.elseBlock());
-              Value offsets = arith::AddIOp::create(
-                  b, loc,
-                  vector::BroadcastOp::create(
-                      b, loc, lanesType,
-                      arith::IndexCastOp::create(b, loc, b.getI32Type(), offset)),
-                  steps);
-              scf::YieldOp::create(b, loc,
-                                   vector::GatherOp::create(b, loc, type, flat,
-                                                            ValueRange{index(0)}, offsets, mask,
-                                                            zeros)
-                                       .getResult());
-            }
-            vector::StoreOp::create(b, loc, branch.getResult(0), panel,
-                                    ValueRange{k, index(v * width)});
-          }
-        }
-    });
-    return true;
-  }
-
-  /// Whether the producer is elementwise on inputs along its innermost
-  /// dimension or not at all (a squeeze-excitation's scale, a
-  /// normalization and activation before the product), that dimension a
-  /// column dimension at least half a vector long: it computes runs of
-  /// columns on lanes (LaneEmitter.h). Sets `producerVaries`.
-  bool producerRunsAlongRows() {
-    linalg::GenericOp producer = fusion.producer;
-    auto shape = cast<MemRefType>(producer.getDpsInits()[0].getType()).getShape();
-    int64_t innermost = producer.getNumLoops() - 1;
-    ArrayRef<int64_t> columnDims = fusion.groups.back();
-    if (producer.getNumDpsInputs() == 0 || columnDims.empty() || columnDims.back() != innermost ||
-        2 * shape[innermost] < width || !hasLaneOperands(producer) ||
-        !producer.getRegion().front().getOps<memref::LoadOp>().empty())
-      return false;
-    producerVaries = std::make_unique<LaneDependence>(producer);
-    return hasLaneBody(producer, *producerVaries);
-  }
-
-  /// Whether the producer can compute a vector of columns at a time: a
-  /// gather with no inputs whose body is arith on indices and values and
-  /// loads from f32 buffers of static shape and identity layout.
-  bool producerRunsOnLanes() {
-    linalg::GenericOp producer = fusion.producer;
-    auto shape = cast<MemRefType>(producer.getDpsInits()[0].getType());
-    if (producer.getNumDpsInputs() != 0 || shape.getNumElements() >= (int64_t(1) << 31))
-      return false;
-    for (Operation &inner : producer.getRegion().front().without_terminator()) {
-      if (isa<linalg::IndexOp>(inner))
-        continue;
-      if (auto load = dyn_cast<memref::LoadOp>(inner)) {
-        MemRefType type = load.getMemRefType();
-        if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-            !type.getElementType().isF32() || type.getNumElements() >= (int64_t(1) << 31))
-          return false;
-        continue;
-      }
-      // Indices run as 32-bit lanes: no casts that would see their width.
-      if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(inner))
-        return false;
-      if (!isa<arith::ArithDialect>(inner.getDialect()) || !isMemoryEffectFree(&inner) ||
-          inner.getNumRegions() != 0)
-        return false;
-    }
-    return true;
-  }
-
-  /// The producer's body on the lanes whose loop indices `at` holds (a
-  /// vector of indices for a dimension that differs by lane): operations on
-  /// a vector operand run on vectors, loads at vector indices gather from
-  /// the buffer seen as one dimension, for the lanes of `mask`.
-  Value producerLanes(ArrayRef<Value> at, Value mask) {
-    Block &body = fusion.producer.getRegion().front();
-    auto isVector = [](Value value) { return isa<VectorType>(value.getType()); };
-    // Indices lane by lane are 32-bit.
-    auto laneType = [&](Type type) {
-      return vectorType(type.isIndex() ? Type(b.getI32Type()) : type);
-    };
-    auto widen = [&](Value value) -> Value {
-      if (isVector(value))
-        return value;
-      if (value.getType().isIndex())
-        value = arith::IndexCastOp::create(b, loc, b.getI32Type(), value);
-      return vector::BroadcastOp::create(b, loc, vectorType(value.getType()), value);
-    };
-    IRMapping mapping;
-    for (Operation &inner : body.without_terminator()) {
-      if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
-        mapping.map(indexOp.getResult(), at[indexOp.getDim()]);
-        continue;
-      }
-      SmallVector<Value> operands;
-      for (Value operand : inner.getOperands())
-        operands.push_back(mapping.lookupOrDefault(operand));
-      if (llvm::none_of(operands, isVector)) {
-        b.clone(inner, mapping);
-        continue;
-      }
-      if (auto loadOp = dyn_cast<memref::LoadOp>(inner)) {
-        SmallVector<Value> lanes = llvm::map_to_vector(ArrayRef(operands).drop_front(), widen);
-        mapping.map(loadOp.getResult(), gatherLanes(b, loc, vectorType(b.getF32Type()),
-                                                    loadOp.getMemRef(), lanes, mask));
-        continue;
-      }
-      for (Value &operand : operands)
-        operand = widen(operand);
-      Operation *copy = b.clone(inner, mapping);
-      copy->setOperands(operands);
-      for (OpResult result : copy->getResults())
-        result.setType(laneType(result.getType()));
-    }
-    return widen(mapping.lookupOrDefault(body.getTerminator()->getOperand(0)));
-  }
-
-  /// The producer's body at its loop indices `at`.
-  Value producerValue(ArrayRef<Value> at) {
-    linalg::GenericOp producer = fusion.producer;
-    Block &body = producer.getRegion().front();
-    SmallVector<AffineMap> producerMaps = producer.getIndexingMapsArray();
-    IRMapping mapping;
-    for (OpOperand *input : producer.getDpsInputOperands()) {
-      AffineMap map = producerMaps[input->getOperandNumber()];
-      SmallVector<Value> operandIndices;
-      for (unsigned r = 0; r < map.getNumResults(); ++r)
-        operandIndices.push_back(
-            affine::AffineApplyOp::create(b, loc, map.getSubMap({r}), at).getResult());
-      mapping.map(body.getArgument(input->getOperandNumber()),
-                  memref::LoadOp::create(b, loc, input->get(), operandIndices).getResult());
-    }
-    for (Operation &inner : body.without_terminator()) {
-      if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
-        mapping.map(indexOp.getResult(), at[indexOp.getDim()]);
-        continue;
-      }
-      b.clone(inner, mapping);
-    }
-    return mapping.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
-  }
 
   /// The operands the epilogue reads along the columns, and its output,
   /// each seen with its column dimensions as one.
@@ -765,21 +347,10 @@ private:
       (void)loopUnrollByFactor(reduction, 2);
   }
 
-  linalg::GenericOp op;
-  const Roles &roles;
-  Fusion fusion;
-  int64_t width, rows;
-  OpBuilder b;
-  Location loc;
-  SmallVector<AffineMap> maps;
-  SmallVector<int64_t> ranges;
-  /// The value of each loop dimension where code is being emitted.
-  SmallVector<Value> dims;
+  /// Rows a tile.
+  int64_t rows;
   /// The task's panel of B, when the producer of B is fused or B copied.
   Value panel;
-  /// Which values of the producer's body differ by lane, when it computes
-  /// runs of columns on lanes.
-  std::unique_ptr<LaneDependence> producerVaries;
   /// Per epilogue operand read along the columns: its view with the column
   /// dimensions as one, and how many row dimensions precede them.
   llvm::DenseMap<unsigned, std::pair<Value, int64_t>> columnViews;

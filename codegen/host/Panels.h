@@ -1,0 +1,21 @@
+//===- Panels.h - a task's panel of B for register tiles --------*- C++ -*-===//
+
+#ifndef KILN_CODEGEN_HOST_PANELS_H
+#define KILN_CODEGEN_HOST_PANELS_H
+
+#include "codegen/host/TileContext.h"
+
+namespace kiln::host {
+
+/// Copies the task's columns [column, column + tileColumns) of every row k
+/// of B into `panel`, where `tile` emits.
+void copyPanel(const TileContext &tile, Value panel, Value column, int64_t tileColumns);
+
+/// Computes the task's panel of B, columns [column, column + tileColumns)
+/// of every row k, with the body of the producer `tile`'s fusion joins,
+/// into `panel`, where `tile` emits.
+void packPanel(const TileContext &tile, Value panel, Value column, int64_t tileColumns);
+
+} // namespace kiln::host
+
+#endif // KILN_CODEGEN_HOST_PANELS_H

@@ -1,0 +1,83 @@
+//===- TileContext.h - what a register-tiled product's emitters share -*- C++ -*-===//
+//
+// A host product is emitted as register tiles (RegisterTiles.cpp) over
+// panels of B built per task (Panels.cpp). Both emit code for the same
+// contraction at the same place: the contraction and the kernels fused
+// with it, the builder, and the values of the loop dimensions where code
+// is being emitted.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_HOST_TILECONTEXT_H
+#define KILN_CODEGEN_HOST_TILECONTEXT_H
+
+#include "codegen/host/ContractionFusion.h"
+#include "codegen/host/VectorBody.h"
+
+#include "passes/Buffers.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace kiln::host {
+
+/// The contraction being emitted, with the kernels fused with it, and the
+/// builder and loop-dimension values where its code goes; the index and
+/// vector helpers both emitters use.
+class TileContext {
+protected:
+  TileContext(linalg::GenericOp op, const Roles &roles, Fusion fusion, int64_t width, OpBuilder b,
+              Location loc)
+      : op(op), roles(roles), fusion(fusion), width(width), b(b), loc(loc),
+        maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()), dims(ranges.size()) {}
+
+  Value index(int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); }
+
+  Value plus(Value base, int64_t offset) {
+    return offset == 0 ? base : arith::AddIOp::create(b, loc, base, index(offset)).getResult();
+  }
+
+  /// The indices of an operand read through `map` at `at` (the loop
+  /// dimensions' values).
+  SmallVector<Value> indices(AffineMap map, ArrayRef<Value> at) {
+    return indicesAt(b, loc, map, at);
+  }
+
+  SmallVector<Value> delinearize(Value value, ArrayRef<int64_t> extents) {
+    return kiln::delinearize(b, loc, value, extents);
+  }
+
+  /// Emits `body(value)` inside a loop over [0, extent).
+  void loop(int64_t extent, llvm::function_ref<void(Value)> body) {
+    auto forOp = scf::ForOp::create(b, loc, index(0), index(extent), index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forOp.getBody()->getTerminator());
+    body(forOp.getInductionVar());
+  }
+
+  VectorType vectorType(Type element) { return VectorType::get({width}, element); }
+
+  Value load(Value memref, ValueRange at, Value mask) {
+    return loadLanes(b, loc, vectorType(b.getF32Type()), memref, at, mask);
+  }
+
+  void store(Value value, Value memref, ValueRange at, Value mask) {
+    storeLanes(b, loc, value, memref, at, mask);
+  }
+
+  linalg::GenericOp op;
+  const Roles &roles;
+  Fusion fusion;
+  /// The lanes of a vector.
+  int64_t width;
+  OpBuilder b;
+  Location loc;
+  SmallVector<AffineMap> maps;
+  SmallVector<int64_t> ranges;
+  /// The value of each loop dimension where code is being emitted.
+  SmallVector<Value> dims;
+};
+
+} // namespace kiln::host
+
+#endif // KILN_CODEGEN_HOST_TILECONTEXT_H
