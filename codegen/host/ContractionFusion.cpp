@@ -68,6 +68,26 @@ std::optional<int64_t> packedPanel(AffineMap map, MemRefType type) {
   return panel.getValue();
 }
 
+/// R when `map` reads an A packed by kiln-pack-weights, A'[.., M / R, K, R],
+/// as (.., d floordiv R, k, d mod R) for loops d and k, the rest loops or
+/// constants.
+std::optional<int64_t> packedRows(AffineMap map, MemRefType type) {
+  int64_t results = map.getNumResults();
+  if (results < 3 || type.getRank() != results || !isa<AffineDimExpr>(map.getResult(results - 2)) ||
+      !onlyDimsAndConstants(map.getSliceMap(0, results - 3)))
+    return std::nullopt;
+  auto quotient = dyn_cast<AffineBinaryOpExpr>(map.getResult(results - 3));
+  auto remainder = dyn_cast<AffineBinaryOpExpr>(map.getResult(results - 1));
+  if (!quotient || !remainder || quotient.getKind() != AffineExprKind::FloorDiv ||
+      remainder.getKind() != AffineExprKind::Mod || quotient.getLHS() != remainder.getLHS() ||
+      !isa<AffineDimExpr>(quotient.getLHS()))
+    return std::nullopt;
+  auto rows = dyn_cast<AffineConstantExpr>(quotient.getRHS());
+  if (!rows || remainder.getRHS() != rows || rows.getValue() != type.getDimSize(results - 1))
+    return std::nullopt;
+  return rows.getValue();
+}
+
 } // namespace
 
 std::optional<Roles> contractionRoles(linalg::GenericOp op) {
@@ -82,7 +102,8 @@ std::optional<Roles> contractionRoles(linalg::GenericOp op) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   AffineMap aMap = maps[0], bMap = maps[1], cMap = maps[2];
   std::optional<int64_t> panel = packedPanel(bMap, cast<MemRefType>(b.getType()));
-  if (!onlyDimsAndConstants(aMap) || !onlyDimsAndConstants(cMap) ||
+  std::optional<int64_t> rowGroup = packedRows(aMap, cast<MemRefType>(a.getType()));
+  if ((!rowGroup && !onlyDimsAndConstants(aMap)) || !onlyDimsAndConstants(cMap) ||
       (!panel && !onlyDimsAndConstants(bMap)))
     return std::nullopt;
 
@@ -107,6 +128,17 @@ std::optional<Roles> contractionRoles(linalg::GenericOp op) {
     roles.panel = *panel;
   } else if (dimAt(bMap, int64_t(bMap.getNumResults()) - 1) != n) {
     return std::nullopt;
+  }
+  if (rowGroup) {
+    // A'[.., m floordiv R, k, m mod R], which packedRows matched but for m
+    // and k.
+    AffineExpr dim = getAffineDimExpr(*m, op.getContext());
+    int64_t results = aMap.getNumResults();
+    if (aMap.getResult(results - 3) != dim.floorDiv(*rowGroup) ||
+        aMap.getResult(results - 1) != dim % *rowGroup ||
+        aMap.getResult(results - 2) != getAffineDimExpr(roles.k, op.getContext()))
+      return std::nullopt;
+    roles.rowGroup = *rowGroup;
   }
   roles.m = *m;
   roles.n = *n;

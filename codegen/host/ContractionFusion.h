@@ -27,6 +27,9 @@ struct Roles {
   /// When B is packed in panels (kiln-pack-weights), their columns: B is
   /// read as B[n floordiv panel, k, n mod panel]. Else 0.
   int64_t panel = 0;
+  /// When A is packed in row groups (kiln-pack-weights), their rows: A is
+  /// read as A[.., m floordiv rowGroup, k, m mod rowGroup]. Else 0.
+  int64_t rowGroup = 0;
 };
 
 /// The kernels that join a product.

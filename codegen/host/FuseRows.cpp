@@ -112,6 +112,14 @@ public:
       auto generic = dyn_cast<linalg::GenericOp>(op);
       return generic && contractionRoles(generic);
     });
+    // A block slices its operands along their rows through their maps: a
+    // constant A packed in row groups has none.
+    if (llvm::any_of(ops, [](Operation *op) {
+          auto generic = dyn_cast<linalg::GenericOp>(op);
+          std::optional<Roles> roles = generic ? contractionRoles(generic) : std::nullopt;
+          return roles && roles->rowGroup;
+        }))
+      return false;
     int64_t largest = 0;
     for (Value buffer : intermediates)
       largest = std::max(largest, bytesOf(buffer));

@@ -6,7 +6,7 @@
 include "mlir/Pass/PassBase.td"
 
 def PackWeights : Pass<"kiln-pack-weights", "mlir::func::FuncOp"> {
-  let summary = "Packs the constant B of f32 products into register-tile panels (host)";
+  let summary = "Packs the constant A and B of f32 products in register-tile order (host)";
   let description = [{
     For each f32 `linalg.generic` on tensors that computes
     `C[.., m, n] += A[.., m, .., k, ..] * B[k, n]` with `B` a constant
@@ -17,10 +17,19 @@ def PackWeights : Pass<"kiln-pack-weights", "mlir::func::FuncOp"> {
     fall in a few cache sets and evict each other. `P` (`panel-width`) is
     the widest tile of any host level, so that every level reads the same
     packed bytes.
+
+    Else, when `A` is a constant `A[.., m, k]` (a convolution's weights,
+    seen through reshapes) of more than `R` rows, replaces it with
+    `A'[.., ceil(M / R), K, R]` (zeros past `M`) read as
+    `A'[.., m floordiv R, k, m mod R]`: a register tile of rows then reads
+    one contiguous stream rather than one a row. `R` (`row-group`) is a
+    multiple of every host level's tile rows.
   }];
   let options = [
     Option<"panelWidth", "panel-width", "int64_t", "32",
-           "The columns of a panel: a multiple of every host level's tile width">
+           "The columns of a panel: a multiple of every host level's tile width">,
+    Option<"rowGroup", "row-group", "int64_t", "12",
+           "The rows of a group of packed A: a multiple of every host level's tile rows">
   ];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect"];
 }

@@ -20,6 +20,8 @@ namespace {
 /// How many steps of the reduction ahead a register tile prefetches packed
 /// weights.
 constexpr int64_t kPrefetchSteps = 16;
+/// How many steps ahead a tile prefetches packed A (48 bytes a step).
+constexpr int64_t kRowPrefetchSteps = 64;
 
 /// Emits the tiled loops of one contraction, with the kernels `fusion`
 /// joins to it, in place of them all: at the epilogue if there is one (the
@@ -30,7 +32,10 @@ public:
       : TileContext(op, roles, fusion, width,
                     OpBuilder(fusion.epilogue ? fusion.epilogue.getOperation() : op.getOperation()),
                     fusedLocation(op, fusion)),
-        rows(rows) {}
+        rows(rows) {
+    assert((!roles.rowGroup || roles.rowGroup % rows == 0) &&
+           "a tile's rows must lie in one group of packed A");
+  }
 
   /// One task per (outer index, block of rows, column tile): tasks write
   /// disjoint parts of C, so they run as an scf.forall when `parallel`,
@@ -254,6 +259,43 @@ private:
     return delinearize(rowLinear, epilogueShape.take_front(fusion.split));
   }
 
+  /// Fetches the cache lines a tile's results go to, and those its
+  /// epilogue reads along them (a residual), before its reduction: a tile
+  /// of C far larger than the caches (ResNet's first stage writes 3 MiB a
+  /// convolution) otherwise waits for each line at its end, rows apart.
+  void prefetchResults(ArrayRef<Value> rowIndices, ArrayRef<Value> starts) {
+    // One prefetch a 64-byte line.
+    int64_t step = std::max<int64_t>(1, 16 / width);
+    auto fetch = [&](Value memref, SmallVector<Value> at, bool isWrite) {
+      memref::PrefetchOp::create(b, loc, memref, at, isWrite, /*localityHint=*/3,
+                                 /*isDataCache=*/true);
+    };
+    for (Value row : rowIndices) {
+      dims[roles.m] = row;
+      SmallVector<Value> rowDims = fusion.epilogue ? epilogueRow() : SmallVector<Value>();
+      for (size_t v = 0; v < starts.size(); v += step) {
+        dims[roles.n] = starts[v];
+        if (!fusion.epilogue) {
+          // A tile that accumulates onto C loads it here anyway.
+          if (fusion.zeroFill)
+            fetch(op.getDpsInits()[0], indices(maps[2], dims), /*isWrite=*/true);
+          continue;
+        }
+        SmallVector<Value> at(rowDims.begin(), rowDims.begin() + fusion.split);
+        at.push_back(starts[v]);
+        fetch(collapsedOutput, at, /*isWrite=*/true);
+        SmallVector<AffineMap> epilogueMaps = fusion.epilogue.getIndexingMapsArray();
+        for (auto &[number, found] : columnViews) {
+          auto [view, rowResults] = found;
+          SmallVector<Value> read =
+              indices(epilogueMaps[number].getSliceMap(0, rowResults), rowDims);
+          read.push_back(starts[v]);
+          fetch(view, read, /*isWrite=*/false);
+        }
+      }
+    }
+  }
+
   /// One tile: `tileRows` rows from `row`, `columns` columns from `column`.
   void emitTile(Value row, int64_t tileRows, Value column, int64_t columns) {
     Value a = op.getDpsInputs()[0], bMatrix = op.getDpsInputs()[1], c = op.getDpsInits()[0];
@@ -272,6 +314,8 @@ private:
     for (int64_t r = 0; r < tileRows; ++r)
       rowIndices.push_back(plus(row, r));
 
+    prefetchResults(rowIndices, starts);
+
     // Accumulators, ordered row-major: (r, v) at r * vectors + v.
     SmallVector<Value> accumulators;
     VectorType type = vectorType(b.getF32Type());
@@ -289,6 +333,16 @@ private:
     if (roles.panel) {
       packedPanel = arith::DivUIOp::create(b, loc, column, index(roles.panel));
       packedColumn = arith::RemUIOp::create(b, loc, column, index(roles.panel));
+    }
+    // A packed in row groups: the tile's rows lie in one group (its rows
+    // are a multiple of the tile's), from the row's offset in it.
+    SmallVector<Value> groupAt;
+    Value groupOffset;
+    if (roles.rowGroup) {
+      int64_t results = aMap.getNumResults();
+      groupAt = indices(aMap.getSliceMap(0, results - 3), dims);
+      groupAt.push_back(arith::DivUIOp::create(b, loc, row, index(roles.rowGroup)));
+      groupOffset = arith::RemUIOp::create(b, loc, row, index(roles.rowGroup));
     }
     auto reduction = scf::ForOp::create(
         b, loc, index(0), index(ranges[roles.k]), index(1), accumulators,
@@ -315,10 +369,23 @@ private:
               vectorsOfB.push_back(load(bMatrix, indices(bMap, dims), masks[v]));
             }
           }
+          if (groupOffset) {
+            // Packed weights come from memory in one stream: fetch far
+            // enough ahead to keep several lines of it in flight.
+            SmallVector<Value> ahead = groupAt;
+            ahead.append({plus(k, kRowPrefetchSteps), groupOffset});
+            memref::PrefetchOp::create(b, loc, a, ahead, /*isWrite=*/false, /*localityHint=*/3,
+                                       /*isDataCache=*/true);
+          }
           SmallVector<Value> next;
           for (int64_t r = 0; r < tileRows; ++r) {
             dims[roles.m] = rowIndices[r];
-            Value scalar = memref::LoadOp::create(b, loc, a, indices(aMap, dims));
+            SmallVector<Value> at = groupAt;
+            if (groupOffset)
+              at.append({k, plus(groupOffset, r)});
+            else
+              at = indices(aMap, dims);
+            Value scalar = memref::LoadOp::create(b, loc, a, at);
             Value splat = vector::BroadcastOp::create(b, loc, type, scalar);
             for (int64_t v = 0; v < vectors; ++v)
               next.push_back(

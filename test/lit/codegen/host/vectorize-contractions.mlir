@@ -211,7 +211,10 @@ func.func @left_alone(%a16: memref<4x4xf16>, %b16: memref<4x16xf16>, %c16: memre
 // on a vector of columns at a time (their output positions lane by lane as
 // 32-bit indices, the input read by vector.gather), the accumulators start
 // at zero, and the epilogue runs on them before the store. Neither the
-// columns nor the accumulator is stored.
+// columns nor the accumulator is stored. Before its reduction a tile
+// fetches the lines of the output it will store and of the residual it
+// will read: a row apart each, and in memory rather than cache when the
+// output is large.
 // With fuse=false (kiln compile --no-fusion) the product is tiled alone.
 // UNFUSED-LABEL: func.func @fused
 // UNFUSED: linalg.generic {{.+}} outs(%{{.+}} : memref<1x1x2x3x3x6x6xf32>)
@@ -238,6 +241,8 @@ func.func @left_alone(%a16: memref<4x4xf16>, %b16: memref<4x16xf16>, %c16: memre
 // CHECK: %[[CELLS:.+]] = vector.gather %[[FLAT]][%{{.+}}] [%{{.+}}], %{{.+}}, %{{.+}} : memref<72xf32>, vector<8xi32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // CHECK: %[[VALUES:.+]] = arith.select %{{.+}}, %[[CELLS]], %{{.+}} : vector<8xi1>, vector<8xf32>
 // CHECK: vector.store %[[VALUES]], %[[PANEL]][%{{.+}}, %{{.+}}]
+// CHECK: memref.prefetch %[[OUT36]][%{{.+}}], write, locality<3>, data
+// CHECK: memref.prefetch %[[RES36]][%{{.+}}], read, locality<3>, data
 // CHECK: scf.for {{.+}} iter_args(%{{.+}} = %[[ZEROS]],
 // CHECK: vector.load %[[PANEL]]
 // CHECK: vector.fma
@@ -631,3 +636,35 @@ func.func @packed(%a: memref<4x3xf32>, %b: memref<2x3x32xf32>, %c: memref<4x64xf
   }
   return
 }
+
+// -----
+
+// A packed in groups of 12 rows by kiln-pack-weights: at 256 bits a tile
+// of 6 rows lies in group row floordiv 12, from row mod 12, and broadcasts
+// its rows' elements of A from there, one contiguous stream prefetched 64
+// steps ahead.
+// CHECK-LABEL: func.func @row_groups(
+// CHECK-SAME: %[[A:[a-z0-9]+]]: memref<2x3x12xf32>
+// CHECK: scf.for %[[ROW:[a-z0-9]+]] =
+// CHECK: %[[GROUP:.+]] = arith.divui %[[ROW]], %[[C12:[a-z0-9]+]]
+// CHECK: %[[FROM:.+]] = arith.remui %[[ROW]], %[[C12]]
+// CHECK: scf.for %[[K:[a-z0-9]+]] =
+// CHECK: %[[AHEAD:.+]] = arith.addi %[[K]], %[[C64:[a-z0-9]+]]
+// CHECK: memref.prefetch %[[A]][%[[GROUP]], %[[AHEAD]], %[[FROM]]], read, locality<3>, data
+// CHECK: memref.load %[[A]][%[[GROUP]], %[[K]], %[[FROM]]]
+// CHECK: %[[NEXT:.+]] = arith.addi %[[FROM]], %{{.+}}
+// CHECK: memref.load %[[A]][%[[GROUP]], %[[K]], %[[NEXT]]]
+#grouped = affine_map<(m, k, n) -> (m floordiv 12, k, m mod 12)>
+#b = affine_map<(m, k, n) -> (k, n)>
+#c = affine_map<(m, k, n) -> (m, n)>
+func.func @row_groups(%a: memref<2x3x12xf32>, %b: memref<3x16xf32>, %c: memref<24x16xf32>) {
+  linalg.generic {indexing_maps = [#grouped, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<2x3x12xf32>, memref<3x16xf32>) outs(%c : memref<24x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
