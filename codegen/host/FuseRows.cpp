@@ -63,6 +63,8 @@ constexpr int64_t kFuseBytes = int64_t(1) << 20;
 constexpr int64_t kStackBytes = int64_t(256) << 10;
 /// The most a block may read of an operand from outside the chain.
 constexpr int64_t kReadBytes = int64_t(1) << 20;
+/// The alignment of the intermediates: each vector in one cache line.
+constexpr int64_t kCacheLine = 64;
 
 int64_t bytesOf(Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
@@ -181,7 +183,8 @@ public:
       shape.back() = rows;
       shape.push_back(type.getShape().back());
       mapping.map(buffer,
-                  memref::AllocaOp::create(b, loc, MemRefType::get(shape, type.getElementType())));
+                  memref::AllocaOp::create(b, loc, MemRefType::get(shape, type.getElementType()),
+                                           b.getI64IntegerAttr(kCacheLine)));
     }
     for (Operation *op : ops) {
       auto linalgOp = cast<linalg::LinalgOp>(op);

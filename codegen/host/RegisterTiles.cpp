@@ -20,6 +20,9 @@ namespace {
 /// How many steps of the reduction ahead a register tile prefetches packed
 /// weights.
 constexpr int64_t kPrefetchSteps = 16;
+/// The alignment of a task's panel: its vectors each lie in one cache line
+/// (a 64-byte vector across two costs two accesses, every step).
+constexpr int64_t kCacheLine = 64;
 /// How many steps ahead a tile prefetches packed A (48 bytes a step).
 constexpr int64_t kRowPrefetchSteps = 64;
 
@@ -62,12 +65,12 @@ public:
       if (fusion.producer || copies) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(body);
-        panel = memref::AllocaOp::create(b, loc, panelType);
+        panel = memref::AllocaOp::create(b, loc, panelType, b.getI64IntegerAttr(kCacheLine));
       }
     } else {
       // A sequential kernel's panel is allocated once, before its loop.
       if (fusion.producer || copies)
-        panel = memref::AllocaOp::create(b, loc, panelType);
+        panel = memref::AllocaOp::create(b, loc, panelType, b.getI64IntegerAttr(kCacheLine));
       auto loop = scf::ForOp::create(b, loc, index(0), index(tasks), index(1));
       body = loop.getBody();
       kernel = loop;

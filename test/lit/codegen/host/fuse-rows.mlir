@@ -14,7 +14,7 @@
 // CHECK-DAG: %[[HEAD:.+]] = arith.divui %[[T]], %c32
 // CHECK-DAG: %[[BLOCK:.+]] = arith.remui %[[T]], %c32
 // CHECK-DAG: %[[ROW:.+]] = arith.muli %[[BLOCK]], %c16
-// CHECK-COUNT-2: memref.alloca() : memref<1x1x16x1xf32>
+// CHECK-COUNT-2: memref.alloca() {alignment = 64 : i64} : memref<1x1x16x1xf32>
 // CHECK-NOT: memref.alloc()
 // CHECK: linalg.fill {{.*}} outs(%[[S:.+]] : memref<1x1x16x512xf32>)
 // CHECK: %[[QB:.+]] = memref.subview %[[Q]][%{{.+}}, %[[HEAD]], %[[ROW]], 0] [1, 1, 16, 16]
@@ -267,7 +267,7 @@ func.func @writes_outside(%q: memref<1x1x512x16xf32>, %kt: memref<1x1x16x512xf32
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<1x96x64xf32>, %[[Y:[a-z0-9]+]]: memref<1x96x64xf32>)
 // CHECK: scf.forall (%[[T:.+]]) in (8) {
 // CHECK: %[[ROW:.+]] = arith.muli %{{.+}}, %c12
-// CHECK: memref.alloca() : memref<1x12x1xf32>
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<1x12x1xf32>
 // CHECK: %[[XB:.+]] = memref.subview %[[X]][%{{.+}}, %[[ROW]], 0] [1, 12, 64]
 // CHECK: linalg.generic
 // CHECK: memref.load %[[XB]][%{{.+}}, %{{.+}}, %{{.+}}]

@@ -11,14 +11,15 @@
 
 // An 8x20 product over k = 3, at 256 bits: two tasks, one per tile of 16
 // columns. Two tiles of rows read each task's columns of B, so the task
-// first copies them into a panel (3 x 16, its rows adjacent). A whole tile
+// first copies them into a panel (3 x 16, its rows adjacent, on a cache
+// line's boundary so that no vector of it straddles two). A whole tile
 // of 6 rows by two vectors of 8 columns holds 12 accumulators through the
 // reduction, each step loading two vectors of the panel and broadcasting
 // one scalar of A per row; the 2 remaining rows are a tile of their own;
 // the last 4 columns are one masked vector.
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME: %[[A:[a-z0-9]+]]: memref<8x3xf32>, %[[B:[a-z0-9]+]]: memref<3x20xf32>, %[[C:[a-z0-9]+]]: memref<8x20xf32>)
-// CHECK: %[[PANEL:.+]] = memref.alloca() : memref<3x16xf32>
+// CHECK: %[[PANEL:.+]] = memref.alloca() {alignment = 64 : i64} : memref<3x16xf32>
 // CHECK: scf.for %[[TASK:[a-z0-9]+]] = %{{.+}} to %[[C2:[a-z0-9]+]] step
 // CHECK: %[[COL:.+]] = arith.muli %[[TASK]], %[[C16:[a-z0-9]+]]
 // CHECK: %[[LAST:.+]] = arith.cmpi eq, %[[TASK]], %[[C1:[a-z0-9]+]]
@@ -231,7 +232,7 @@ func.func @left_alone(%a16: memref<4x4xf16>, %b16: memref<4x16xf16>, %c16: memre
 // CHECK-DAG: %[[OUT:.+]] = memref.alloc() : memref<1x4x6x6xf32>
 // CHECK-DAG: %[[RES36:.+]] = memref.collapse_shape %[[RES]] {{\[\[}}0], [1], [2, 3]] : memref<1x4x6x6xf32> into memref<1x4x36xf32>
 // CHECK-DAG: %[[OUT36:.+]] = memref.collapse_shape %[[OUT]] {{\[\[}}0], [1], [2, 3]] : memref<1x4x6x6xf32> into memref<1x4x36xf32>
-// CHECK: %[[PANEL:.+]] = memref.alloca() : memref<18x16xf32>
+// CHECK: %[[PANEL:.+]] = memref.alloca() {alignment = 64 : i64} : memref<18x16xf32>
 // CHECK: scf.for %[[TASK:[a-z0-9]+]] =
 // CHECK: arith.remui %{{.+}}, %{{.+}} : vector<8xi32>
 // CHECK: scf.for %[[C:[a-z0-9]+]] =
@@ -397,7 +398,7 @@ func.func @shifted(%x: memref<1x2x6x6xf32>, %w: memref<1x4x18xf32>) -> memref<1x
 // the panel at p's offset in the tile.
 // CHECK-LABEL: func.func @scaled
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<1x4x5x12xf32>, %[[SCALE:[a-z0-9]+]]: memref<4xf32>
-// CHECK: %[[PANEL:.+]] = memref.alloca() : memref<4x16xf32>
+// CHECK: %[[PANEL:.+]] = memref.alloca() {alignment = 64 : i64} : memref<4x16xf32>
 // CHECK: scf.while (%[[P:.+]] = %[[COLUMN:.+]]) : (index) -> index {
 // CHECK: arith.cmpi slt, %[[P]]
 // CHECK: } do {
