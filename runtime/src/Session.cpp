@@ -12,6 +12,8 @@ kiln_session_s::~kiln_session_s() {
   device.reset();
   for (void *output : ownedOutputs)
     free(output);
+  for (auto [output, size] : retiredOutputs)
+    free(output);
   kiln_model_release(model);
 }
 
@@ -41,6 +43,12 @@ kiln_status_t checkTensor(const kiln_tensor_t &tensor, const TensorInfo &info, c
   if (!tensor.data && info.byteSize)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s '%s' has no data", what, info.name.c_str());
   return nullptr;
+}
+
+/// Whether [a, a + aBytes) and [b, b + bBytes) share a byte.
+bool overlap(const void *a, size_t aBytes, const void *b, size_t bBytes) {
+  auto first = reinterpret_cast<uintptr_t>(a), second = reinterpret_cast<uintptr_t>(b);
+  return first < second + bBytes && second < first + aBytes;
 }
 
 /// The model tensor named `name`, or the list's size.
@@ -103,35 +111,68 @@ kiln_status_t kiln::run(kiln_session_t *session, const kiln_tensor_t *inputs, si
     out[index] = outputs[i].data;
   }
   // Every other output, asked for without a buffer or not asked for at all,
-  // gets a fresh one.
-  std::vector<void *> fresh;
+  // goes to the session's buffer for it: the last run's, unless the caller
+  // passes that buffer in (a result fed back as an input), else a fresh one.
+  if (session->ownedOutputs.size() != numOutputs)
+    session->ownedOutputs.assign(numOutputs, nullptr);
+  auto passedIn = [&](const void *buffer, size_t size) {
+    for (size_t i = 0; i < input_count; ++i)
+      if (overlap(buffer, size, inputs[i].data, inputs[i].byte_size))
+        return true;
+    for (size_t i = 0; i < output_count; ++i)
+      if (outputs[i].data && overlap(buffer, size, outputs[i].data, outputs[i].byte_size))
+        return true;
+    return false;
+  };
+  std::vector<void *> fresh(numOutputs, nullptr);
+  auto freeFresh = [&] {
+    for (void *buffer : fresh)
+      free(buffer);
+  };
   for (size_t i = 0; i < numOutputs; ++i) {
     if (out[i])
       continue;
-    void *buffer = nullptr;
     size_t size = model->outputs[i].byteSize;
-    if (posix_memalign(&buffer, 64, size ? size : 1) != 0) {
-      for (void *other : fresh)
-        free(other);
+    void *owned = session->ownedOutputs[i];
+    if (owned && !passedIn(owned, size)) {
+      out[i] = owned;
+      continue;
+    }
+    if (posix_memalign(&fresh[i], 64, size ? size : 1) != 0) {
+      fresh[i] = nullptr;
+      freeFresh();
       return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot allocate output '%s'",
                         model->outputs[i].name.c_str());
     }
-    fresh.push_back(buffer);
-    out[i] = buffer;
+    out[i] = fresh[i];
   }
   kiln_status_t status = device.enqueue(in, out);
   if (!status && wait)
     status = device.wait();
   if (status) {
-    for (void *buffer : fresh)
-      free(buffer);
+    freeFresh();
     return status;
   }
 
-  // Hand out the session-owned outputs; the previous run's are freed.
-  for (void *old : session->ownedOutputs)
-    free(old);
-  session->ownedOutputs.clear();
+  // A fresh buffer replaces the session's last one for its output. A
+  // buffer this run was given stays until a run that is not; the rest go.
+  std::vector<std::pair<void *, size_t>> retired;
+  auto retire = [&](void *buffer, size_t size) {
+    if (passedIn(buffer, size))
+      retired.emplace_back(buffer, size);
+    else
+      free(buffer);
+  };
+  for (auto [buffer, size] : session->retiredOutputs)
+    retire(buffer, size);
+  for (size_t i = 0; i < numOutputs; ++i) {
+    if (!fresh[i])
+      continue;
+    if (void *old = session->ownedOutputs[i])
+      retire(old, model->outputs[i].byteSize);
+    session->ownedOutputs[i] = fresh[i];
+  }
+  session->retiredOutputs = std::move(retired);
   for (size_t i = 0; i < output_count; ++i) {
     size_t index = outputIndex[i];
     const TensorInfo &info = model->outputs[index];
@@ -143,6 +184,5 @@ kiln_status_t kiln::run(kiln_session_t *session, const kiln_tensor_t *inputs, si
       outputs[i].byte_size = info.byteSize;
     }
   }
-  session->ownedOutputs = std::move(fresh);
   return nullptr;
 }

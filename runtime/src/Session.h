@@ -7,6 +7,7 @@
 #include "runtime/src/Device.h"
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 struct kiln_session_s {
@@ -18,8 +19,13 @@ struct kiln_session_s {
 
   kiln_model_t *model;
   std::unique_ptr<kiln::Device> device;
-  /// Outputs the session allocated, freed at the next run or the end.
+  /// Per model output, the buffer the session allocated for it (or null):
+  /// the next run writes that output there again unless the caller passes
+  /// it in, and the session frees it at its end.
   std::vector<void *> ownedOutputs;
+  /// Buffers the session allocated that the last run was given (an input
+  /// or an output written in place): freed after a run that is not.
+  std::vector<std::pair<void *, size_t>> retiredOutputs;
 };
 
 namespace kiln {

@@ -208,7 +208,9 @@ KILN_API const char *kiln_session_target(const kiln_session_t *session);
  * one with data set is written in place (dtype, shape and byte_size must
  * match); one with data NULL gets a buffer the session owns until its next
  * run or its destruction, and its dtype, rank, shape and byte_size are filled
- * in. Errors: INVALID_ARGUMENT (NULL pointers, unknown, missing or repeated
+ * in. The next run writes that output into the same buffer again (passing it
+ * back in, as an input or an in-place output, is allowed: that run then
+ * writes elsewhere), so copy what must outlive it. Errors: INVALID_ARGUMENT (NULL pointers, unknown, missing or repeated
  * names, wrong dtypes, shapes or sizes), RESOURCE_EXHAUSTED, INTERNAL (a
  * GPU kernel failed; the session cannot run again). */
 KILN_API kiln_status_t kiln_session_run(kiln_session_t *session, const kiln_tensor_t *inputs,

@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -98,6 +99,48 @@ TEST_CASE("runs are deterministic, in place or into session buffers", "[runtime]
 
   // Outputs nobody asks for are computed and dropped.
   REQUIRE(codeOf(kiln_session_run(loaded.session, &in, 1, nullptr, 0)) == KILN_STATUS_OK);
+}
+
+TEST_CASE("a session writes each run's outputs into the same buffers, unless passed back in",
+          "[runtime]") {
+  Loaded loaded;
+  std::vector<float> input(kInputBytes / 4);
+  for (size_t i = 0; i < input.size(); ++i)
+    input[i] = float(int(i % 5) - 2) * 0.5f;
+  kiln_tensor_t in = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
+  kiln_tensor_t out = {"output", KILN_DTYPE_F32, 0, nullptr, nullptr, 0};
+  REQUIRE(codeOf(kiln_session_run(loaded.session, &in, 1, &out, 1)) == KILN_STATUS_OK);
+  void *owned = out.data;
+  std::vector<float> first(static_cast<float *>(owned),
+                           static_cast<float *>(owned) + kOutputBytes / 4);
+
+  // The next run reuses the buffer: no allocation, the same results.
+  kiln_tensor_t again = {"output", KILN_DTYPE_F32, 0, nullptr, nullptr, 0};
+  REQUIRE(codeOf(kiln_session_run(loaded.session, &in, 1, &again, 1)) == KILN_STATUS_OK);
+  CHECK(again.data == owned);
+  CHECK(std::equal(first.begin(), first.end(), static_cast<float *>(again.data)));
+
+  // Given back as the output to write in place, it is written and stays.
+  kiln_tensor_t into = {"output", KILN_DTYPE_F32, 4, kOutputShape, owned, kOutputBytes};
+  REQUIRE(codeOf(kiln_session_run(loaded.session, &in, 1, &into, 1)) == KILN_STATUS_OK);
+  CHECK(std::equal(first.begin(), first.end(), static_cast<float *>(owned)));
+
+  // Given back as an input, it is read, and the output goes elsewhere.
+  std::vector<float> fedBack(static_cast<float *>(owned),
+                             static_cast<float *>(owned) + kInputBytes / 4);
+  kiln_tensor_t fromOutput = {"input", KILN_DTYPE_F32, 4, kInputShape, owned, kInputBytes};
+  kiln_tensor_t elsewhere = {"output", KILN_DTYPE_F32, 0, nullptr, nullptr, 0};
+  REQUIRE(codeOf(kiln_session_run(loaded.session, &fromOutput, 1, &elsewhere, 1)) ==
+          KILN_STATUS_OK);
+  CHECK(elsewhere.data != owned);
+  std::vector<float> expected(kOutputBytes / 4);
+  kiln_tensor_t copyIn = {"input", KILN_DTYPE_F32, 4, kInputShape, fedBack.data(), kInputBytes};
+  kiln_tensor_t copyOut = {"output",     KILN_DTYPE_F32,  4,
+                           kOutputShape, expected.data(), kOutputBytes};
+  std::vector<float> result(static_cast<float *>(elsewhere.data),
+                            static_cast<float *>(elsewhere.data) + kOutputBytes / 4);
+  REQUIRE(codeOf(kiln_session_run(loaded.session, &copyIn, 1, &copyOut, 1)) == KILN_STATUS_OK);
+  CHECK(result == expected);
 }
 
 TEST_CASE("a model is shared by sessions on several threads", "[runtime]") {
