@@ -85,7 +85,13 @@ public:
 
     // task = (((outer_0 * extent_1 + outer_1) ...) * rowBlocks + block) *
     // columnTiles + tile: each index is a remainder, but the outermost,
-    // which is what remains.
+    // which is what remains. Consecutive tasks, which the threads take at
+    // the same time, then take the next columns of the same rows. Where a
+    // row of C is not a multiple of 64 bytes (196 floats at 14x14), those
+    // share a cache line at every boundary, and the threads took it from
+    // each other: there tile and block trade places, and consecutive tasks
+    // write blocks of rows far apart (MobileNetV2's expanding 1x1
+    // convolutions at 14x14, two threads: 0.060 to 0.045 ms).
     Value rest = body->getArgument(0);
     int64_t remaining = tasks;
     auto digit = [&](int64_t extent) {
@@ -98,8 +104,14 @@ public:
       rest = arith::DivUIOp::create(b, loc, rest, index(extent));
       return value;
     };
-    Value tile = digit(columnTiles);
-    Value firstRow = arith::MulIOp::create(b, loc, digit(rowBlocks), index(blockRows));
+    Value tile, firstRow;
+    if (columns * 4 % 64 != 0) {
+      firstRow = arith::MulIOp::create(b, loc, digit(rowBlocks), index(blockRows));
+      tile = digit(columnTiles);
+    } else {
+      tile = digit(columnTiles);
+      firstRow = arith::MulIOp::create(b, loc, digit(rowBlocks), index(blockRows));
+    }
     for (unsigned dim : llvm::reverse(roles.outer))
       dims[dim] = digit(ranges[dim]);
     Value column = arith::MulIOp::create(b, loc, tile, index(step));
@@ -157,7 +169,6 @@ private:
   /// scores, 1500 x 1500 a head), a block of 4 to 16 tiles that divides
   /// them: a task then writes rows near one another, rather than a column
   /// strip through all of C, a few cache lines on each of as many pages.
-  /// Consecutive tasks take the next columns of the same rows.
   int64_t rowBlock() {
     int64_t all = ranges[roles.m];
     int64_t tiles = all / rows;
