@@ -284,6 +284,8 @@ private:
       memref::PrefetchOp::create(b, loc, memref, at, isWrite, /*localityHint=*/3,
                                  /*isDataCache=*/true);
     };
+    SmallVector<AffineMap> epilogueMaps =
+        fusion.epilogue ? fusion.epilogue.getIndexingMapsArray() : SmallVector<AffineMap>();
     for (Value row : rowIndices) {
       dims[roles.m] = row;
       SmallVector<Value> rowDims = fusion.epilogue ? epilogueRow() : SmallVector<Value>();
@@ -298,7 +300,6 @@ private:
         SmallVector<Value> at(rowDims.begin(), rowDims.begin() + fusion.split);
         at.push_back(starts[v]);
         fetch(collapsedOutput, at, /*isWrite=*/true);
-        SmallVector<AffineMap> epilogueMaps = fusion.epilogue.getIndexingMapsArray();
         for (auto &[number, found] : columnViews) {
           auto [view, rowResults] = found;
           SmallVector<Value> read =
@@ -385,7 +386,8 @@ private:
           }
           if (groupOffset) {
             // Packed weights come from memory in one stream: fetch far
-            // enough ahead to keep several lines of it in flight.
+            // enough ahead to keep several lines of it in flight. Past the
+            // group's last step this is the next group, the next tile's.
             SmallVector<Value> ahead = groupAt;
             ahead.append({plus(k, kRowPrefetchSteps), groupOffset});
             memref::PrefetchOp::create(b, loc, a, ahead, /*isWrite=*/false, /*localityHint=*/3,

@@ -66,9 +66,10 @@ struct VectorizeContractions : impl::VectorizeContractionsBase<VectorizeContract
     // threads costs more than it saves.
     constexpr int64_t kParallelWork = 1 << 16;
     getOperation().walk([&](linalg::GenericOp op) {
-      // A tile's columns must lie in one panel of a packed B.
+      // A tile's columns must lie in one panel of a packed B, its rows in
+      // one group of a packed A.
       if (std::optional<Roles> roles = contractionRoles(op);
-          roles && roles->panel % (2 * width) == 0)
+          roles && roles->panel % (2 * width) == 0 && roles->rowGroup % rows == 0)
         work.emplace_back(op, *roles);
     });
     for (auto &[op, roles] : work) {

@@ -154,10 +154,11 @@ func.func @parallel(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x
 // -----
 
 // Left alone: other element types, a B read across its rows, two
-// reductions, a body that is not a multiply-add.
+// reductions, a body that is not a multiply-add, an A packed in groups of
+// rows that a tile's rows do not divide (5, where a tile has 6).
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: vector.
-// CHECK-COUNT-4: linalg.generic
+// CHECK-COUNT-5: linalg.generic
 // CHECK-NOT: vector.
 #a = affine_map<(m, k, n) -> (m, k)>
 #b = affine_map<(m, k, n) -> (k, n)>
@@ -166,9 +167,11 @@ func.func @parallel(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x
 #a2 = affine_map<(m, k, l, n) -> (m, k, l)>
 #b2 = affine_map<(m, k, l, n) -> (k, l, n)>
 #c2 = affine_map<(m, k, l, n) -> (m, n)>
+#fives = affine_map<(m, k, n) -> (m floordiv 5, k, m mod 5)>
 func.func @left_alone(%a16: memref<4x4xf16>, %b16: memref<4x16xf16>, %c16: memref<4x16xf16>,
                       %a: memref<4x4xf32>, %bt: memref<16x4xf32>, %c: memref<4x16xf32>,
-                      %a2: memref<4x2x2xf32>, %b2: memref<2x2x16xf32>, %b: memref<4x16xf32>) {
+                      %a2: memref<4x2x2xf32>, %b2: memref<2x2x16xf32>, %b: memref<4x16xf32>,
+                      %a5: memref<2x4x5xf32>, %c10: memref<10x16xf32>) {
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
       ins(%a16, %b16 : memref<4x4xf16>, memref<4x16xf16>) outs(%c16 : memref<4x16xf16>) {
   ^bb0(%x: f16, %y: f16, %acc: f16):
@@ -195,6 +198,13 @@ func.func @left_alone(%a16: memref<4x4xf16>, %b16: memref<4x16xf16>, %c16: memre
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.maximumf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#fives, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a5, %b : memref<2x4x5xf32>, memref<4x16xf32>) outs(%c10 : memref<10x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
     linalg.yield %s : f32
   }
   return
