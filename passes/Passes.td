@@ -141,7 +141,10 @@ def Bufferize : Pass<"kiln-bufferize", "mlir::ModuleOp"> {
     linalg op instead of host loops over device memory. Empty tensors that
     a result only fills before it is inserted into a slice (a Concat's
     input) become that slice first, so the result is computed in place,
-    and copies of a slice onto itself are erased.
+    and copies of a slice onto itself are erased. A buffer copied whole
+    into the start of another (a concatenation concatenated again) becomes
+    a view of that start, where nothing else writes those elements, and
+    the copy goes.
   }];
   let dependentDialects = [
     "mlir::bufferization::BufferizationDialect", "mlir::linalg::LinalgDialect",

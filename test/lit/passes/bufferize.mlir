@@ -53,3 +53,42 @@ func.func @concat(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> tensor<4x4xf32> {
   %c1 = tensor.insert_slice %r1 into %c0[2, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<4x4xf32>
   return %c1 : tensor<4x4xf32>
 }
+
+// A concatenation of a concatenation (DenseNet's growing features when
+// exported nested): the first is copied whole into the second's start, so
+// it becomes a view of that start instead, and nothing is copied but the
+// input that has no buffer of kiln's (%b).
+// CHECK-LABEL: func.func @nested(
+// CHECK-SAME: %[[A:[a-z0-9]+]]: memref<2x4xf32>, %[[B:[a-z0-9]+]]: memref<2x4xf32>)
+// CHECK: %[[BUF:.+]] = memref.alloc() {{.*}}: memref<6x4xf32>
+// CHECK: %[[FIRST:.+]] = memref.reinterpret_cast %[[BUF]] to offset: [0], sizes: [4, 4], strides: [4, 1] : memref<6x4xf32> to memref<4x4xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: linalg.copy ins(%[[B]] : memref<2x4xf32>)
+// CHECK-NOT: linalg.copy
+// CHECK: return %[[BUF]]
+#identity2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @nested(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> tensor<6x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<2x4xf32>
+  %r0 = linalg.generic {indexing_maps = [#identity2, #identity2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<2x4xf32>) outs(%e0 : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4xf32>
+  %c = tensor.empty() : tensor<4x4xf32>
+  %c0 = tensor.insert_slice %r0 into %c[0, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<4x4xf32>
+  %first = tensor.insert_slice %b into %c0[2, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<4x4xf32>
+  %top = tensor.extract_slice %first[1, 0] [2, 4] [1, 1] : tensor<4x4xf32> to tensor<2x4xf32>
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %r2 = linalg.generic {indexing_maps = [#identity2, #identity2], iterator_types = ["parallel", "parallel"]}
+      ins(%top : tensor<2x4xf32>) outs(%e2 : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.minimumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4xf32>
+  %d = tensor.empty() : tensor<6x4xf32>
+  %d0 = tensor.insert_slice %first into %d[0, 0] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<6x4xf32>
+  %second = tensor.insert_slice %r2 into %d0[4, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<6x4xf32>
+  return %second : tensor<6x4xf32>
+}
