@@ -81,11 +81,11 @@ std::optional<llvm::SmallVector<mlir::Value>> written(mlir::Operation *op) {
   return std::nullopt;
 }
 
-/// Whether an op accessing buffer `root`, other than `except`, writes into
-/// [first, end) of it, or, with `after`, whether one after `after` writes
-/// any of it. Unknown writes count.
-bool writes(mlir::Value root, mlir::Operation *except, std::pair<int64_t, int64_t> range,
-            mlir::Operation *after = nullptr) {
+/// Whether an op accessing buffer `root`, other than `except` and, with
+/// `after`, after `after`, writes into [first, end) of it (all of it
+/// without `range`). Unknown writes count.
+bool writes(mlir::Value root, mlir::Operation *except,
+            std::optional<std::pair<int64_t, int64_t>> range, mlir::Operation *after = nullptr) {
   for (mlir::Operation *access : accessesOf(root)) {
     if (access == except || (after && access->isBeforeInBlock(after)))
       continue;
@@ -96,11 +96,26 @@ bool writes(mlir::Value root, mlir::Operation *except, std::pair<int64_t, int64_
       if (rootOf(buffer) != root)
         continue;
       std::optional<std::pair<int64_t, int64_t>> at = span(buffer);
-      if (!at || after || (at->first < range.second && range.first < at->second))
+      if (!at || !range || (at->first < range->second && range->first < at->second))
         return true;
     }
   }
   return false;
+}
+
+/// Replaces buffer `inner` by a view of `outer`'s start, `outer` now
+/// allocated where `inner` was (if it was later).
+void becomeStartOf(mlir::memref::AllocOp inner, mlir::memref::AllocOp outer) {
+  if (inner->isBeforeInBlock(outer))
+    outer->moveBefore(inner);
+  mlir::OpBuilder builder(inner);
+  mlir::MemRefType type = inner.getType();
+  llvm::SmallVector<int64_t> identity =
+      mlir::computeSuffixProduct(llvm::to_vector(type.getShape()));
+  auto view = mlir::memref::ReinterpretCastOp::create(builder, inner.getLoc(), type, outer,
+                                                      /*offset=*/0, type.getShape(), identity);
+  inner.getResult().replaceAllUsesWith(view.getResult());
+  inner.erase();
 }
 
 /// Makes a concatenation's earlier inputs live in place in the later one.
@@ -148,20 +163,151 @@ void aliasCopiedPrefixes(mlir::func::FuncOp function) {
     bool sameStrides = true;
     for (auto [size, a, b] : llvm::zip(sourceType.getShape(), sourceStrides, targetStrides))
       sameStrides &= size == 1 || a == b;
-    if (!sameStrides || writes(p, copy, *range) || writes(q, copy, {0, 0}, copy))
+    if (!sameStrides || writes(p, copy, range) || writes(q, copy, std::nullopt, copy))
       continue;
-    // P is allocated where Q was, and Q is P's start.
-    if (q->isBeforeInBlock(p))
-      p->moveBefore(q);
-    mlir::OpBuilder builder(q);
-    llvm::SmallVector<int64_t> identity =
-        mlir::computeSuffixProduct(llvm::to_vector(q.getType().getShape()));
-    auto view =
-        mlir::memref::ReinterpretCastOp::create(builder, q.getLoc(), q.getType(), p,
-                                                /*offset=*/0, q.getType().getShape(), identity);
-    q.getResult().replaceAllUsesWith(view.getResult());
-    q.erase();
+    becomeStartOf(q, p);
     copy.erase();
+  }
+}
+
+/// Whether views `a` and `b` (of different buffers) hold the same elements
+/// at the same offsets from their buffers' starts: one shape, the same
+/// strides where a dimension has more than one element, one offset.
+bool samePlaces(mlir::Value a, mlir::Value b) {
+  auto aType = llvm::cast<mlir::MemRefType>(a.getType());
+  auto bType = llvm::cast<mlir::MemRefType>(b.getType());
+  llvm::SmallVector<int64_t> aStrides, bStrides;
+  int64_t aOffset, bOffset;
+  if (aType.getShape() != bType.getShape() ||
+      failed(aType.getStridesAndOffset(aStrides, aOffset)) ||
+      failed(bType.getStridesAndOffset(bStrides, bOffset)) || aOffset != bOffset ||
+      mlir::ShapedType::isDynamic(aOffset))
+    return false;
+  for (auto [size, aStride, bStride] : llvm::zip(aType.getShape(), aStrides, bStrides))
+    if (size != 1 && aStride != bStride)
+      return false;
+  return true;
+}
+
+/// Makes a concatenation whose every input the next one copies again, at
+/// the same places, a view of the next one's start. DenseNet's export
+/// concatenates each layer's inputs flat: every feature map of a block is
+/// copied into every later concatenation. Where every write of a buffer C
+/// is a copy, and a later buffer D is written, where C's elements lie, only
+/// by copies of the same sources to the same places, C becomes a view of
+/// D's start: C's copies now write D, and D's repeats of them go (a
+/// source written again after C's copy keeps C as it is). Later buffers go
+/// first, so a block's concatenations all become views of its last.
+void aliasRepeatedCopies(mlir::func::FuncOp function) {
+  mlir::Block &body = function.getBody().front();
+  llvm::SmallVector<mlir::memref::AllocOp> allocs(body.getOps<mlir::memref::AllocOp>());
+  for (mlir::memref::AllocOp c : llvm::reverse(allocs)) {
+    if (!c.getType().getLayout().isIdentity() || !c.getType().hasStaticShape())
+      continue;
+    // C's writes: copies alone, each to a known place.
+    llvm::SmallVector<mlir::linalg::CopyOp> copies;
+    bool onlyCopies = true;
+    for (mlir::Operation *access : accessesOf(c)) {
+      std::optional<llvm::SmallVector<mlir::Value>> buffers = written(access);
+      bool writesC = !buffers || llvm::any_of(*buffers, [&](mlir::Value buffer) {
+        return rootOf(buffer) == c.getResult();
+      });
+      if (!writesC)
+        continue;
+      auto copy = llvm::dyn_cast<mlir::linalg::CopyOp>(access);
+      if (!copy || !copy.hasPureBufferSemantics() || !span(copy.getDpsInits()[0]) ||
+          rootOf(copy.getDpsInits()[0]) != c.getResult())
+        onlyCopies = false;
+      else
+        copies.push_back(copy);
+    }
+    if (!onlyCopies || copies.empty())
+      continue;
+    // D: the buffer another copy of C's first source writes, after it, at
+    // the same place.
+    auto repeat = [&](mlir::linalg::CopyOp copy, mlir::Value root) -> mlir::linalg::CopyOp {
+      mlir::Value source = copy.getDpsInputs()[0];
+      for (mlir::Operation *user : source.getUsers()) {
+        auto other = llvm::dyn_cast<mlir::linalg::CopyOp>(user);
+        if (!other || other == copy || other.getDpsInputs()[0] != source ||
+            other->getBlock() != &body || !copy->isBeforeInBlock(other) ||
+            (root && rootOf(other.getDpsInits()[0]) != root) ||
+            span(other.getDpsInits()[0]) != span(copy.getDpsInits()[0]) ||
+            !samePlaces(other.getDpsInits()[0], copy.getDpsInits()[0]))
+          continue;
+        return other;
+      }
+      return {};
+    };
+    // A copy from D itself, to the same place, is one the view makes a copy
+    // onto itself (the last layer's features, computed in D's slice).
+    auto fromD = [](mlir::linalg::CopyOp copy, mlir::Value d) {
+      mlir::Value source = copy.getDpsInputs()[0];
+      return rootOf(source) == d && span(source) && samePlaces(source, copy.getDpsInits()[0]);
+    };
+    mlir::Value d;
+    for (mlir::linalg::CopyOp copy : copies) {
+      if (mlir::linalg::CopyOp other = repeat(copy, mlir::Value()))
+        d = rootOf(other.getDpsInits()[0]);
+      else if (fromD(copy, rootOf(copy.getDpsInputs()[0])))
+        d = rootOf(copy.getDpsInputs()[0]);
+      if (d)
+        break;
+    }
+    if (!d)
+      continue;
+    auto dAlloc = d.getDefiningOp<mlir::memref::AllocOp>();
+    if (!dAlloc || dAlloc == c || !dAlloc.getType().getLayout().isIdentity() ||
+        dAlloc.getType().getElementType() != c.getType().getElementType() ||
+        dAlloc.getType().getNumElements() < c.getType().getNumElements())
+      continue;
+    // Each of C's copies is repeated into D, from a source nothing writes
+    // after C's copy.
+    llvm::SmallVector<mlir::linalg::CopyOp> repeats, ontoThemselves;
+    for (mlir::linalg::CopyOp copy : copies) {
+      if (fromD(copy, d)) {
+        ontoThemselves.push_back(copy);
+        continue;
+      }
+      mlir::linalg::CopyOp other = repeat(copy, d);
+      mlir::Value source = copy.getDpsInputs()[0];
+      if (!other || !copy->getNextNode() ||
+          writes(rootOf(source), nullptr, span(source), copy->getNextNode()))
+        break;
+      repeats.push_back(other);
+    }
+    if (repeats.size() + ontoThemselves.size() != copies.size())
+      continue;
+    // Nothing else writes D where C's elements lie.
+    int64_t size = c.getType().getNumElements();
+    bool others = false;
+    for (mlir::Operation *access : accessesOf(d)) {
+      if (llvm::is_contained(repeats, access))
+        continue;
+      std::optional<llvm::SmallVector<mlir::Value>> buffers = written(access);
+      if (!buffers) {
+        others = true;
+        break;
+      }
+      for (mlir::Value buffer : *buffers) {
+        if (rootOf(buffer) != d || llvm::is_contained(copies, access))
+          continue;
+        std::optional<std::pair<int64_t, int64_t>> at = span(buffer);
+        // What D's own slice computes before C copies it from there.
+        bool copiedFrom = at && llvm::any_of(ontoThemselves, [&](mlir::linalg::CopyOp copy) {
+                            std::optional<std::pair<int64_t, int64_t>> from =
+                                span(copy.getDpsInputs()[0]);
+                            return access->isBeforeInBlock(copy) && from->first <= at->first &&
+                                   at->second <= from->second;
+                          });
+        others |= !at || (at->first < size && !copiedFrom);
+      }
+    }
+    if (others)
+      continue;
+    becomeStartOf(c, dAlloc);
+    for (mlir::linalg::CopyOp other : llvm::concat<mlir::linalg::CopyOp>(repeats, ontoThemselves))
+      other.erase();
   }
 }
 
@@ -187,6 +333,7 @@ struct Bufferize : impl::BufferizeBase<Bufferize> {
       return signalPassFailure();
     eraseSelfCopies(getOperation());
     getOperation().walk(aliasCopiedPrefixes);
+    getOperation().walk(aliasRepeatedCopies);
   }
 };
 

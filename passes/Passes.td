@@ -144,7 +144,9 @@ def Bufferize : Pass<"kiln-bufferize", "mlir::ModuleOp"> {
     and copies of a slice onto itself are erased. A buffer copied whole
     into the start of another (a concatenation concatenated again) becomes
     a view of that start, where nothing else writes those elements, and
-    the copy goes.
+    the copy goes; so does a buffer written only by copies that a later
+    buffer repeats at the same places (a concatenation of every earlier
+    input again), whose repeated copies then go.
   }];
   let dependentDialects = [
     "mlir::bufferization::BufferizationDialect", "mlir::linalg::LinalgDialect",

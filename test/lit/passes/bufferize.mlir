@@ -92,3 +92,47 @@ func.func @nested(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> tensor<6x4xf32> {
   %second = tensor.insert_slice %r2 into %d0[4, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<6x4xf32>
   return %second : tensor<6x4xf32>
 }
+
+// A concatenation of every earlier input again (DenseNet's, as exported):
+// the first (%c) is written only by copies, and the second (%d) repeats
+// them at the same places, so %c becomes a view of %d's start and %d's
+// repeated copies go; %d's own slice ([4, 6), computed from %c) is
+// elsewhere. Each input is copied once.
+// CHECK-LABEL: func.func @flat(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<2x4xf32>)
+// CHECK: %[[F0:.+]] = memref.alloc() : memref<2x4xf32>
+// CHECK: %[[D:.+]] = memref.alloc() : memref<6x4xf32>
+// CHECK: %[[C:.+]] = memref.reinterpret_cast %[[D]] to offset: [0], sizes: [4, 4], strides: [4, 1]
+// CHECK-COUNT-2: linalg.copy
+// CHECK-NOT: linalg.copy
+// CHECK: return %[[D]]
+#id4 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @flat(%x: memref<2x4xf32>) -> memref<6x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %f0 = memref.alloc() : memref<2x4xf32>
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<2x4xf32>) outs(%f0 : memref<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  }
+  %c = memref.alloc() : memref<4x4xf32>
+  %c0 = memref.subview %c[0, 0] [2, 4] [1, 1] : memref<4x4xf32> to memref<2x4xf32, strided<[4, 1]>>
+  linalg.copy ins(%x : memref<2x4xf32>) outs(%c0 : memref<2x4xf32, strided<[4, 1]>>)
+  %c1 = memref.subview %c[2, 0] [2, 4] [1, 1] : memref<4x4xf32> to memref<2x4xf32, strided<[4, 1], offset: 8>>
+  linalg.copy ins(%f0 : memref<2x4xf32>) outs(%c1 : memref<2x4xf32, strided<[4, 1], offset: 8>>)
+  %middle = memref.subview %c[1, 0] [2, 4] [1, 1] : memref<4x4xf32> to memref<2x4xf32, strided<[4, 1], offset: 4>>
+  %d = memref.alloc() : memref<6x4xf32>
+  %d2 = memref.subview %d[4, 0] [2, 4] [1, 1] : memref<6x4xf32> to memref<2x4xf32, strided<[4, 1], offset: 16>>
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel"]}
+      ins(%middle : memref<2x4xf32, strided<[4, 1], offset: 4>>) outs(%d2 : memref<2x4xf32, strided<[4, 1], offset: 16>>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.minimumf %in, %zero : f32
+    linalg.yield %m : f32
+  }
+  %d0 = memref.subview %d[0, 0] [2, 4] [1, 1] : memref<6x4xf32> to memref<2x4xf32, strided<[4, 1]>>
+  linalg.copy ins(%x : memref<2x4xf32>) outs(%d0 : memref<2x4xf32, strided<[4, 1]>>)
+  %d1 = memref.subview %d[2, 0] [2, 4] [1, 1] : memref<6x4xf32> to memref<2x4xf32, strided<[4, 1], offset: 8>>
+  linalg.copy ins(%f0 : memref<2x4xf32>) outs(%d1 : memref<2x4xf32, strided<[4, 1], offset: 8>>)
+  return %d : memref<6x4xf32>
+}
