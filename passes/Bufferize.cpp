@@ -81,13 +81,12 @@ std::optional<llvm::SmallVector<mlir::Value>> written(mlir::Operation *op) {
   return std::nullopt;
 }
 
-/// Whether an op accessing buffer `root`, other than `except` and, with
-/// `after`, after `after`, writes into [first, end) of it (all of it
-/// without `range`). Unknown writes count.
-bool writes(mlir::Value root, mlir::Operation *except,
-            std::optional<std::pair<int64_t, int64_t>> range, mlir::Operation *after = nullptr) {
+/// Whether an op accessing buffer `root`, but those `ignored`, writes into
+/// [first, end) of it (all of it without `range`). Unknown writes count.
+bool writes(mlir::Value root, std::optional<std::pair<int64_t, int64_t>> range,
+            llvm::function_ref<bool(mlir::Operation *)> ignored) {
   for (mlir::Operation *access : accessesOf(root)) {
-    if (access == except || (after && access->isBeforeInBlock(after)))
+    if (ignored(access))
       continue;
     std::optional<llvm::SmallVector<mlir::Value>> buffers = written(access);
     if (!buffers)
@@ -101,6 +100,25 @@ bool writes(mlir::Value root, mlir::Operation *except,
     }
   }
   return false;
+}
+
+/// Whether views `a` and `b` (of different buffers) hold the same elements
+/// at the same offsets from their buffers' starts: one shape, the same
+/// strides where a dimension has more than one element, one offset.
+bool samePlaces(mlir::Value a, mlir::Value b) {
+  auto aType = llvm::cast<mlir::MemRefType>(a.getType());
+  auto bType = llvm::cast<mlir::MemRefType>(b.getType());
+  llvm::SmallVector<int64_t> aStrides, bStrides;
+  int64_t aOffset, bOffset;
+  if (aType.getShape() != bType.getShape() ||
+      failed(aType.getStridesAndOffset(aStrides, aOffset)) ||
+      failed(bType.getStridesAndOffset(bStrides, bOffset)) || aOffset != bOffset ||
+      mlir::ShapedType::isDynamic(aOffset))
+    return false;
+  for (auto [size, aStride, bStride] : llvm::zip(aType.getShape(), aStrides, bStrides))
+    if (size != 1 && aStride != bStride)
+      return false;
+  return true;
 }
 
 /// Replaces buffer `inner` by a view of `outer`'s start, `outer` now
@@ -148,45 +166,18 @@ void aliasCopiedPrefixes(mlir::func::FuncOp function) {
         p->getBlock() != copy->getBlock() ||
         q.getType().getElementType() != p.getType().getElementType())
       continue;
-    // The same elements at the same places: same shape, same strides where
-    // a dimension has more than one element, same offset.
-    auto sourceType = llvm::cast<mlir::MemRefType>(source.getType());
-    auto targetType = llvm::cast<mlir::MemRefType>(target.getType());
-    llvm::SmallVector<int64_t> sourceStrides, targetStrides;
-    int64_t sourceOffset, targetOffset;
+    // The same elements at the same places, and nothing else writing them
+    // in P, nor Q after the copy.
     std::optional<std::pair<int64_t, int64_t>> range = span(target);
-    if (!range || !span(source) || sourceType.getShape() != targetType.getShape() ||
-        failed(sourceType.getStridesAndOffset(sourceStrides, sourceOffset)) ||
-        failed(targetType.getStridesAndOffset(targetStrides, targetOffset)) ||
-        sourceOffset != targetOffset || q.getType().getNumElements() > p.getType().getNumElements())
-      continue;
-    bool sameStrides = true;
-    for (auto [size, a, b] : llvm::zip(sourceType.getShape(), sourceStrides, targetStrides))
-      sameStrides &= size == 1 || a == b;
-    if (!sameStrides || writes(p, copy, range) || writes(q, copy, std::nullopt, copy))
+    if (!range || !span(source) || !samePlaces(source, target) ||
+        q.getType().getNumElements() > p.getType().getNumElements() ||
+        writes(p, range, [&](mlir::Operation *access) { return access == copy; }) ||
+        writes(q, std::nullopt,
+               [&](mlir::Operation *access) { return !copy->isBeforeInBlock(access); }))
       continue;
     becomeStartOf(q, p);
     copy.erase();
   }
-}
-
-/// Whether views `a` and `b` (of different buffers) hold the same elements
-/// at the same offsets from their buffers' starts: one shape, the same
-/// strides where a dimension has more than one element, one offset.
-bool samePlaces(mlir::Value a, mlir::Value b) {
-  auto aType = llvm::cast<mlir::MemRefType>(a.getType());
-  auto bType = llvm::cast<mlir::MemRefType>(b.getType());
-  llvm::SmallVector<int64_t> aStrides, bStrides;
-  int64_t aOffset, bOffset;
-  if (aType.getShape() != bType.getShape() ||
-      failed(aType.getStridesAndOffset(aStrides, aOffset)) ||
-      failed(bType.getStridesAndOffset(bStrides, bOffset)) || aOffset != bOffset ||
-      mlir::ShapedType::isDynamic(aOffset))
-    return false;
-  for (auto [size, aStride, bStride] : llvm::zip(aType.getShape(), aStrides, bStrides))
-    if (size != 1 && aStride != bStride)
-      return false;
-  return true;
 }
 
 /// Makes a concatenation whose every input the next one copies again, at
@@ -271,39 +262,32 @@ void aliasRepeatedCopies(mlir::func::FuncOp function) {
       }
       mlir::linalg::CopyOp other = repeat(copy, d);
       mlir::Value source = copy.getDpsInputs()[0];
-      if (!other || !copy->getNextNode() ||
-          writes(rootOf(source), nullptr, span(source), copy->getNextNode()))
+      if (!other || writes(rootOf(source), span(source),
+                           [&](mlir::Operation *access) { return !copy->isBeforeInBlock(access); }))
         break;
       repeats.push_back(other);
     }
     if (repeats.size() + ontoThemselves.size() != copies.size())
       continue;
-    // Nothing else writes D where C's elements lie.
-    int64_t size = c.getType().getNumElements();
-    bool others = false;
-    for (mlir::Operation *access : accessesOf(d)) {
-      if (llvm::is_contained(repeats, access))
-        continue;
+    // Nothing else writes D where C's elements lie, but what D's own slice
+    // computes before C copies it from there.
+    auto slicedBefore = [&](mlir::Operation *access) {
       std::optional<llvm::SmallVector<mlir::Value>> buffers = written(access);
-      if (!buffers) {
-        others = true;
-        break;
-      }
-      for (mlir::Value buffer : *buffers) {
-        if (rootOf(buffer) != d || llvm::is_contained(copies, access))
-          continue;
-        std::optional<std::pair<int64_t, int64_t>> at = span(buffer);
-        // What D's own slice computes before C copies it from there.
-        bool copiedFrom = at && llvm::any_of(ontoThemselves, [&](mlir::linalg::CopyOp copy) {
-                            std::optional<std::pair<int64_t, int64_t>> from =
-                                span(copy.getDpsInputs()[0]);
-                            return access->isBeforeInBlock(copy) && from->first <= at->first &&
-                                   at->second <= from->second;
-                          });
-        others |= !at || (at->first < size && !copiedFrom);
-      }
-    }
-    if (others)
+      return buffers && llvm::all_of(*buffers, [&](mlir::Value buffer) {
+               std::optional<std::pair<int64_t, int64_t>> at = span(buffer);
+               return rootOf(buffer) != d ||
+                      (at && llvm::any_of(ontoThemselves, [&](mlir::linalg::CopyOp copy) {
+                         std::optional<std::pair<int64_t, int64_t>> from =
+                             span(copy.getDpsInputs()[0]);
+                         return access->isBeforeInBlock(copy) && from->first <= at->first &&
+                                at->second <= from->second;
+                       }));
+             });
+    };
+    if (writes(d, std::pair<int64_t, int64_t>{0, c.getType().getNumElements()},
+               [&](mlir::Operation *access) {
+                 return llvm::is_contained(repeats, access) || slicedBefore(access);
+               }))
       continue;
     becomeStartOf(c, dAlloc);
     for (mlir::linalg::CopyOp other : llvm::concat<mlir::linalg::CopyOp>(repeats, ontoThemselves))

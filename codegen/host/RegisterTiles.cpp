@@ -104,14 +104,12 @@ public:
       rest = arith::DivUIOp::create(b, loc, rest, index(extent));
       return value;
     };
-    Value tile, firstRow;
-    if (columns * 4 % 64 != 0) {
-      firstRow = arith::MulIOp::create(b, loc, digit(rowBlocks), index(blockRows));
-      tile = digit(columnTiles);
-    } else {
-      tile = digit(columnTiles);
-      firstRow = arith::MulIOp::create(b, loc, digit(rowBlocks), index(blockRows));
-    }
+    bool rowsFirst = columns * 4 % 64 != 0;
+    Value block = rowsFirst ? digit(rowBlocks) : Value();
+    Value tile = digit(columnTiles);
+    if (!rowsFirst)
+      block = digit(rowBlocks);
+    Value firstRow = arith::MulIOp::create(b, loc, block, index(blockRows));
     for (unsigned dim : llvm::reverse(roles.outer))
       dims[dim] = digit(ranges[dim]);
     Value column = arith::MulIOp::create(b, loc, tile, index(step));

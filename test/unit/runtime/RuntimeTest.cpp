@@ -40,6 +40,15 @@ const int64_t kInputShape[] = {1, 3, 32, 32};
 const int64_t kOutputShape[] = {1, 16, 32, 32};
 constexpr size_t kInputBytes = 1 * 3 * 32 * 32 * 4, kOutputBytes = 1 * 16 * 32 * 32 * 4;
 
+/// An input of values from -(period / 2) * step up, repeating every
+/// `period` elements: some negative, some positive.
+std::vector<float> patternedInput(int period, float step) {
+  std::vector<float> input(kInputBytes / 4);
+  for (size_t i = 0; i < input.size(); ++i)
+    input[i] = float(int(i % period) - period / 2) * step;
+  return input;
+}
+
 struct Loaded {
   kiln_model_t *model = nullptr;
   kiln_session_t *session = nullptr;
@@ -76,9 +85,7 @@ TEST_CASE("a model describes its inputs and outputs", "[runtime]") {
 
 TEST_CASE("runs are deterministic, in place or into session buffers", "[runtime]") {
   Loaded loaded;
-  std::vector<float> input(kInputBytes / 4);
-  for (size_t i = 0; i < input.size(); ++i)
-    input[i] = float(int(i % 7) - 3) * 0.25f;
+  std::vector<float> input = patternedInput(7, 0.25f);
   kiln_tensor_t in = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
 
   kiln_tensor_t out = {"output", KILN_DTYPE_F32, 0, nullptr, nullptr, 0};
@@ -104,9 +111,7 @@ TEST_CASE("runs are deterministic, in place or into session buffers", "[runtime]
 TEST_CASE("a session writes each run's outputs into the same buffers, unless passed back in",
           "[runtime]") {
   Loaded loaded;
-  std::vector<float> input(kInputBytes / 4);
-  for (size_t i = 0; i < input.size(); ++i)
-    input[i] = float(int(i % 5) - 2) * 0.5f;
+  std::vector<float> input = patternedInput(5, 0.5f);
   kiln_tensor_t in = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
   kiln_tensor_t out = {"output", KILN_DTYPE_F32, 0, nullptr, nullptr, 0};
   REQUIRE(codeOf(kiln_session_run(loaded.session, &in, 1, &out, 1)) == KILN_STATUS_OK);
