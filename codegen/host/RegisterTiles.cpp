@@ -25,6 +25,18 @@ constexpr int64_t kPrefetchSteps = 16;
 constexpr int64_t kCacheLine = 64;
 /// How many steps ahead a tile prefetches packed A (48 bytes a step).
 constexpr int64_t kRowPrefetchSteps = 64;
+/// How many tasks keep a few threads evenly busy: a product with fewer
+/// column tiles splits its rows into blocks.
+constexpr int64_t kTasks = 8;
+/// The fewest whole tiles of rows in such a block, whose task builds its
+/// own panel of B: a copy, or a gather of a convolution's windows, which
+/// costs more. (ResNet-50's last 3x3 convolutions copy 590 KB a panel: in
+/// blocks of 5 tiles they took 10 to 20% longer on one thread.)
+constexpr int64_t kBlockTiles = 8;
+constexpr int64_t kGatheredBlockTiles = 16;
+/// How many FMAs a tile's columns summed across its rows keep in flight:
+/// two pipes of four cycles' latency.
+constexpr int64_t kAcrossChains = 8;
 
 /// Emits the tiled loops of one contraction, with the kernels `fusion`
 /// joins to it, in place of them all: at the epilogue if there is one (the
@@ -48,11 +60,13 @@ public:
       prepareEpilogue();
     int64_t columns = ranges[roles.n], step = 2 * width;
     int64_t columnTiles = llvm::divideCeil(columns, step);
-    int64_t blockRows = rowBlock();
-    int64_t rowBlocks = ranges[roles.m] / blockRows;
-    int64_t tasks = columnTiles * rowBlocks;
+    int64_t otherTasks = columnTiles;
     for (unsigned dim : roles.outer)
-      tasks *= ranges[dim];
+      otherTasks *= ranges[dim];
+    int64_t wholeTiles = ranges[roles.m] / rows;
+    int64_t blockTiles = rowBlock(otherTasks, parallel);
+    int64_t rowBlocks = blockTiles ? llvm::divideCeil(wholeTiles, blockTiles) : 1;
+    int64_t tasks = otherTasks * rowBlocks;
     auto panelType = MemRefType::get({ranges[roles.k], step}, b.getF32Type());
     bool copies = copiesPanel();
     Block *body;
@@ -109,7 +123,6 @@ public:
     Value tile = digit(columnTiles);
     if (!rowsFirst)
       block = digit(rowBlocks);
-    Value firstRow = arith::MulIOp::create(b, loc, block, index(blockRows));
     for (unsigned dim : llvm::reverse(roles.outer))
       dims[dim] = digit(ranges[dim]);
     Value column = arith::MulIOp::create(b, loc, tile, index(step));
@@ -118,9 +131,34 @@ public:
         packPanel(*this, panel, column, tileColumns);
       else if (copies)
         copyPanel(*this, panel, column, tileColumns);
-      forTiles(blockRows, rows, [&](Value row, int64_t tileRows) {
-        emitTile(arith::AddIOp::create(b, loc, firstRow, row), tileRows, column, tileColumns);
-      });
+      if (rowBlocks == 1) {
+        forTiles(ranges[roles.m], rows, [&](Value row, int64_t tileRows) {
+          emitTile(row, tileRows, column, tileColumns);
+        });
+        return;
+      }
+      // The block's whole tiles, then, in the last block, the rows past
+      // them.
+      Value first = arith::MulIOp::create(b, loc, block, index(blockTiles));
+      Value end = arith::AddIOp::create(b, loc, first, index(blockTiles));
+      if (wholeTiles % blockTiles != 0)
+        end = arith::MinUIOp::create(b, loc, end, index(wholeTiles));
+      auto loop = scf::ForOp::create(b, loc, first, end, index(1));
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(loop.getBody()->getTerminator());
+        Value row = arith::MulIOp::create(b, loc, loop.getInductionVar(), index(rows));
+        emitTile(row, rows, column, tileColumns);
+      }
+      int64_t edge = ranges[roles.m] - wholeTiles * rows;
+      if (edge == 0)
+        return;
+      Value isLast =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, block, index(rowBlocks - 1));
+      auto branch = scf::IfOp::create(b, loc, isLast, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(branch.thenBlock()->getTerminator());
+      emitTile(index(wholeTiles * rows), edge, column, tileColumns);
     };
     int64_t last = columns - (columnTiles - 1) * step;
     if (columnTiles == 1 || last == step) {
@@ -162,20 +200,30 @@ private:
       body(index(whole), extent - whole);
   }
 
-  /// The rows of C a task computes: all of them, or, for a product with
-  /// many whole tiles of rows whose B is not computed per task (attention's
-  /// scores, 1500 x 1500 a head), a block of 4 to 16 tiles that divides
-  /// them: a task then writes rows near one another, rather than a column
-  /// strip through all of C, a few cache lines on each of as many pages.
-  int64_t rowBlock() {
+  /// How many whole tiles of rows a task computes, when not all rows
+  /// (0). Two kinds of product take blocks of rows:
+  ///   - one with many whole tiles of rows whose B is not computed per task
+  ///     (attention's scores, 1500 x 1500 a head): a block of 4 to 16
+  ///     tiles that divides them. A task then writes rows near one another,
+  ///     rather than a column strip through all of C, a few cache lines on
+  ///     each of as many pages;
+  ///   - one that would be too few tasks (`otherTasks`) to keep threads
+  ///     evenly busy (ResNet-50's last stages: 2 and 7 column tiles): the
+  ///     rows split into blocks of at least `kBlockTiles` tiles
+  ///     (`kGatheredBlockTiles` where B is gathered) until there are about
+  ///     `kTasks` tasks.
+  int64_t rowBlock(int64_t otherTasks, bool parallel) {
     int64_t all = ranges[roles.m];
     int64_t tiles = all / rows;
-    if (fusion.producer || all % rows != 0 || tiles < 32)
-      return all;
-    for (int64_t block : {8, 5, 10, 6, 12, 4, 16})
-      if (tiles % block == 0)
-        return block * rows;
-    return all;
+    if (!fusion.producer && all % rows == 0 && tiles >= 32)
+      for (int64_t block : {8, 5, 10, 6, 12, 4, 16})
+        if (tiles % block == 0)
+          return block;
+    if (!parallel || otherTasks >= kTasks)
+      return 0;
+    int64_t fewest = fusion.producer ? kGatheredBlockTiles : kBlockTiles;
+    int64_t blocks = std::min<int64_t>(llvm::divideCeil(kTasks, otherTasks), tiles / fewest);
+    return blocks > 1 ? llvm::divideCeil(tiles, blocks) : 0;
   }
 
   /// Whether each task copies its columns of B into a panel first: B is
@@ -311,17 +359,12 @@ private:
 
   /// One tile: `tileRows` rows from `row`, `columns` columns from `column`.
   void emitTile(Value row, int64_t tileRows, Value column, int64_t columns) {
-    Value a = op.getDpsInputs()[0], bMatrix = op.getDpsInputs()[1], c = op.getDpsInits()[0];
-    AffineMap aMap = maps[0], bMap = maps[1], cMap = maps[2];
     int64_t vectors = llvm::divideCeil(columns, width);
     SmallVector<Value> starts, masks;
     for (int64_t v = 0; v < vectors; ++v) {
       starts.push_back(plus(column, v * width));
       int64_t lanes = std::min(width, columns - v * width);
-      masks.push_back(lanes == width
-                          ? Value()
-                          : vector::ConstantMaskOp::create(b, loc, vectorType(b.getI1Type()),
-                                                           ArrayRef<int64_t>{lanes}));
+      masks.push_back(lanes == width ? Value() : laneMask(lanes));
     }
     SmallVector<Value> rowIndices;
     for (int64_t r = 0; r < tileRows; ++r)
@@ -329,7 +372,92 @@ private:
 
     prefetchResults(rowIndices, starts);
 
-    // Accumulators, ordered row-major: (r, v) at r * vectors + v.
+    // A packed B: the tile's columns lie in one panel (its width is a
+    // multiple of the tile's).
+    if (roles.panel) {
+      packedPanel = arith::DivUIOp::create(b, loc, column, index(roles.panel));
+      packedColumn = arith::RemUIOp::create(b, loc, column, index(roles.panel));
+    }
+    // A packed in row groups: the tile's rows lie in one group (its rows
+    // are a multiple of the tile's), from the row's offset in it.
+    groupAt.clear();
+    groupOffset = Value();
+    if (roles.rowGroup) {
+      AffineMap aMap = maps[0];
+      int64_t results = aMap.getNumResults();
+      dims[roles.m] = row;
+      groupAt = indices(aMap.getSliceMap(0, results - 3), dims);
+      groupAt.push_back(arith::DivUIOp::create(b, loc, row, index(roles.rowGroup)));
+      groupOffset = arith::RemUIOp::create(b, loc, row, index(roles.rowGroup));
+    }
+
+    // A few columns past the last whole vector (4 of 196 at 14x14, 1 of 49
+    // at 7x7) would each take a vector of FMAs per row and step, almost
+    // all lanes masked. Where A is packed in row groups, the tile's rows
+    // of A are one vector a step: those columns are summed across the rows
+    // instead, an FMA per column and step.
+    across = Across();
+    int64_t rest = columns % width;
+    if (rest != 0 && groupOffset && fusion.zeroFill && tileRows <= width && 2 * rest <= tileRows) {
+      across.columns = rest;
+      across.offset = (vectors - 1) * width;
+      across.start = starts.back();
+      across.rowMask = tileRows == width ? Value() : laneMask(tileRows);
+    }
+    int64_t along = across.columns ? vectors - 1 : vectors;
+    SmallVector<Value> sums =
+        along ? sumAlongRows(rowIndices, starts, masks, along) : sumAcrossRows();
+    SmallVector<Value> restOfRows;
+    if (across.columns)
+      restOfRows = rowsOfColumns(ArrayRef<Value>(sums).take_back(rest), tileRows);
+
+    for (int64_t r = 0; r < tileRows; ++r) {
+      dims[roles.m] = rowIndices[r];
+      SmallVector<Value> rowDims = fusion.epilogue ? epilogueRow() : SmallVector<Value>();
+      for (int64_t v = 0; v < vectors; ++v) {
+        dims[roles.n] = starts[v];
+        Value result = v < along ? sums[r * along + v] : restOfRows[r];
+        if (fusion.epilogue)
+          emitEpilogue(result, rowDims, starts[v], masks[v]);
+        else
+          store(result, op.getDpsInits()[0], indices(maps[2], dims), masks[v]);
+      }
+    }
+    // A long even reduction takes two steps an iteration: the loop's own
+    // instructions count for less (a convolution of 128 to 256 channels at
+    // 56x56 goes from 176 to 191 GFLOP/s, ResNet-50 from 60 to 56 ms; its
+    // edge tiles of rows count too). Last, as it may replace the loops.
+    int64_t steps = ranges[roles.k];
+    for (scf::ForOp reduction : std::exchange(reductions, {}))
+      if (steps >= 16 && steps % 2 == 0)
+        (void)loopUnrollByFactor(reduction, 2);
+  }
+
+  /// A mask of the first `lanes` lanes of a vector.
+  Value laneMask(int64_t lanes) {
+    return vector::ConstantMaskOp::create(b, loc, vectorType(b.getI1Type()),
+                                          ArrayRef<int64_t>{lanes});
+  }
+
+  /// Prefetches packed A `kRowPrefetchSteps` steps past `k`: weights come
+  /// from memory in one stream, so enough lines of it must be in flight.
+  /// Past the group's last step this is the next group, the next tile's.
+  void prefetchGroup(Value k) {
+    SmallVector<Value> ahead = groupAt;
+    ahead.append({plus(k, kRowPrefetchSteps), groupOffset});
+    memref::PrefetchOp::create(b, loc, op.getDpsInputs()[0], ahead, /*isWrite=*/false,
+                               /*localityHint=*/3, /*isDataCache=*/true);
+  }
+
+  /// The tile's first `vectors` vectors of columns (from `starts`), each
+  /// row's accumulators in registers for the whole reduction: a step loads
+  /// the vectors of B and broadcasts each row's element of A. Returns the
+  /// sums row-major, (r, v) at r * vectors + v, then those of the columns
+  /// `across` sums in the same steps.
+  SmallVector<Value> sumAlongRows(ArrayRef<Value> rowIndices, ArrayRef<Value> starts,
+                                  ArrayRef<Value> masks, int64_t vectors) {
+    Value a = op.getDpsInputs()[0], bMatrix = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+    int64_t tileRows = rowIndices.size();
     SmallVector<Value> accumulators;
     VectorType type = vectorType(b.getF32Type());
     Value zeros = fusion.zeroFill ? splat(b, loc, type, b.getF32FloatAttr(0)) : Value();
@@ -337,26 +465,10 @@ private:
       dims[roles.m] = rowIndices[r];
       for (int64_t v = 0; v < vectors; ++v) {
         dims[roles.n] = starts[v];
-        accumulators.push_back(zeros ? zeros : load(c, indices(cMap, dims), masks[v]));
+        accumulators.push_back(zeros ? zeros : load(c, indices(maps[2], dims), masks[v]));
       }
     }
-    // A packed B: the tile's columns lie in one panel (its width is a
-    // multiple of the tile's).
-    Value packedPanel, packedColumn;
-    if (roles.panel) {
-      packedPanel = arith::DivUIOp::create(b, loc, column, index(roles.panel));
-      packedColumn = arith::RemUIOp::create(b, loc, column, index(roles.panel));
-    }
-    // A packed in row groups: the tile's rows lie in one group (its rows
-    // are a multiple of the tile's), from the row's offset in it.
-    SmallVector<Value> groupAt;
-    Value groupOffset;
-    if (roles.rowGroup) {
-      int64_t results = aMap.getNumResults();
-      groupAt = indices(aMap.getSliceMap(0, results - 3), dims);
-      groupAt.push_back(arith::DivUIOp::create(b, loc, row, index(roles.rowGroup)));
-      groupOffset = arith::RemUIOp::create(b, loc, row, index(roles.rowGroup));
-    }
+    accumulators.append(across.columns, zeros);
     auto reduction = scf::ForOp::create(
         b, loc, index(0), index(ranges[roles.k]), index(1), accumulators,
         [&](OpBuilder &nested, Location, Value k, ValueRange current) {
@@ -379,18 +491,11 @@ private:
                   /*isWrite=*/false, /*localityHint=*/3,
                   /*isDataCache=*/true);
             } else {
-              vectorsOfB.push_back(load(bMatrix, indices(bMap, dims), masks[v]));
+              vectorsOfB.push_back(load(bMatrix, indices(maps[1], dims), masks[v]));
             }
           }
-          if (groupOffset) {
-            // Packed weights come from memory in one stream: fetch far
-            // enough ahead to keep several lines of it in flight. Past the
-            // group's last step this is the next group, the next tile's.
-            SmallVector<Value> ahead = groupAt;
-            ahead.append({plus(k, kRowPrefetchSteps), groupOffset});
-            memref::PrefetchOp::create(b, loc, a, ahead, /*isWrite=*/false, /*localityHint=*/3,
-                                       /*isDataCache=*/true);
-          }
+          if (groupOffset)
+            prefetchGroup(k);
           SmallVector<Value> next;
           for (int64_t r = 0; r < tileRows; ++r) {
             dims[roles.m] = rowIndices[r];
@@ -398,40 +503,129 @@ private:
             if (groupOffset)
               at.append({k, plus(groupOffset, r)});
             else
-              at = indices(aMap, dims);
+              at = indices(maps[0], dims);
             Value scalar = memref::LoadOp::create(b, loc, a, at);
             Value splat = vector::BroadcastOp::create(b, loc, type, scalar);
             for (int64_t v = 0; v < vectors; ++v)
               next.push_back(
                   vector::FMAOp::create(b, loc, splat, vectorsOfB[v], current[r * vectors + v]));
           }
+          if (across.columns)
+            llvm::append_range(next, acrossStep(k, current.take_back(across.columns)));
           scf::YieldOp::create(b, loc, next);
         });
-    for (int64_t r = 0; r < tileRows; ++r) {
-      dims[roles.m] = rowIndices[r];
-      SmallVector<Value> rowDims = fusion.epilogue ? epilogueRow() : SmallVector<Value>();
-      for (int64_t v = 0; v < vectors; ++v) {
-        dims[roles.n] = starts[v];
-        Value result = reduction.getResult(r * vectors + v);
-        if (fusion.epilogue)
-          emitEpilogue(result, rowDims, starts[v], masks[v]);
-        else
-          store(result, c, indices(cMap, dims), masks[v]);
-      }
-    }
-    // A long even reduction takes two steps an iteration: the loop's own
-    // instructions count for less (a convolution of 128 to 256 channels at
-    // 56x56 goes from 176 to 191 GFLOP/s, ResNet-50 from 60 to 56 ms; its
-    // edge tiles of rows count too).
-    int64_t steps = ranges[roles.k];
-    if (steps >= 16 && steps % 2 == 0)
-      (void)loopUnrollByFactor(reduction, 2);
+    reductions.push_back(reduction);
+    return SmallVector<Value>(reduction.getResults());
   }
+
+  /// One step of the sums of the columns `across` takes, onto `current`
+  /// (one a column): the rows' elements of packed A as one vector, times
+  /// each column's element of B.
+  SmallVector<Value> acrossStep(Value k, ValueRange current) {
+    Value a = op.getDpsInputs()[0], bMatrix = op.getDpsInputs()[1];
+    dims[roles.k] = k;
+    SmallVector<Value> at = groupAt;
+    at.append({k, groupOffset});
+    Value rowsOfA = load(a, at, across.rowMask);
+    SmallVector<Value> next;
+    for (int64_t j = 0; j < across.columns; ++j) {
+      Value scalar;
+      if (panel) {
+        scalar = memref::LoadOp::create(b, loc, panel, ValueRange{k, index(across.offset + j)});
+      } else if (packedPanel) {
+        scalar = memref::LoadOp::create(
+            b, loc, bMatrix, ValueRange{packedPanel, k, plus(packedColumn, across.offset + j)});
+      } else {
+        dims[roles.n] = plus(across.start, j);
+        scalar = memref::LoadOp::create(b, loc, bMatrix, indices(maps[1], dims));
+      }
+      Value splat = vector::BroadcastOp::create(b, loc, rowsOfA.getType(), scalar);
+      next.push_back(vector::FMAOp::create(b, loc, rowsOfA, splat, current[j]));
+    }
+    return next;
+  }
+
+  /// The sums of the columns `across` takes, for a tile with no whole
+  /// vector of columns. On their own an FMA's latency would bound each
+  /// step: each column sums in `kAcrossChains / columns` chains of steps,
+  /// added at the end. Returns one sum a column.
+  SmallVector<Value> sumAcrossRows() {
+    int64_t rest = across.columns;
+    Value zeros = splat(b, loc, vectorType(b.getF32Type()), b.getF32FloatAttr(0));
+    // Chain c takes the steps c, c + chains, ...; the steps past the last
+    // whole round go to chain 0.
+    int64_t chains = llvm::divideCeil(kAcrossChains, rest);
+    int64_t steps = ranges[roles.k], whole = steps / chains * chains;
+    auto rounds = scf::ForOp::create(
+        b, loc, index(0), index(whole), index(chains), SmallVector<Value>(rest * chains, zeros),
+        [&](OpBuilder &nested, Location, Value k, ValueRange current) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
+          SmallVector<Value> next;
+          for (int64_t c = 0; c < chains; ++c) {
+            // Packed A comes from memory: fetch ahead, as the rows' tiles do.
+            prefetchGroup(plus(k, c));
+            llvm::append_range(next, acrossStep(plus(k, c), current.slice(c * rest, rest)));
+          }
+          scf::YieldOp::create(b, loc, next);
+        });
+    SmallVector<Value> sums(rounds.getResults().take_front(rest));
+    if (whole < steps) {
+      auto last = scf::ForOp::create(b, loc, index(whole), index(steps), index(1), sums,
+                                     [&](OpBuilder &nested, Location, Value k, ValueRange current) {
+                                       OpBuilder::InsertionGuard guard(b);
+                                       b.setInsertionPoint(nested.getInsertionBlock(),
+                                                           nested.getInsertionPoint());
+                                       scf::YieldOp::create(b, loc, acrossStep(k, current));
+                                     });
+      sums.assign(last.getResults().begin(), last.getResults().end());
+    }
+    for (int64_t c = 1; c < chains; ++c)
+      for (int64_t j = 0; j < rest; ++j)
+        sums[j] = arith::AddFOp::create(b, loc, sums[j], rounds.getResult(c * rest + j));
+    return sums;
+  }
+
+  /// Lane r of column j's sum (`sums`, one a column) is row r's: gathers
+  /// them into one vector a row, column j at lane j.
+  SmallVector<Value> rowsOfColumns(ArrayRef<Value> sums, int64_t tileRows) {
+    Value zeros = splat(b, loc, vectorType(b.getF32Type()), b.getF32FloatAttr(0));
+    SmallVector<Value> rowSums;
+    for (int64_t r = 0; r < tileRows; ++r) {
+      Value sum = zeros;
+      for (auto [j, column] : llvm::enumerate(sums)) {
+        Value lane = vector::ExtractOp::create(b, loc, column, r);
+        sum = vector::InsertOp::create(b, loc, lane, sum, j);
+      }
+      rowSums.push_back(sum);
+    }
+    return rowSums;
+  }
+
+  /// The columns a tile sums across its rows, rather than along them: how
+  /// many (none if 0), from which column of its panel and of B, and the
+  /// mask of the tile's rows in a vector.
+  struct Across {
+    int64_t columns = 0;
+    int64_t offset = 0;
+    Value start;
+    Value rowMask;
+  };
 
   /// Rows a tile.
   int64_t rows;
   /// The task's panel of B, when the producer of B is fused or B copied.
   Value panel;
+  /// Where a tile's columns of a packed B lie: the panel, the column in it.
+  Value packedPanel, packedColumn;
+  /// Where a tile's rows of A packed in row groups lie: the indices up to
+  /// the group's, and the first row's offset in the group.
+  SmallVector<Value> groupAt;
+  Value groupOffset;
+  /// The current tile's columns summed across its rows.
+  Across across;
+  /// The tile's reduction loops, unrolled once its code is complete.
+  SmallVector<scf::ForOp> reductions;
   /// Per epilogue operand read along the columns: its view with the column
   /// dimensions as one, and how many row dimensions precede them.
   llvm::DenseMap<unsigned, std::pair<Value, int64_t>> columnViews;

@@ -11,8 +11,9 @@ namespace kiln::host {
 /// of `width` columns a tile), with the kernels `fusion` joins to it, in
 /// place of them all: at the epilogue if there is one (the buffers it
 /// writes and reads exist there), else at the product. One task per (outer
-/// index, column tile): tasks write disjoint parts of C, so they run as an
-/// scf.forall when `parallel`, else as a loop. Erases none of the ops.
+/// index, block of rows, column tile): tasks write disjoint parts of C, so
+/// they run as an scf.forall when `parallel`, else as a loop. Erases none
+/// of the ops.
 void emitRegisterTiles(linalg::GenericOp op, const Roles &roles, const Fusion &fusion,
                        int64_t width, int64_t rows, bool parallel);
 

@@ -27,9 +27,14 @@
 //
 // The work is split into tasks, one per column tile and index of the other
 // dimensions (batch, groups); each task runs every row tile of its columns,
-// so the panel of B it reads stays in cache. Tasks write disjoint parts of C:
-// they form an scf.forall, which kiln-outline-parallel hands to the
-// runtime's threads, when the product is big enough to be worth it.
+// so the panel of B it reads stays in cache, or a block of them where there
+// would be too few tasks to keep threads evenly busy. Tasks write disjoint
+// parts of C: they form an scf.forall, which kiln-outline-parallel hands to
+// the runtime's threads, when the product is big enough to be worth it.
+//
+// Where A is packed in groups of rows (kiln-pack-weights), the few columns
+// past a tile's last whole vector are summed across its rows instead: a
+// vector of A's group times each column's element of B.
 //
 //===----------------------------------------------------------------------===//
 

@@ -463,17 +463,18 @@ func.func @scaled(%x: memref<1x4x5x12xf32>, %scale: memref<4xf32>, %w: memref<1x
 
 // A product with many whole tiles of rows (192 rows: 32 tiles of 6 at 256
 // bits) whose B is not computed per task splits its rows into blocks of 8
-// tiles: 4 tasks, each copying its columns of B and computing 48 rows from
-// block * 48, so that a task writes rows near one another.
+// tiles: 4 tasks, each copying its columns of B and computing the tiles
+// from block * 8, so that a task writes rows near one another.
 // CHECK-LABEL: func.func @row_blocks
-// CHECK-DAG: %[[C48:.+]] = arith.constant 48 : index
+// CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
 // CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
 // CHECK-DAG: %[[C6:.+]] = arith.constant 6 : index
 // CHECK: scf.for %[[TASK:[a-z0-9]+]] = %{{.+}} to %[[C4]] step
-// CHECK: %[[FIRST:.+]] = arith.muli %[[TASK]], %[[C48]] : index
 // CHECK: vector.store %{{.+}}, %[[PANEL:.+]][
-// CHECK: scf.for %[[ROW:[a-z0-9]+]] = %{{.+}} to %[[C48]] step %[[C6]] {
-// CHECK: %[[R:.+]] = arith.addi %[[FIRST]], %[[ROW]] : index
+// CHECK: %[[FIRST:.+]] = arith.muli %[[TASK]], %[[C8]] : index
+// CHECK: %[[END:.+]] = arith.addi %[[FIRST]], %[[C8]] : index
+// CHECK: scf.for %[[TILE:[a-z0-9]+]] = %[[FIRST]] to %[[END]] step
+// CHECK: %[[R:.+]] = arith.muli %[[TILE]], %[[C6]] : index
 // CHECK: vector.load %{{.+}}[%[[R]], %{{.+}}] : memref<192x16xf32>
 #ra = affine_map<(m, k, n) -> (m, k)>
 #rb = affine_map<(m, k, n) -> (k, n)>
@@ -679,3 +680,108 @@ func.func @row_groups(%a: memref<2x3x12xf32>, %b: memref<3x16xf32>, %c: memref<2
   return
 }
 
+
+// -----
+
+// A parallel product of too few column tiles to keep threads evenly busy
+// (2, with 33 whole tiles of 6 rows and 2 rows more) splits its rows into
+// 4 blocks of 9 tiles: 8 tasks. The last block stops at the last whole
+// tile, then computes the 2 rows past it.
+// CHECK-LABEL: func.func @ragged_row_blocks
+// CHECK-DAG: %[[C9:.+]] = arith.constant 9 : index
+// CHECK-DAG: %[[C33:.+]] = arith.constant 33 : index
+// CHECK-DAG: %[[C3:.+]] = arith.constant 3 : index
+// CHECK: scf.forall (%[[TASK:[a-z0-9]+]]) in (8) {
+// CHECK: %[[BLOCK:.+]] = arith.remui %[[TASK]], %{{.+}} : index
+// CHECK: %[[FIRST:.+]] = arith.muli %[[BLOCK]], %[[C9]] : index
+// CHECK: %[[NEXT:.+]] = arith.addi %[[FIRST]], %[[C9]] : index
+// CHECK: %[[END:.+]] = arith.minui %[[NEXT]], %[[C33]] : index
+// CHECK: scf.for %{{.+}} = %[[FIRST]] to %[[END]] step
+// CHECK-COUNT-12: vector.fma
+// CHECK: %[[LAST:.+]] = arith.cmpi eq, %[[BLOCK]], %[[C3]] : index
+// CHECK: scf.if %[[LAST]] {
+// CHECK-COUNT-4: vector.fma
+#ga = affine_map<(m, k, n) -> (m, k)>
+#gb = affine_map<(m, k, n) -> (k, n)>
+#gc = affine_map<(m, k, n) -> (m, n)>
+func.func @ragged_row_blocks(%a: memref<200x64xf32>, %b: memref<64x30xf32>, %c: memref<200x30xf32>) {
+  linalg.generic {indexing_maps = [#ga, #gb, #gc], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<200x64xf32>, memref<64x30xf32>) outs(%c : memref<200x30xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A in row groups and C from zero: the 2 columns past the last whole
+// vector (26 = 16 + 8 + 2 at 256 bits) are summed across the tile's 6 rows, a
+// masked vector of A's group a step times each column's element of B, in
+// the same steps as the whole vector's. Lane r of column j's sum is row
+// r's: each row's 2 columns are gathered into one vector, stored masked.
+// CHECK-LABEL: func.func @across_rows(
+// CHECK-SAME: %[[A:[a-z0-9]+]]: memref<1x3x12xf32>
+// CHECK: %[[PANEL:.+]] = memref.alloca()
+// CHECK: scf.if
+// CHECK: %[[ROWS:.+]] = vector.constant_mask [6] : vector<8xi1>
+// CHECK: %[[SUMS:.+]]:8 = scf.for %[[K:[a-z0-9]+]] =
+// CHECK-COUNT-6: vector.fma
+// CHECK: %[[GROUP:.+]] = vector.maskedload %[[A]][%{{.+}}, %[[K]], %{{.+}}], %[[ROWS]]
+// CHECK: %[[B0:.+]] = memref.load %[[PANEL]][%[[K]], %[[C8:.+]]]
+// CHECK: %[[S0:.+]] = vector.broadcast %[[B0]]
+// CHECK: vector.fma %[[GROUP]], %[[S0]]
+// CHECK: %[[B1:.+]] = memref.load %[[PANEL]][%[[K]], %[[C9:.+]]]
+// CHECK: %[[S1:.+]] = vector.broadcast %[[B1]]
+// CHECK: vector.fma %[[GROUP]], %[[S1]]
+// CHECK: %[[L0:.+]] = vector.extract %[[SUMS]]#6[0]
+// CHECK: %[[V0:.+]] = vector.insert %[[L0]], %{{.+}} [0]
+// CHECK: %[[L1:.+]] = vector.extract %[[SUMS]]#7[0]
+// CHECK: vector.insert %[[L1]], %[[V0]] [1]
+// CHECK: vector.maskedstore
+#xa = affine_map<(m, k, n) -> (m floordiv 12, k, m mod 12)>
+#xb = affine_map<(m, k, n) -> (k, n)>
+#xc = affine_map<(m, k, n) -> (m, n)>
+func.func @across_rows(%a: memref<1x3x12xf32>, %b: memref<3x26xf32>) -> memref<12x26xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<12x26xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<12x26xf32>)
+  linalg.generic {indexing_maps = [#xa, #xb, #xc], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<1x3x12xf32>, memref<3x26xf32>) outs(%c : memref<12x26xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %p : f32
+    linalg.yield %s : f32
+  }
+  return %c : memref<12x26xf32>
+}
+
+// -----
+
+// With no whole vector of columns in the tile (18 = 16 + 2), the columns
+// summed across the rows take a loop of their own, each column in 4
+// chains of steps (8 FMAs in flight), added at the end.
+// CHECK-LABEL: func.func @across_chains(
+// CHECK: %[[C4:.+]] = arith.constant 4 : index
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C4]] iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK-COUNT-8: vector.fma
+// CHECK: scf.yield
+// CHECK-COUNT-6: arith.addf %{{.+}}, %{{.+}} : vector<8xf32>
+#ya = affine_map<(m, k, n) -> (m floordiv 12, k, m mod 12)>
+#yb = affine_map<(m, k, n) -> (k, n)>
+#yc = affine_map<(m, k, n) -> (m, n)>
+func.func @across_chains(%a: memref<1x8x12xf32>, %b: memref<8x18xf32>) -> memref<12x18xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<12x18xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<12x18xf32>)
+  linalg.generic {indexing_maps = [#ya, #yb, #yc], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<1x8x12xf32>, memref<8x18xf32>) outs(%c : memref<12x18xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %p : f32
+    linalg.yield %s : f32
+  }
+  return %c : memref<12x18xf32>
+}
