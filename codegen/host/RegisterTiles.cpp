@@ -34,6 +34,10 @@ constexpr int64_t kTasks = 8;
 /// blocks of 5 tiles they took 10 to 20% longer on one thread.)
 constexpr int64_t kBlockTiles = 8;
 constexpr int64_t kGatheredBlockTiles = 16;
+/// How much of a copied panel of B a task fills with tiles of columns
+/// (L1 holds 48 KiB), and the most tiles it takes.
+constexpr int64_t kPanelBytes = 32 * 1024;
+constexpr int64_t kTaskTiles = 8;
 /// How many FMAs a tile's columns summed across its rows keep in flight:
 /// two pipes of four cycles' latency.
 constexpr int64_t kAcrossChains = 8;
@@ -59,16 +63,17 @@ public:
     if (fusion.epilogue)
       prepareEpilogue();
     int64_t columns = ranges[roles.n], step = 2 * width;
-    int64_t columnTiles = llvm::divideCeil(columns, step);
-    int64_t otherTasks = columnTiles;
+    bool copies = copiesPanel();
+    int64_t taskColumns = step * tilesPerTask(llvm::divideCeil(columns, step), copies);
+    int64_t columnTasks = llvm::divideCeil(columns, taskColumns);
+    int64_t otherTasks = columnTasks;
     for (unsigned dim : roles.outer)
       otherTasks *= ranges[dim];
     int64_t wholeTiles = ranges[roles.m] / rows;
     int64_t blockTiles = rowBlock(otherTasks, parallel);
     int64_t rowBlocks = blockTiles ? llvm::divideCeil(wholeTiles, blockTiles) : 1;
     int64_t tasks = otherTasks * rowBlocks;
-    auto panelType = MemRefType::get({ranges[roles.k], step}, b.getF32Type());
-    bool copies = copiesPanel();
+    auto panelType = MemRefType::get({ranges[roles.k], taskColumns}, b.getF32Type());
     Block *body;
     Operation *kernel;
     if (parallel) {
@@ -120,21 +125,26 @@ public:
     };
     bool rowsFirst = columns * 4 % 64 != 0;
     Value block = rowsFirst ? digit(rowBlocks) : Value();
-    Value tile = digit(columnTiles);
+    Value tile = digit(columnTasks);
     if (!rowsFirst)
       block = digit(rowBlocks);
     for (unsigned dim : llvm::reverse(roles.outer))
       dims[dim] = digit(ranges[dim]);
-    Value column = arith::MulIOp::create(b, loc, tile, index(step));
+    Value column = arith::MulIOp::create(b, loc, tile, index(taskColumns));
     auto rowTiles = [&](int64_t tileColumns) {
       if (fusion.producer)
         packPanel(*this, panel, column, tileColumns);
       else if (copies)
         copyPanel(*this, panel, column, tileColumns);
-      if (rowBlocks == 1) {
-        forTiles(ranges[roles.m], rows, [&](Value row, int64_t tileRows) {
-          emitTile(row, tileRows, column, tileColumns);
+      // The task's tiles in a row of tiles, from its first column.
+      auto emitTiles = [&](Value row, int64_t tileRows) {
+        forTiles(tileColumns, step, [&](Value offset, int64_t size) {
+          panelColumn = offset;
+          emitTile(row, tileRows, arith::AddIOp::create(b, loc, column, offset), size);
         });
+      };
+      if (rowBlocks == 1) {
+        forTiles(ranges[roles.m], rows, emitTiles);
         return;
       }
       // The block's whole tiles, then, in the last block, the rows past
@@ -147,8 +157,7 @@ public:
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(loop.getBody()->getTerminator());
-        Value row = arith::MulIOp::create(b, loc, loop.getInductionVar(), index(rows));
-        emitTile(row, rows, column, tileColumns);
+        emitTiles(arith::MulIOp::create(b, loc, loop.getInductionVar(), index(rows)), rows);
       }
       int64_t edge = ranges[roles.m] - wholeTiles * rows;
       if (edge == 0)
@@ -158,20 +167,20 @@ public:
       auto branch = scf::IfOp::create(b, loc, isLast, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(branch.thenBlock()->getTerminator());
-      emitTile(index(wholeTiles * rows), edge, column, tileColumns);
+      emitTiles(index(wholeTiles * rows), edge);
     };
-    int64_t last = columns - (columnTiles - 1) * step;
-    if (columnTiles == 1 || last == step) {
+    int64_t last = columns - (columnTasks - 1) * taskColumns;
+    if (columnTasks == 1 || last == taskColumns) {
       rowTiles(last);
       return;
     }
     Value isLast =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tile, index(columnTiles - 1));
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tile, index(columnTasks - 1));
     auto branch = scf::IfOp::create(b, loc, isLast, /*withElseRegion=*/true);
     b.setInsertionPoint(branch.thenBlock()->getTerminator());
     rowTiles(last);
     b.setInsertionPoint(branch.elseBlock()->getTerminator());
-    rowTiles(step);
+    rowTiles(taskColumns);
   }
 
 private:
@@ -224,6 +233,19 @@ private:
     int64_t fewest = fusion.producer ? kGatheredBlockTiles : kBlockTiles;
     int64_t blocks = std::min<int64_t>(llvm::divideCeil(kTasks, otherTasks), tiles / fewest);
     return blocks > 1 ? llvm::divideCeil(tiles, blocks) : 0;
+  }
+
+  /// How many of the `columnTiles` tiles of columns a task computes: one,
+  /// or, where B is copied and its rows are few (a 1x1 convolution of 64
+  /// channels), as many as fill `kPanelBytes` of panel, as long as that
+  /// leaves `kTasks` tasks. A tile of rows then writes each row of C in a
+  /// run of several tiles: fewer, longer streams of C (ResNet-50's first
+  /// stage writes 256 rows 12.5 KB apart).
+  int64_t tilesPerTask(int64_t columnTiles, bool copies) {
+    if (!copies)
+      return 1;
+    int64_t fit = kPanelBytes / (ranges[roles.k] * 2 * width * 4);
+    return std::max<int64_t>(1, std::min({fit, kTaskTiles, columnTiles / kTasks}));
   }
 
   /// Whether each task copies its columns of B into a panel first: B is
@@ -479,7 +501,7 @@ private:
           for (int64_t v = 0; v < vectors; ++v) {
             dims[roles.n] = starts[v];
             if (panel) {
-              vectorsOfB.push_back(load(panel, {k, index(v * width)}, masks[v]));
+              vectorsOfB.push_back(load(panel, {k, plus(panelColumn, v * width)}, masks[v]));
             } else if (packedPanel) {
               vectorsOfB.push_back(
                   load(bMatrix, {packedPanel, k, plus(packedColumn, v * width)}, masks[v]));
@@ -531,7 +553,8 @@ private:
     for (int64_t j = 0; j < across.columns; ++j) {
       Value scalar;
       if (panel) {
-        scalar = memref::LoadOp::create(b, loc, panel, ValueRange{k, index(across.offset + j)});
+        scalar = memref::LoadOp::create(b, loc, panel,
+                                        ValueRange{k, plus(panelColumn, across.offset + j)});
       } else if (packedPanel) {
         scalar = memref::LoadOp::create(
             b, loc, bMatrix, ValueRange{packedPanel, k, plus(packedColumn, across.offset + j)});
@@ -614,8 +637,9 @@ private:
 
   /// Rows a tile.
   int64_t rows;
-  /// The task's panel of B, when the producer of B is fused or B copied.
-  Value panel;
+  /// The task's panel of B, when the producer of B is fused or B copied,
+  /// and the column of it where the current tile's columns start.
+  Value panel, panelColumn;
   /// Where a tile's columns of a packed B lie: the panel, the column in it.
   Value packedPanel, packedColumn;
   /// Where a tile's rows of A packed in row groups lie: the indices up to

@@ -28,7 +28,8 @@
 // The work is split into tasks, one per column tile and index of the other
 // dimensions (batch, groups); each task runs every row tile of its columns,
 // so the panel of B it reads stays in cache, or a block of them where there
-// would be too few tasks to keep threads evenly busy. Tasks write disjoint
+// would be too few tasks to keep threads evenly busy. Where B's rows are
+// few, a task takes several column tiles, each row tile running over them. Tasks write disjoint
 // parts of C: they form an scf.forall, which kiln-outline-parallel hands to
 // the runtime's threads, when the product is big enough to be worth it.
 //

@@ -785,3 +785,35 @@ func.func @across_chains(%a: memref<1x8x12xf32>, %b: memref<8x18xf32>) -> memref
   }
   return %c : memref<12x18xf32>
 }
+
+// -----
+
+// A copied B whose rows are few (8) fills more of a panel: with 16 tiles
+// of 16 columns at 256 bits, each of 8 tasks copies 32 columns, and each
+// tile of rows runs over the task's 2 tiles of columns, reading the panel
+// from the tile's offset in it.
+// CHECK-LABEL: func.func @task_tiles(
+// CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
+// CHECK: %[[PANEL:.+]] = memref.alloca() {alignment = 64 : i64} : memref<8x32xf32>
+// CHECK: scf.for %[[TASK:[a-z0-9]+]] =
+// CHECK: %[[FIRST:.+]] = arith.muli %[[TASK]], %[[C32]] : index
+// CHECK: vector.store %{{.+}}, %[[PANEL]]
+// CHECK: scf.for %[[ROW:[a-z0-9]+]] =
+// CHECK: scf.for %[[OFFSET:[a-z0-9]+]] = %{{.+}} to %[[C32]] step %[[C16]] {
+// CHECK: %[[COLUMN:.+]] = arith.addi %[[FIRST]], %[[OFFSET]] : index
+// CHECK: scf.for %[[K:[a-z0-9]+]] =
+// CHECK: vector.load %[[PANEL]][%[[K]], %[[OFFSET]]]
+#ta = affine_map<(m, k, n) -> (m, k)>
+#tb = affine_map<(m, k, n) -> (k, n)>
+#tc = affine_map<(m, k, n) -> (m, n)>
+func.func @task_tiles(%a: memref<12x8xf32>, %b: memref<8x256xf32>, %c: memref<12x256xf32>) {
+  linalg.generic {indexing_maps = [#ta, #tb, #tc], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<12x8xf32>, memref<8x256xf32>) outs(%c : memref<12x256xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
