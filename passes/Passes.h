@@ -34,11 +34,13 @@ constexpr llvm::StringLiteral kKernelAttr = "kiln.kernel";
 constexpr llvm::StringLiteral kFlopsAttr = "kiln.flops";
 
 /// On the im2col gather of an NCHW convolution in two dimensions, of
-/// stride and dilation 1, whose output rows are as long as its input's:
-/// [top pad, left pad]. The columns' row of channel c and window offset
-/// (kh, kw) is then the input's channel c read at each output position
-/// moved by (kh - top) * width + kw - left, zero where the window
-/// overhangs the input.
+/// dilation 1 and stride s the same along both: [top pad, left pad, s].
+/// The columns' row of channel c and window offset (kh, kw) at output
+/// (oh, ow) is then the input's channel c at (s oh + kh - top, s ow + kw -
+/// left), zero where the window overhangs the input. At stride 1 (marked
+/// only where the output rows are as long as the input's) that is each
+/// output position moved by (kh - top) * width + kw - left; at stride 2,
+/// every other element of an input row.
 constexpr llvm::StringLiteral kIm2colShiftAttr = "kiln.im2col_shift";
 
 /// Two for each multiply-add of contraction `op`, whose loop ranges are

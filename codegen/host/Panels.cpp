@@ -5,7 +5,8 @@
 // of rows (copied) or computed by the kernel before the product (its
 // producer's body run per task: runs along an image's rows on lanes, a
 // vector of columns gathered at a time, the im2col of a "same" convolution
-// as shifted rows, or element by element).
+// as shifted rows and of a stride-2 one as every other element of the
+// input's rows, or element by element).
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,8 +74,13 @@ public:
       else
         assign(result, index(cast<AffineConstantExpr>(expr).getValue()));
     }
-    if (shiftedRows(column, tileColumns, at))
+    if (std::optional<Window> window = windowOf(at)) {
+      if (window->stride == 1)
+        shiftedRows(*window, column, tileColumns);
+      else
+        evenRows(*window, column, tileColumns);
       return;
+    }
     ArrayRef<int64_t> kGroup = fusion.groups[kResult];
     // The reduction's producer dimensions, as nested loops; `emit(k)` in
     // the innermost.
@@ -163,13 +169,21 @@ public:
     });
   }
 
-  /// The panel of an im2col gather whose rows are the input shifted
-  /// (kIm2colShiftAttr): row (c, kh, kw) of a vector of columns is one
-  /// masked vector load of the input at the columns' first position moved
-  /// by (kh - top) * width + kw - left, the mask the lanes whose window
-  /// lies inside the input at (kh, kw), computed once a task. Whether it
-  /// applies (columns [n, g, c, kh, kw, oh, ow] of an input [N, C, H, W]).
-  bool shiftedRows(Value column, int64_t tileColumns, ArrayRef<Value> at) {
+  /// An im2col gather marked kIm2colShiftAttr, whose rows are read as
+  /// rows of its input: columns [n, g, c, kh, kw, oh, ow] of an input
+  /// [N, C, H, W] seen as one dimension.
+  struct Window {
+    Value flat;
+    int64_t channels, windowRows, windowColumns, height, inputWidth, outputWidth, total;
+    int64_t top, left, stride;
+    /// The input's first channel of the task's batch index and group.
+    Value channel0;
+  };
+
+  /// The producer's window, when it is such a gather and its panel's rows
+  /// can be read as vectors: at stride 2, when no vector of columns
+  /// crosses an output row.
+  std::optional<Window> windowOf(ArrayRef<Value> at) {
     linalg::GenericOp producer = fusion.producer;
     auto shift = producer->getAttrOfType<DenseI64ArrayAttr>(kIm2colShiftAttr);
     ArrayRef<int64_t> shape = cast<MemRefType>(producer.getDpsInits()[0].getType()).getShape();
@@ -177,42 +191,116 @@ public:
     ArrayRef<SmallVector<int64_t>> groups = fusion.groups;
     // B's rows are (c, kh, kw), with batch and group when they are 1; its
     // columns (oh, ow).
-    if (!shift || shape.size() != 7 || groups.size() != 4 || groups[3] != ArrayRef<int64_t>{5, 6} ||
-        groups[2].size() < 3 || ArrayRef(groups[2]).take_back(3) != ArrayRef<int64_t>{2, 3, 4} ||
+    if (!shift || shift.size() != 3 || shape.size() != 7 || groups.size() != 4 ||
+        groups[3] != ArrayRef<int64_t>{5, 6} || groups[2].size() < 3 ||
+        ArrayRef(groups[2]).take_back(3) != ArrayRef<int64_t>{2, 3, 4} ||
         !llvm::all_of(ArrayRef(groups[2]).drop_back(3), [&](int64_t d) { return shape[d] == 1; }) ||
         !llvm::hasSingleElement(loads))
-      return false;
+      return std::nullopt;
     Value input = (*loads.begin()).getMemRef();
     auto inputType = cast<MemRefType>(input.getType());
     // Lane offsets are 32-bit, as the gathers' elsewhere.
     if (inputType.getRank() != 4 || !memref::isStaticShapeAndContiguousRowMajor(inputType) ||
-        inputType.getNumElements() >= (int64_t(1) << 31) || shape[3] * shape[4] > 25)
-      return false;
-    int64_t channels = shape[2], windowRows = shape[3], windowColumns = shape[4];
-    int64_t height = inputType.getDimSize(2), inputWidth = inputType.getDimSize(3);
-    int64_t outputWidth = shape[6], plane = height * inputWidth;
-    int64_t total = inputType.getNumElements();
-    int64_t top = shift[0], left = shift[1];
+        inputType.getNumElements() >= (int64_t(1) << 31))
+      return std::nullopt;
+    Window window;
+    window.channels = shape[2];
+    window.windowRows = shape[3];
+    window.windowColumns = shape[4];
+    window.height = inputType.getDimSize(2);
+    window.inputWidth = inputType.getDimSize(3);
+    window.outputWidth = shape[6];
+    window.total = inputType.getNumElements();
+    window.top = shift[0];
+    window.left = shift[1];
+    window.stride = shift[2];
+    // At stride 1 a task keeps a mask per window offset, at stride 2 one
+    // per window column.
+    int64_t offsets = window.windowRows * window.windowColumns;
+    if (window.stride == 1 ? offsets > 25
+                           : window.stride != 2 || window.outputWidth % width != 0 || offsets > 49)
+      return std::nullopt;
     SmallVector<ReassociationIndices> all = {{0, 1, 2, 3}};
-    Value flat = memref::CollapseShapeOp::create(b, loc, input, all);
+    window.flat = memref::CollapseShapeOp::create(b, loc, input, all);
+    window.channel0 = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, at[0], index(inputType.getDimSize(1))),
+        arith::MulIOp::create(b, loc, at[1], index(window.channels)));
+    return window;
+  }
+
+  Value lanesOf(int64_t value) {
+    return splat(b, loc, vectorType(b.getI32Type()), b.getI32IntegerAttr(int32_t(value)));
+  }
+
+  /// The lanes of `value` (a vector of i32) in [0, end).
+  Value within(Value value, int64_t end) {
+    Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, value, lanesOf(0));
+    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, value, lanesOf(end));
+    return arith::AndIOp::create(b, loc, low, high);
+  }
+
+  /// The lanes 0, 1, ... of a vector of i32.
+  Value laneSteps() {
+    return arith::ConstantOp::create(
+        b, loc, vectorType(b.getI32Type()),
+        b.getI32VectorAttr(llvm::to_vector(llvm::seq<int32_t>(0, int32_t(width)))));
+  }
+
+  /// A vector of the input seen as one dimension, for the lanes of `mask`:
+  /// one masked load from `offset`, or, where the vector would start
+  /// before the input or end after it (its lanes there are masked), a
+  /// gather.
+  Value inputLanes(const Window &window, Value offset, Value mask) {
+    VectorType type = vectorType(b.getF32Type());
+    Value zeros = splat(b, loc, type, b.getF32FloatAttr(0));
+    Value inBounds = arith::AndIOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, offset, index(0)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, offset,
+                              index(window.total - width)));
+    auto branch = scf::IfOp::create(b, loc, TypeRange{type}, inBounds, true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    scf::YieldOp::create(
+        b, loc,
+        vector::MaskedLoadOp::create(b, loc, type, window.flat, ValueRange{offset}, mask, zeros)
+            .getResult());
+    b.setInsertionPointToStart(branch.elseBlock());
+    scf::YieldOp::create(b, loc, gatherInput(window, offset, 1, mask));
+    return branch.getResult(0);
+  }
+
+  /// Lanes j of the input seen as one dimension at `offset + stride * j`,
+  /// for the lanes of `mask`.
+  Value gatherInput(const Window &window, Value offset, int64_t stride, Value mask) {
+    VectorType lanesType = vectorType(b.getI32Type());
+    VectorType type = vectorType(b.getF32Type());
+    Value steps = laneSteps();
+    if (stride != 1)
+      steps = arith::MulIOp::create(b, loc, steps, lanesOf(stride));
+    Value offsets = arith::AddIOp::create(
+        b, loc,
+        vector::BroadcastOp::create(b, loc, lanesType,
+                                    arith::IndexCastOp::create(b, loc, b.getI32Type(), offset)),
+        steps);
+    return vector::GatherOp::create(b, loc, type, window.flat, ValueRange{index(0)}, offsets, mask,
+                                    splat(b, loc, type, b.getF32FloatAttr(0)));
+  }
+
+  /// The panel of an im2col gather whose rows are the input shifted (stride
+  /// 1, output rows as long as the input's): row (c, kh, kw) of a vector of
+  /// columns is one masked vector load of the input at the columns' first
+  /// position moved by (kh - top) * width + kw - left, the mask the lanes
+  /// whose window lies inside the input at (kh, kw), computed once a task.
+  void shiftedRows(const Window &window, Value column, int64_t tileColumns) {
     VectorType lanesType = vectorType(b.getI32Type());
     VectorType maskType = vectorType(b.getI1Type());
-    auto lanesOf = [&](int64_t value) {
-      return splat(b, loc, lanesType, b.getI32IntegerAttr(int32_t(value)));
-    };
-    auto within = [&](Value value, int64_t end) {
-      Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, value, lanesOf(0));
-      Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, value, lanesOf(end));
-      return arith::AndIOp::create(b, loc, low, high).getResult();
-    };
+    int64_t plane = window.height * window.inputWidth;
     // Per vector of columns: its first position and the mask of each
     // window offset.
     int64_t vectors = llvm::divideCeil(tileColumns, width);
     SmallVector<Value> firsts;
     SmallVector<SmallVector<Value>> masks(vectors);
-    Value steps = arith::ConstantOp::create(
-        b, loc, lanesType,
-        b.getI32VectorAttr(llvm::to_vector(llvm::seq<int32_t>(0, int32_t(width)))));
+    Value steps = laneSteps();
     for (int64_t v = 0; v < vectors; ++v) {
       Value first = plus(column, v * width);
       firsts.push_back(first);
@@ -221,71 +309,154 @@ public:
           vector::BroadcastOp::create(b, loc, lanesType,
                                       arith::IndexCastOp::create(b, loc, b.getI32Type(), first)),
           steps);
-      Value outputRow = arith::DivUIOp::create(b, loc, positions, lanesOf(outputWidth));
-      Value outputColumn = arith::RemUIOp::create(b, loc, positions, lanesOf(outputWidth));
+      Value outputRow = arith::DivUIOp::create(b, loc, positions, lanesOf(window.outputWidth));
+      Value outputColumn = arith::RemUIOp::create(b, loc, positions, lanesOf(window.outputWidth));
       Value lanes = vector::ConstantMaskOp::create(
           b, loc, maskType, ArrayRef<int64_t>{std::min(width, tileColumns - v * width)});
-      for (int64_t kh = 0; kh < windowRows; ++kh) {
-        Value rowInside =
-            within(arith::AddIOp::create(b, loc, outputRow, lanesOf(kh - top)), height);
+      for (int64_t kh = 0; kh < window.windowRows; ++kh) {
+        Value rowInside = within(arith::AddIOp::create(b, loc, outputRow, lanesOf(kh - window.top)),
+                                 window.height);
         rowInside = arith::AndIOp::create(b, loc, rowInside, lanes);
-        for (int64_t kw = 0; kw < windowColumns; ++kw)
+        for (int64_t kw = 0; kw < window.windowColumns; ++kw)
           masks[v].push_back(arith::AndIOp::create(
               b, loc, rowInside,
-              within(arith::AddIOp::create(b, loc, outputColumn, lanesOf(kw - left)), inputWidth)));
+              within(arith::AddIOp::create(b, loc, outputColumn, lanesOf(kw - window.left)),
+                     window.inputWidth)));
       }
     }
-    // The input's channel c of this batch index and group.
-    Value channel0 = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, at[0], index(inputType.getDimSize(1))),
-        arith::MulIOp::create(b, loc, at[1], index(channels)));
+    loop(window.channels, [&](Value c) {
+      Value planeStart = arith::MulIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, window.channel0, c), index(plane));
+      forWindow(window, c, [&](Value k, int64_t kh, int64_t kw) {
+        for (int64_t v = 0; v < vectors; ++v) {
+          Value offset = plus(arith::AddIOp::create(b, loc, planeStart, firsts[v]),
+                              (kh - window.top) * window.inputWidth + kw - window.left);
+          vector::StoreOp::create(
+              b, loc, inputLanes(window, offset, masks[v][kh * window.windowColumns + kw]), panel,
+              ValueRange{k, index(v * width)});
+        }
+      });
+    });
+  }
+
+  /// The panel of an im2col gather at stride 2 whose vectors of columns
+  /// each lie in one output row: row (c, kh, kw) of a vector of columns
+  /// from output (oh, ow) is every other element of the input's row
+  /// 2 oh + kh - top from column 2 ow + kw - left, two vector loads and a
+  /// shuffle of their even lanes. Whether each input row is inside and
+  /// the masks of each window column are computed once a task.
+  void evenRows(const Window &window, Value column, int64_t tileColumns) {
+    VectorType lanesType = vectorType(b.getI32Type());
+    VectorType maskType = vectorType(b.getI1Type());
+    int64_t plane = window.height * window.inputWidth;
+    int64_t vectors = llvm::divideCeil(tileColumns, width);
+    Value noLanes = vector::ConstantMaskOp::create(b, loc, maskType, ArrayRef<int64_t>{0});
+    // Lane e of the two loads' masks is lane e / 2 of the columns' where e
+    // is even (the elements taken), none where it is odd.
+    SmallVector<int64_t> lowLanes, highLanes, evens;
+    for (int64_t e = 0; e < width; ++e) {
+      lowLanes.push_back(e % 2 == 0 ? e / 2 : width);
+      highLanes.push_back(e % 2 == 0 ? (e + width) / 2 : width);
+    }
+    for (int64_t e = 0; e < 2 * width; e += 2)
+      evens.push_back(e);
+    // Per vector: the offset of its first input element within a row, of
+    // each input row of the window within the plane, whether that row is
+    // inside the input; per window column the columns' mask and the two
+    // loads'.
+    struct Columns {
+      Value start;
+      SmallVector<Value> rowOffsets, rowsInside, masks, lowMasks, highMasks;
+    };
+    SmallVector<Columns, 2> perVector(vectors);
+    for (int64_t v = 0; v < vectors; ++v) {
+      Columns &columns = perVector[v];
+      Value first = plus(column, v * width);
+      Value outputRow = arith::DivUIOp::create(b, loc, first, index(window.outputWidth));
+      Value outputColumn = arith::RemUIOp::create(b, loc, first, index(window.outputWidth));
+      columns.start = arith::MulIOp::create(b, loc, outputColumn, index(2));
+      Value lanes = vector::ConstantMaskOp::create(
+          b, loc, maskType, ArrayRef<int64_t>{std::min(width, tileColumns - v * width)});
+      Value inputRow0 = arith::MulIOp::create(b, loc, outputRow, index(2));
+      for (int64_t kh = 0; kh < window.windowRows; ++kh) {
+        Value inputRow = plus(inputRow0, kh - window.top);
+        columns.rowOffsets.push_back(
+            arith::MulIOp::create(b, loc, inputRow, index(window.inputWidth)));
+        Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, inputRow,
+                                            index(window.height));
+        columns.rowsInside.push_back(arith::AndIOp::create(
+            b, loc, below,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, inputRow, index(0))));
+      }
+      Value inputColumns = arith::AddIOp::create(
+          b, loc,
+          vector::BroadcastOp::create(
+              b, loc, lanesType, arith::IndexCastOp::create(b, loc, b.getI32Type(), columns.start)),
+          arith::MulIOp::create(b, loc, laneSteps(), lanesOf(2)));
+      for (int64_t kw = 0; kw < window.windowColumns; ++kw) {
+        Value mask = arith::AndIOp::create(
+            b, loc, lanes,
+            within(arith::AddIOp::create(b, loc, inputColumns, lanesOf(kw - window.left)),
+                   window.inputWidth));
+        columns.masks.push_back(mask);
+        columns.lowMasks.push_back(vector::ShuffleOp::create(b, loc, mask, noLanes, lowLanes));
+        columns.highMasks.push_back(vector::ShuffleOp::create(b, loc, mask, noLanes, highLanes));
+      }
+    }
     VectorType type = vectorType(b.getF32Type());
     Value zeros = splat(b, loc, type, b.getF32FloatAttr(0));
-    loop(channels, [&](Value c) {
-      Value planeStart =
-          arith::MulIOp::create(b, loc, arith::AddIOp::create(b, loc, channel0, c), index(plane));
-      for (int64_t kh = 0; kh < windowRows; ++kh)
-        for (int64_t kw = 0; kw < windowColumns; ++kw) {
-          Value k = arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, c, index(windowRows * windowColumns)),
-              index(kh * windowColumns + kw));
-          for (int64_t v = 0; v < vectors; ++v) {
-            Value mask = masks[v][kh * windowColumns + kw];
-            Value offset = plus(arith::AddIOp::create(b, loc, planeStart, firsts[v]),
-                                (kh - top) * inputWidth + kw - left);
-            // A vector that would start before the input or end after it
-            // (its lanes there are masked) is gathered instead.
-            Value inBounds = arith::AndIOp::create(
-                b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, offset, index(0)),
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, offset,
-                                      index(total - width)));
-            auto branch = scf::IfOp::create(b, loc, TypeRange{type}, inBounds, true);
-            {
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(branch.thenBlock());
-              scf::YieldOp::create(
-                  b, loc,
-                  vector::MaskedLoadOp::create(b, loc, type, flat, ValueRange{offset}, mask, zeros)
-                      .getResult());
-              b.setInsertionPointToStart(branch.elseBlock());
-              Value offsets = arith::AddIOp::create(
-                  b, loc,
-                  vector::BroadcastOp::create(
-                      b, loc, lanesType,
-                      arith::IndexCastOp::create(b, loc, b.getI32Type(), offset)),
-                  steps);
-              scf::YieldOp::create(b, loc,
-                                   vector::GatherOp::create(b, loc, type, flat,
-                                                            ValueRange{index(0)}, offsets, mask,
-                                                            zeros)
-                                       .getResult());
-            }
-            vector::StoreOp::create(b, loc, branch.getResult(0), panel,
-                                    ValueRange{k, index(v * width)});
+    loop(window.channels, [&](Value c) {
+      Value planeStart = arith::MulIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, window.channel0, c), index(plane));
+      forWindow(window, c, [&](Value k, int64_t kh, int64_t kw) {
+        for (int64_t v = 0; v < vectors; ++v) {
+          const Columns &columns = perVector[v];
+          Value offset =
+              plus(arith::AddIOp::create(
+                       b, loc, arith::AddIOp::create(b, loc, planeStart, columns.rowOffsets[kh]),
+                       columns.start),
+                   kw - window.left);
+          // Both loads inside the input; else (at its first and last
+          // rows) a gather, and zeros where the row is padding.
+          Value inBounds = arith::AndIOp::create(
+              b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, offset, index(0)),
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, offset,
+                                    index(window.total - 2 * width)));
+          inBounds = arith::AndIOp::create(b, loc, inBounds, columns.rowsInside[kh]);
+          auto branch = scf::IfOp::create(b, loc, TypeRange{type}, inBounds, true);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(branch.thenBlock());
+            Value low = vector::MaskedLoadOp::create(b, loc, type, window.flat, ValueRange{offset},
+                                                     columns.lowMasks[kw], zeros);
+            Value high = vector::MaskedLoadOp::create(b, loc, type, window.flat,
+                                                      ValueRange{plus(offset, width)},
+                                                      columns.highMasks[kw], zeros);
+            scf::YieldOp::create(b, loc,
+                                 vector::ShuffleOp::create(b, loc, low, high, evens).getResult());
+            b.setInsertionPointToStart(branch.elseBlock());
+            Value mask =
+                arith::SelectOp::create(b, loc, columns.rowsInside[kh], columns.masks[kw], noLanes);
+            scf::YieldOp::create(b, loc, gatherInput(window, offset, 2, mask));
           }
+          vector::StoreOp::create(b, loc, branch.getResult(0), panel,
+                                  ValueRange{k, index(v * width)});
         }
+      });
     });
-    return true;
+  }
+
+  /// Calls `body(k, kh, kw)` for each window offset of channel `c`, k its
+  /// row of the panel.
+  void forWindow(const Window &window, Value c,
+                 llvm::function_ref<void(Value, int64_t, int64_t)> body) {
+    for (int64_t kh = 0; kh < window.windowRows; ++kh)
+      for (int64_t kw = 0; kw < window.windowColumns; ++kw)
+        body(arith::AddIOp::create(
+                 b, loc,
+                 arith::MulIOp::create(b, loc, c, index(window.windowRows * window.windowColumns)),
+                 index(kh * window.windowColumns + kw)),
+             kh, kw);
   }
 
   /// Whether the producer is elementwise on inputs along its innermost

@@ -129,9 +129,11 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
         linalg::YieldOp::create(nested, l, value);
       });
   auto isOne = [](int64_t value) { return value == 1; };
-  if (!last && spatial == 2 && llvm::all_of(op.getStrides(), isOne) &&
-      llvm::all_of(op.getDilations(), isOne) && type.getDimSize(3) == inputType.getDimSize(3))
-    columns->setAttr(kIm2colShiftAttr, b.getDenseI64ArrayAttr({op.getPads()[0], op.getPads()[1]}));
+  ArrayRef<int64_t> strides = op.getStrides();
+  if (!last && spatial == 2 && llvm::all_of(op.getDilations(), isOne) && strides[0] == strides[1] &&
+      ((strides[0] == 1 && type.getDimSize(3) == inputType.getDimSize(3)) || strides[0] == 2))
+    columns->setAttr(kIm2colShiftAttr,
+                     b.getDenseI64ArrayAttr({op.getPads()[0], op.getPads()[1], strides[0]}));
   return columns.getResult(0);
 }
 

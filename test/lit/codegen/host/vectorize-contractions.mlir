@@ -332,7 +332,7 @@ func.func @fused(%x: memref<1x2x6x6xf32>, %w: memref<1x4x18xf32>, %bias: memref<
 // -----
 
 // The same convolution's columns, the gather marked as the input shifted
-// (kiln.im2col_shift: stride 1, rows as long as the input's): each task
+// (kiln.im2col_shift, stride 1, rows as long as the input's): each task
 // computes, once, the lanes inside the input for each window offset, then
 // each row of its panel is one masked load of the input seen as one
 // dimension at the row's shift from the task's first column, gathered
@@ -359,7 +359,7 @@ func.func @shifted(%x: memref<1x2x6x6xf32>, %w: memref<1x4x18xf32>) -> memref<1x
   %zero = arith.constant 0.0 : f32
   %cols = memref.alloc() : memref<1x1x2x3x3x6x6xf32>
   linalg.generic {indexing_maps = [#id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
-      outs(%cols : memref<1x1x2x3x3x6x6xf32>) attrs = {kiln.im2col_shift = array<i64: 1, 1>} {
+      outs(%cols : memref<1x1x2x3x3x6x6xf32>) attrs = {kiln.im2col_shift = array<i64: 1, 1, 1>} {
   ^bb0(%out: f32):
     %c = linalg.index 2 : index
     %kh = linalg.index 3 : index
@@ -816,4 +816,79 @@ func.func @task_tiles(%a: memref<12x8xf32>, %b: memref<8x256xf32>, %c: memref<12
     linalg.yield %s : f32
   }
   return
+}
+
+// -----
+
+// A 3x3 convolution at stride 2 (kiln.im2col_shift = [1, 1, 2]) whose
+// output rows (8) are whole vectors at 256 bits: each task computes, once,
+// which of its window's input rows lie inside the input and each window
+// column's mask, spread to the even lanes of two loads; each row of its
+// panel is then two masked loads of the input's row and their even lanes,
+// gathered only where they would start before the input or end after it
+// or the row is padding.
+// CHECK-LABEL: func.func @even_rows
+// CHECK: %[[FLAT:.+]] = memref.collapse_shape %{{.+}} {{\[\[}}0, 1, 2, 3]] : memref<1x2x16x16xf32> into memref<512xf32>
+// CHECK: vector.shuffle %{{.+}}, %{{.+}} [0, 8, 1, 8, 2, 8, 3, 8] : vector<8xi1>, vector<8xi1>
+// CHECK: vector.shuffle %{{.+}}, %{{.+}} [4, 8, 5, 8, 6, 8, 7, 8] : vector<8xi1>, vector<8xi1>
+// CHECK: scf.for %[[C:[a-z0-9]+]] =
+// CHECK: %[[ROW:.+]] = scf.if %{{.+}} -> (vector<8xf32>) {
+// CHECK: %[[LOW:.+]] = vector.maskedload %[[FLAT]][%{{.+}}], %{{.+}}, %{{.+}} : memref<512xf32>
+// CHECK: %[[HIGH:.+]] = vector.maskedload %[[FLAT]][%{{.+}}], %{{.+}}, %{{.+}} : memref<512xf32>
+// CHECK: vector.shuffle %[[LOW]], %[[HIGH]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<8xf32>, vector<8xf32>
+// CHECK: } else {
+// CHECK: vector.gather %[[FLAT]]
+// CHECK: vector.store %[[ROW]], %{{.+}}[%{{.+}}, %{{.+}}] : memref<18x16xf32>, vector<8xf32>
+// CHECK: vector.fma
+#ed = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
+#ew = affine_map<(n, g, f, o, ck) -> (g, f, ck)>
+#ex = affine_map<(n, g, f, o, ck) -> (n, g, ck, o)>
+#ey = affine_map<(n, g, f, o, ck) -> (n, g, f, o)>
+func.func @even_rows(%x: memref<1x2x16x16xf32>, %w: memref<1x4x18xf32>) -> memref<1x4x8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %cols = memref.alloc() : memref<1x1x2x3x3x8x8xf32>
+  linalg.generic {indexing_maps = [#ed], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      outs(%cols : memref<1x1x2x3x3x8x8xf32>) attrs = {kiln.im2col_shift = array<i64: 1, 1, 2>} {
+  ^bb0(%out: f32):
+    %c = linalg.index 2 : index
+    %kh = linalg.index 3 : index
+    %kw = linalg.index 4 : index
+    %oh = linalg.index 5 : index
+    %ow = linalg.index 6 : index
+    %oh2 = arith.muli %oh, %c2 : index
+    %h0 = arith.addi %oh2, %kh : index
+    %h = arith.subi %h0, %c1 : index
+    %ow2 = arith.muli %ow, %c2 : index
+    %w0 = arith.addi %ow2, %kw : index
+    %wi = arith.subi %w0, %c1 : index
+    %hl = arith.cmpi sge, %h, %c0 : index
+    %hh = arith.cmpi slt, %h, %c16 : index
+    %wl = arith.cmpi sge, %wi, %c0 : index
+    %wh = arith.cmpi slt, %wi, %c16 : index
+    %in0 = arith.andi %hl, %hh : i1
+    %in1 = arith.andi %wl, %wh : i1
+    %in = arith.andi %in0, %in1 : i1
+    %hs = arith.select %in0, %h, %c0 : index
+    %ws = arith.select %in1, %wi, %c0 : index
+    %v = memref.load %x[%c0, %c, %hs, %ws] : memref<1x2x16x16xf32>
+    %cell = arith.select %in, %v, %zero : f32
+    linalg.yield %cell : f32
+  }
+  %columns = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<1x1x2x3x3x8x8xf32> into memref<1x1x18x64xf32>
+  %acc = memref.alloc() : memref<1x4x8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<1x4x8x8xf32>)
+  %flat = memref.collapse_shape %acc [[0, 1, 2, 3]] : memref<1x4x8x8xf32> into memref<256xf32>
+  %grouped = memref.expand_shape %flat [[0, 1, 2, 3]] output_shape [1, 1, 4, 64] : memref<256xf32> into memref<1x1x4x64xf32>
+  linalg.generic {indexing_maps = [#ew, #ex, #ey], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %columns : memref<1x4x18xf32>, memref<1x1x18x64xf32>) outs(%grouped : memref<1x1x4x64xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %m = arith.mulf %p, %q : f32
+    %a = arith.addf %s, %m : f32
+    linalg.yield %a : f32
+  }
+  return %acc : memref<1x4x8x8xf32>
 }

@@ -64,11 +64,24 @@ func.func @conv_plain(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tenso
 // the columns is the input shifted: the gather says by which padding.
 // CHECK-LABEL: func.func @conv_same
 // CHECK: linalg.generic
-// CHECK-SAME: outs(%{{.+}} : tensor<1x1x3x3x3x8x8xf32>) attrs = {kiln.im2col_shift = array<i64: 1, 1>}
+// CHECK-SAME: outs(%{{.+}} : tensor<1x1x3x3x3x8x8xf32>) attrs = {kiln.im2col_shift = array<i64: 1, 1, 1>}
 func.func @conv_same(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
   %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
       : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
   return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// At stride 2 along both dimensions each row of the columns is every other
+// element of the input's rows: the gather says so, with its padding.
+// CHECK-LABEL: func.func @conv_stride2
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<1x1x3x3x3x4x4xf32>) attrs = {kiln.im2col_shift = array<i64: 1, 1, 2>}
+func.func @conv_stride2(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
 }
 
 // -----
