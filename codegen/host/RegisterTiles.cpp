@@ -103,7 +103,7 @@ public:
     b.setInsertionPoint(body->getTerminator());
 
     // task = (((outer_0 * extent_1 + outer_1) ...) * rowBlocks + block) *
-    // columnTiles + tile: each index is a remainder, but the outermost,
+    // columnTasks + tile: each index is a remainder, but the outermost,
     // which is what remains. Consecutive tasks, which the threads take at
     // the same time, then take the next columns of the same rows. Where a
     // row of C is not a multiple of 64 bytes (196 floats at 14x14), those
