@@ -37,10 +37,7 @@ public:
       dims[roles.k] = k;
       for (int64_t v = 0; v * width < tileColumns; ++v) {
         int64_t lanes = std::min(width, tileColumns - v * width);
-        Value mask = lanes == width
-                         ? Value()
-                         : vector::ConstantMaskOp::create(b, loc, vectorType(b.getI1Type()),
-                                                          ArrayRef<int64_t>{lanes});
+        Value mask = lanes == width ? Value() : laneMask(lanes);
         dims[roles.n] = plus(column, v * width);
         store(load(bMatrix, indices(maps[1], dims), mask), panel, {k, index(v * width)}, mask);
       }
@@ -144,8 +141,7 @@ public:
           b, loc, lanesType, arith::IndexCastOp::create(b, loc, b.getI32Type(), column));
       for (int64_t v = 0; v * width < tileColumns; ++v) {
         int64_t lanes = std::min(width, tileColumns - v * width);
-        Value mask = vector::ConstantMaskOp::create(b, loc, vectorType(b.getI1Type()),
-                                                    ArrayRef<int64_t>{lanes});
+        Value mask = laneMask(lanes);
         // Lane j is column `column + v * width + j`.
         SmallVector<int64_t> offsets = llvm::to_vector(llvm::seq(v * width, (v + 1) * width));
         Value columns = arith::AddIOp::create(
@@ -246,27 +242,31 @@ public:
         b.getI32VectorAttr(llvm::to_vector(llvm::seq<int32_t>(0, int32_t(width)))));
   }
 
-  /// A vector of the input seen as one dimension, for the lanes of `mask`:
-  /// one masked load from `offset`, or, where the vector would start
-  /// before the input or end after it (its lanes there are masked), a
-  /// gather.
-  Value inputLanes(const Window &window, Value offset, Value mask) {
-    VectorType type = vectorType(b.getF32Type());
-    Value zeros = splat(b, loc, type, b.getF32FloatAttr(0));
+  /// A vector of the input seen as one dimension: `loads()`, masked loads
+  /// of the `span` elements from `offset`, where those lie inside the input
+  /// (and `inside`, if given, holds); else `gather()`, which the loads
+  /// would have been at the input's first and last elements.
+  Value loadOrGather(const Window &window, Value offset, int64_t span, Value inside,
+                     llvm::function_ref<Value()> loads, llvm::function_ref<Value()> gather) {
     Value inBounds = arith::AndIOp::create(
         b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, offset, index(0)),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, offset,
-                              index(window.total - width)));
-    auto branch = scf::IfOp::create(b, loc, TypeRange{type}, inBounds, true);
+                              index(window.total - span)));
+    if (inside)
+      inBounds = arith::AndIOp::create(b, loc, inBounds, inside);
+    auto branch = scf::IfOp::create(b, loc, TypeRange{vectorType(b.getF32Type())}, inBounds, true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(branch.thenBlock());
-    scf::YieldOp::create(
-        b, loc,
-        vector::MaskedLoadOp::create(b, loc, type, window.flat, ValueRange{offset}, mask, zeros)
-            .getResult());
+    scf::YieldOp::create(b, loc, loads());
     b.setInsertionPointToStart(branch.elseBlock());
-    scf::YieldOp::create(b, loc, gatherInput(window, offset, 1, mask));
+    scf::YieldOp::create(b, loc, gather());
     return branch.getResult(0);
+  }
+
+  /// A masked load of the input seen as one dimension at `offset`.
+  Value loadInput(const Window &window, Value offset, Value mask) {
+    return vector::MaskedLoadOp::create(b, loc, vectorType(b.getF32Type()), window.flat,
+                                        ValueRange{offset}, mask, zeros());
   }
 
   /// Lanes j of the input seen as one dimension at `offset + stride * j`,
@@ -283,7 +283,7 @@ public:
                                     arith::IndexCastOp::create(b, loc, b.getI32Type(), offset)),
         steps);
     return vector::GatherOp::create(b, loc, type, window.flat, ValueRange{index(0)}, offsets, mask,
-                                    splat(b, loc, type, b.getF32FloatAttr(0)));
+                                    zeros());
   }
 
   /// The panel of an im2col gather whose rows are the input shifted (stride
@@ -293,7 +293,6 @@ public:
   /// whose window lies inside the input at (kh, kw), computed once a task.
   void shiftedRows(const Window &window, Value column, int64_t tileColumns) {
     VectorType lanesType = vectorType(b.getI32Type());
-    VectorType maskType = vectorType(b.getI1Type());
     int64_t plane = window.height * window.inputWidth;
     // Per vector of columns: its first position and the mask of each
     // window offset.
@@ -311,8 +310,7 @@ public:
           steps);
       Value outputRow = arith::DivUIOp::create(b, loc, positions, lanesOf(window.outputWidth));
       Value outputColumn = arith::RemUIOp::create(b, loc, positions, lanesOf(window.outputWidth));
-      Value lanes = vector::ConstantMaskOp::create(
-          b, loc, maskType, ArrayRef<int64_t>{std::min(width, tileColumns - v * width)});
+      Value lanes = laneMask(std::min(width, tileColumns - v * width));
       for (int64_t kh = 0; kh < window.windowRows; ++kh) {
         Value rowInside = within(arith::AddIOp::create(b, loc, outputRow, lanesOf(kh - window.top)),
                                  window.height);
@@ -331,9 +329,13 @@ public:
         for (int64_t v = 0; v < vectors; ++v) {
           Value offset = plus(arith::AddIOp::create(b, loc, planeStart, firsts[v]),
                               (kh - window.top) * window.inputWidth + kw - window.left);
-          vector::StoreOp::create(
-              b, loc, inputLanes(window, offset, masks[v][kh * window.windowColumns + kw]), panel,
-              ValueRange{k, index(v * width)});
+          // The vector's lanes outside the input are masked: at the
+          // input's first and last elements, gathered.
+          Value mask = masks[v][kh * window.windowColumns + kw];
+          Value row = loadOrGather(
+              window, offset, width, Value(), [&] { return loadInput(window, offset, mask); },
+              [&] { return gatherInput(window, offset, 1, mask); });
+          vector::StoreOp::create(b, loc, row, panel, ValueRange{k, index(v * width)});
         }
       });
     });
@@ -347,10 +349,9 @@ public:
   /// the masks of each window column are computed once a task.
   void evenRows(const Window &window, Value column, int64_t tileColumns) {
     VectorType lanesType = vectorType(b.getI32Type());
-    VectorType maskType = vectorType(b.getI1Type());
     int64_t plane = window.height * window.inputWidth;
     int64_t vectors = llvm::divideCeil(tileColumns, width);
-    Value noLanes = vector::ConstantMaskOp::create(b, loc, maskType, ArrayRef<int64_t>{0});
+    Value noLanes = laneMask(0);
     // Lane e of the two loads' masks is lane e / 2 of the columns' where e
     // is even (the elements taken), none where it is odd.
     SmallVector<int64_t> lowLanes, highLanes, evens;
@@ -375,8 +376,7 @@ public:
       Value outputRow = arith::DivUIOp::create(b, loc, first, index(window.outputWidth));
       Value outputColumn = arith::RemUIOp::create(b, loc, first, index(window.outputWidth));
       columns.start = arith::MulIOp::create(b, loc, outputColumn, index(2));
-      Value lanes = vector::ConstantMaskOp::create(
-          b, loc, maskType, ArrayRef<int64_t>{std::min(width, tileColumns - v * width)});
+      Value lanes = laneMask(std::min(width, tileColumns - v * width));
       Value inputRow0 = arith::MulIOp::create(b, loc, outputRow, index(2));
       for (int64_t kh = 0; kh < window.windowRows; ++kh) {
         Value inputRow = plus(inputRow0, kh - window.top);
@@ -403,8 +403,6 @@ public:
         columns.highMasks.push_back(vector::ShuffleOp::create(b, loc, mask, noLanes, highLanes));
       }
     }
-    VectorType type = vectorType(b.getF32Type());
-    Value zeros = splat(b, loc, type, b.getF32FloatAttr(0));
     loop(window.channels, [&](Value c) {
       Value planeStart = arith::MulIOp::create(
           b, loc, arith::AddIOp::create(b, loc, window.channel0, c), index(plane));
@@ -416,31 +414,22 @@ public:
                        b, loc, arith::AddIOp::create(b, loc, planeStart, columns.rowOffsets[kh]),
                        columns.start),
                    kw - window.left);
-          // Both loads inside the input; else (at its first and last
-          // rows) a gather, and zeros where the row is padding.
-          Value inBounds = arith::AndIOp::create(
-              b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, offset, index(0)),
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, offset,
-                                    index(window.total - 2 * width)));
-          inBounds = arith::AndIOp::create(b, loc, inBounds, columns.rowsInside[kh]);
-          auto branch = scf::IfOp::create(b, loc, TypeRange{type}, inBounds, true);
-          {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(branch.thenBlock());
-            Value low = vector::MaskedLoadOp::create(b, loc, type, window.flat, ValueRange{offset},
-                                                     columns.lowMasks[kw], zeros);
-            Value high = vector::MaskedLoadOp::create(b, loc, type, window.flat,
-                                                      ValueRange{plus(offset, width)},
-                                                      columns.highMasks[kw], zeros);
-            scf::YieldOp::create(b, loc,
-                                 vector::ShuffleOp::create(b, loc, low, high, evens).getResult());
-            b.setInsertionPointToStart(branch.elseBlock());
+          // Both loads, where the row is inside the input; else zeros
+          // where it is padding, a gather at the input's first and last
+          // rows.
+          auto evenLanes = [&] {
+            Value low = loadInput(window, offset, columns.lowMasks[kw]);
+            Value high = loadInput(window, plus(offset, width), columns.highMasks[kw]);
+            return vector::ShuffleOp::create(b, loc, low, high, evens).getResult();
+          };
+          auto gathered = [&] {
             Value mask =
                 arith::SelectOp::create(b, loc, columns.rowsInside[kh], columns.masks[kw], noLanes);
-            scf::YieldOp::create(b, loc, gatherInput(window, offset, 2, mask));
-          }
-          vector::StoreOp::create(b, loc, branch.getResult(0), panel,
-                                  ValueRange{k, index(v * width)});
+            return gatherInput(window, offset, 2, mask);
+          };
+          Value row =
+              loadOrGather(window, offset, 2 * width, columns.rowsInside[kh], evenLanes, gathered);
+          vector::StoreOp::create(b, loc, row, panel, ValueRange{k, index(v * width)});
         }
       });
     });

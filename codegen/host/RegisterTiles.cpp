@@ -455,12 +455,6 @@ private:
         (void)loopUnrollByFactor(reduction, 2);
   }
 
-  /// A mask of the first `lanes` lanes of a vector.
-  Value laneMask(int64_t lanes) {
-    return vector::ConstantMaskOp::create(b, loc, vectorType(b.getI1Type()),
-                                          ArrayRef<int64_t>{lanes});
-  }
-
   /// Prefetches packed A `kRowPrefetchSteps` steps past `k`: weights come
   /// from memory in one stream, so enough lines of it must be in flight.
   /// Past the group's last step this is the next group, the next tile's.
@@ -478,11 +472,11 @@ private:
   /// `across` sums in the same steps.
   SmallVector<Value> sumAlongRows(ArrayRef<Value> rowIndices, ArrayRef<Value> starts,
                                   ArrayRef<Value> masks, int64_t vectors) {
-    Value a = op.getDpsInputs()[0], bMatrix = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+    Value a = op.getDpsInputs()[0], c = op.getDpsInits()[0];
     int64_t tileRows = rowIndices.size();
     SmallVector<Value> accumulators;
     VectorType type = vectorType(b.getF32Type());
-    Value zeros = fusion.zeroFill ? splat(b, loc, type, b.getF32FloatAttr(0)) : Value();
+    Value zeros = fusion.zeroFill ? this->zeros() : Value();
     for (int64_t r = 0; r < tileRows; ++r) {
       dims[roles.m] = rowIndices[r];
       for (int64_t v = 0; v < vectors; ++v) {
@@ -499,21 +493,14 @@ private:
           dims[roles.k] = k;
           SmallVector<Value> vectorsOfB;
           for (int64_t v = 0; v < vectors; ++v) {
-            dims[roles.n] = starts[v];
-            if (panel) {
-              vectorsOfB.push_back(load(panel, {k, plus(panelColumn, v * width)}, masks[v]));
-            } else if (packedPanel) {
-              vectorsOfB.push_back(
-                  load(bMatrix, {packedPanel, k, plus(packedColumn, v * width)}, masks[v]));
-              // Packed weights come from memory, not cache, once a run
-              // holds more of them than the caches: fetch 16 steps ahead.
-              memref::PrefetchOp::create(
-                  b, loc, bMatrix,
-                  ValueRange{packedPanel, plus(k, kPrefetchSteps), plus(packedColumn, v * width)},
-                  /*isWrite=*/false, /*localityHint=*/3,
-                  /*isDataCache=*/true);
-            } else {
-              vectorsOfB.push_back(load(bMatrix, indices(maps[1], dims), masks[v]));
+            auto [memref, at] = placeOfB(k, v * width, starts[v]);
+            vectorsOfB.push_back(load(memref, at, masks[v]));
+            // Packed weights come from memory, not cache, once a run holds
+            // more of them than the caches: fetch 16 steps ahead.
+            if (packedPanel) {
+              at[1] = plus(k, kPrefetchSteps);
+              memref::PrefetchOp::create(b, loc, memref, at, /*isWrite=*/false,
+                                         /*localityHint=*/3, /*isDataCache=*/true);
             }
           }
           if (groupOffset)
@@ -540,28 +527,32 @@ private:
     return SmallVector<Value>(reduction.getResults());
   }
 
+  /// Where the tile reads B's element at step `k` and column `offset` of
+  /// the tile (`start` in B): the task's panel, packed B, or B itself.
+  std::pair<Value, SmallVector<Value>> placeOfB(Value k, int64_t offset, Value start) {
+    if (panel)
+      return {panel, {k, plus(panelColumn, offset)}};
+    Value bMatrix = op.getDpsInputs()[1];
+    if (packedPanel)
+      return {bMatrix, {packedPanel, k, plus(packedColumn, offset)}};
+    dims[roles.k] = k;
+    dims[roles.n] = start;
+    return {bMatrix, indices(maps[1], dims)};
+  }
+
   /// One step of the sums of the columns `across` takes, onto `current`
   /// (one a column): the rows' elements of packed A as one vector, times
   /// each column's element of B.
   SmallVector<Value> acrossStep(Value k, ValueRange current) {
-    Value a = op.getDpsInputs()[0], bMatrix = op.getDpsInputs()[1];
+    Value a = op.getDpsInputs()[0];
     dims[roles.k] = k;
     SmallVector<Value> at = groupAt;
     at.append({k, groupOffset});
     Value rowsOfA = load(a, at, across.rowMask);
     SmallVector<Value> next;
     for (int64_t j = 0; j < across.columns; ++j) {
-      Value scalar;
-      if (panel) {
-        scalar = memref::LoadOp::create(b, loc, panel,
-                                        ValueRange{k, plus(panelColumn, across.offset + j)});
-      } else if (packedPanel) {
-        scalar = memref::LoadOp::create(
-            b, loc, bMatrix, ValueRange{packedPanel, k, plus(packedColumn, across.offset + j)});
-      } else {
-        dims[roles.n] = plus(across.start, j);
-        scalar = memref::LoadOp::create(b, loc, bMatrix, indices(maps[1], dims));
-      }
+      auto [memref, at] = placeOfB(k, across.offset + j, plus(across.start, j));
+      Value scalar = memref::LoadOp::create(b, loc, memref, at);
       Value splat = vector::BroadcastOp::create(b, loc, rowsOfA.getType(), scalar);
       next.push_back(vector::FMAOp::create(b, loc, rowsOfA, splat, current[j]));
     }
@@ -574,7 +565,7 @@ private:
   /// added at the end. Returns one sum a column.
   SmallVector<Value> sumAcrossRows() {
     int64_t rest = across.columns;
-    Value zeros = splat(b, loc, vectorType(b.getF32Type()), b.getF32FloatAttr(0));
+    Value zeros = this->zeros();
     // Chain c takes the steps c, c + chains, ...; the steps past the last
     // whole round go to chain 0.
     int64_t chains = llvm::divideCeil(kAcrossChains, rest);
@@ -612,7 +603,7 @@ private:
   /// Lane r of column j's sum (`sums`, one a column) is row r's: gathers
   /// them into one vector a row, column j at lane j.
   SmallVector<Value> rowsOfColumns(ArrayRef<Value> sums, int64_t tileRows) {
-    Value zeros = splat(b, loc, vectorType(b.getF32Type()), b.getF32FloatAttr(0));
+    Value zeros = this->zeros();
     SmallVector<Value> rowSums;
     for (int64_t r = 0; r < tileRows; ++r) {
       Value sum = zeros;

@@ -57,6 +57,15 @@ protected:
 
   VectorType vectorType(Type element) { return VectorType::get({width}, element); }
 
+  /// A mask of the first `lanes` lanes of a vector.
+  Value laneMask(int64_t lanes) {
+    return vector::ConstantMaskOp::create(b, loc, vectorType(b.getI1Type()),
+                                          ArrayRef<int64_t>{lanes});
+  }
+
+  /// A vector of f32 zeros.
+  Value zeros() { return splat(b, loc, vectorType(b.getF32Type()), b.getF32FloatAttr(0)); }
+
   Value load(Value memref, ValueRange at, Value mask) {
     return loadLanes(b, loc, vectorType(b.getF32Type()), memref, at, mask);
   }
