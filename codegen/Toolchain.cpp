@@ -31,7 +31,7 @@ bool isKnownChip(llvm::StringRef tripleName, llvm::StringRef chip) {
 }
 
 llvm::FailureOr<std::string>
-linkSharedObject(llvm::ArrayRef<char> object, llvm::ArrayRef<llvm::StringRef> flags,
+linkSharedObject(llvm::ArrayRef<std::string> objects, llvm::ArrayRef<llvm::StringRef> flags,
                  llvm::function_ref<mlir::InFlightDiagnostic()> emitError) {
   llvm::ErrorOr<std::string> lld = llvm::sys::findProgramByName("ld.lld", {KILN_LLVM_TOOLS_DIR});
   if (!lld)
@@ -40,21 +40,27 @@ linkSharedObject(llvm::ArrayRef<char> object, llvm::ArrayRef<llvm::StringRef> fl
     return emitError() << "ld.lld was not found; install lld-22";
 
   // ld.lld works on files.
-  llvm::SmallString<128> objectPath, outputPath;
-  if (llvm::sys::fs::createTemporaryFile("kiln", "o", objectPath) ||
-      llvm::sys::fs::createTemporaryFile("kiln", "so", outputPath))
+  llvm::SmallString<128> outputPath;
+  if (llvm::sys::fs::createTemporaryFile("kiln", "so", outputPath))
     return emitError() << "cannot create temporary files for linking";
-  llvm::FileRemover removeObject(objectPath), removeOutput(outputPath);
-  {
+  llvm::FileRemover removeOutput(outputPath);
+  std::vector<llvm::SmallString<128>> objectPaths(objects.size());
+  std::vector<llvm::FileRemover> removeObjects(objects.size());
+  for (auto [object, path, remover] : llvm::zip_equal(objects, objectPaths, removeObjects)) {
+    if (llvm::sys::fs::createTemporaryFile("kiln", "o", path))
+      return emitError() << "cannot create temporary files for linking";
+    remover.setFile(path);
     std::error_code ec;
-    llvm::raw_fd_ostream out(objectPath, ec);
+    llvm::raw_fd_ostream out(path, ec);
     if (ec)
-      return emitError() << "cannot write " << objectPath << ": " << ec.message();
+      return emitError() << "cannot write " << path << ": " << ec.message();
     out.write(object.data(), object.size());
   }
   llvm::SmallVector<llvm::StringRef> args = {*lld, "-shared"};
   llvm::append_range(args, flags);
-  args.append({objectPath, "-o", outputPath});
+  for (const llvm::SmallString<128> &path : objectPaths)
+    args.push_back(path);
+  args.append({"-o", outputPath});
   std::string message;
   if (llvm::sys::ExecuteAndWait(*lld, args, std::nullopt, {}, 0, 0, &message) != 0)
     return emitError() << "ld.lld failed to link the code object"

@@ -13,10 +13,10 @@ namespace kiln {
 /// target's MC layer must have been initialized.
 bool isKnownChip(llvm::StringRef triple, llvm::StringRef chip);
 
-/// Links one relocatable object into a shared object with ld.lld (LLVM's
-/// own first, then the one on PATH), passing `flags` before the input.
+/// Links relocatable objects into a shared object with ld.lld (LLVM's own
+/// first, then the one on PATH), passing `flags` before the inputs.
 llvm::FailureOr<std::string>
-linkSharedObject(llvm::ArrayRef<char> object, llvm::ArrayRef<llvm::StringRef> flags,
+linkSharedObject(llvm::ArrayRef<std::string> objects, llvm::ArrayRef<llvm::StringRef> flags,
                  llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 } // namespace kiln

@@ -61,7 +61,7 @@ linkCodeObject(llvm::StringRef assembly, llvm::StringRef chip,
   auto object = mlir::ROCDL::assembleIsa(assembly, kTriple, chip, "", emitError);
   if (failed(object))
     return llvm::failure();
-  return linkSharedObject(*object, {}, emitError);
+  return linkSharedObject({std::string(object->begin(), object->end())}, {}, emitError);
 }
 
 } // namespace kiln

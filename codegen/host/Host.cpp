@@ -4,11 +4,13 @@
 
 #include "codegen/Toolchain.h"
 #include "codegen/host/Passes.h"
+#include "codegen/host/SplitModule.h"
 
 #include "runtime/format/format.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
@@ -69,7 +71,8 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   // elementwise bodies, windows and row reductions run on vectors as wide;
   // exp, log, tanh and erf become polynomials (others without an LLVM
   // intrinsic become libm calls); bf16 conversions are expanded into
-  // integer arithmetic (no compiler-rt at load time).
+  // integer arithmetic (no compiler-rt at load time); all of it reaches
+  // the LLVM dialect in one conversion.
   std::string level = hostLevel(cpu);
   VectorizeContractionsOptions vectorize;
   vectorize.vectorBits = level == "x86-64-v4" ? 512 : level == "x86-64-v3" ? 256 : 128;
@@ -96,14 +99,13 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   pm.addPass(createOutlineKernels());
   pm.addPass(createMergeKernels());
   pm.addPass(createApproximateMath());
-  return mlir::parsePassPipeline("func.func(scf-forall-to-for,convert-linalg-to-loops),"
-                                 "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-                                 "convert-math-to-llvm,convert-math-to-libm,convert-vector-to-llvm,"
-                                 "finalize-memref-to-llvm,arith-expand{include-bf16=true},"
-                                 "convert-arith-to-llvm,convert-index-to-llvm,"
-                                 "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
-                                 "convert-cf-to-llvm,reconcile-unrealized-casts,canonicalize,cse",
-                                 pm, errors);
+  if (failed(mlir::parsePassPipeline(
+          "func.func(scf-forall-to-for,convert-linalg-to-loops),expand-strided-metadata,"
+          "lower-affine,convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm",
+          pm, errors)))
+    return llvm::failure();
+  pm.addPass(createLowerToLLVM());
+  return mlir::parsePassPipeline("reconcile-unrealized-casts", pm, errors);
 }
 
 namespace {
@@ -251,18 +253,23 @@ llvm::LogicalResult addHostEntryPoint(mlir::ModuleOp module) {
   }
   mlir::LLVM::CallOp::create(b, loc, main, args);
   mlir::LLVM::ReturnOp::create(b, loc, mlir::ValueRange{});
-  // Only the entry point is exported; kiln's argument names are no LLVM
-  // attributes (the artifact's manifest keeps them).
-  main.setLinkage(mlir::LLVM::Linkage::Internal);
+  // Only the entry point is exported (kernels, too, would otherwise be
+  // called through the PLT); kiln's argument names are no LLVM attributes
+  // (the artifact's manifest keeps them).
+  for (auto function : module.getOps<mlir::LLVM::LLVMFuncOp>())
+    if (!function.isExternal() && function != entry)
+      function.setLinkage(mlir::LLVM::Linkage::Internal);
   main.removeArgAttrsAttr();
   return llvm::success();
 }
 
-llvm::FailureOr<std::string> compileHostObject(mlir::ModuleOp module, llvm::StringRef cpu,
-                                               std::string *llvmIR) {
-  const llvm::Target *target = hostTarget();
-  if (!target)
-    return module.emitError("LLVM has no x86-64 back end");
+namespace {
+
+/// Translates `module` to LLVM IR in an LLVM context of its own (so that
+/// several compile at once on different threads), optimizes it and emits
+/// an object; on failure, says why in `error`.
+std::string compileModule(mlir::ModuleOp module, const llvm::Target &target, llvm::StringRef level,
+                          mlir::TimingScope &timing, std::string *llvmIR, std::string &error) {
   llvm::TargetOptions options;
   // A multiply feeding an add becomes one fused multiply-add, as C compilers
   // do by default (-ffp-contract=fast): a depthwise window's taps, an
@@ -272,38 +279,84 @@ llvm::FailureOr<std::string> compileHostObject(mlir::ModuleOp module, llvm::Stri
   // The code is built for the micro-architecture level the CPU has, which is
   // what the artifact records and the runtime checks: nothing beyond it can
   // be emitted.
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      llvm::Triple(kTriple), hostLevel(cpu), "", options, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target.createTargetMachine(llvm::Triple(kTriple), level, "", options, llvm::Reloc::PIC_,
+                                 std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 
   llvm::LLVMContext llvmContext;
+  mlir::TimingScope translateTimer = timing.nest("translate to LLVM IR");
   std::unique_ptr<llvm::Module> llvmModule =
       mlir::translateModuleToLLVMIR(module, llvmContext, "kiln");
-  if (!llvmModule)
-    return module.emitError("cannot translate the host code to LLVM IR");
+  if (!llvmModule) {
+    error = "cannot translate the host code to LLVM IR";
+    return {};
+  }
   llvmModule->setTargetTriple(llvm::Triple(kTriple));
   llvmModule->setDataLayout(machine->createDataLayout());
-  if (llvm::Error error = mlir::makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
-    return module.emitError("LLVM optimization failed: ") << llvm::toString(std::move(error));
+  translateTimer.stop();
+  mlir::TimingScope optimizeTimer = timing.nest("optimize (-O3)");
+  if (llvm::Error failure =
+          mlir::makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get())) {
+    error = "LLVM optimization failed: " + llvm::toString(std::move(failure));
+    return {};
+  }
+  optimizeTimer.stop();
   if (llvmIR) {
     llvm::raw_string_ostream os(*llvmIR);
     llvmModule->print(os, nullptr);
   }
 
+  mlir::TimingScope emitTimer = timing.nest("emit x86-64 code");
   llvm::SmallString<0> object;
   llvm::raw_svector_ostream os(object);
   llvm::legacy::PassManager codegen;
-  if (machine->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-    return module.emitError("LLVM cannot emit x86-64 objects");
+  if (machine->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    error = "LLVM cannot emit x86-64 objects";
+    return {};
+  }
   codegen.run(*llvmModule);
   return std::string(object.str());
 }
 
-llvm::FailureOr<std::string> linkHostCode(mlir::ModuleOp module, llvm::StringRef object) {
+} // namespace
+
+llvm::FailureOr<std::vector<std::string>> compileHostObjects(mlir::ModuleOp module,
+                                                             llvm::StringRef cpu, unsigned parts,
+                                                             mlir::TimingScope &timing,
+                                                             std::string *llvmIR) {
+  const llvm::Target *target = hostTarget();
+  if (!target)
+    return module.emitError("LLVM has no x86-64 back end");
+  std::string level = hostLevel(cpu);
+  if (llvmIR || parts <= 1) {
+    std::string error;
+    std::string object = compileModule(module, *target, level, timing, llvmIR, error);
+    if (!error.empty())
+      return module.emitError(error);
+    return std::vector<std::string>{std::move(object)};
+  }
+
+  llvm::SmallVector<mlir::OwningOpRef<mlir::ModuleOp>> split;
+  {
+    mlir::TimingScope splitTimer = timing.nest("split into parts");
+    split = splitHostModule(module, parts);
+  }
+  std::vector<std::string> objects(split.size()), errors(split.size());
+  mlir::parallelFor(module.getContext(), 0, split.size(), [&](size_t part) {
+    objects[part] = compileModule(*split[part], *target, level, timing, nullptr, errors[part]);
+  });
+  for (const std::string &error : errors)
+    if (!error.empty())
+      return module.emitError(error);
+  return objects;
+}
+
+llvm::FailureOr<std::string> linkHostCode(mlir::ModuleOp module,
+                                          llvm::ArrayRef<std::string> objects) {
   // The code calls libm (erff, tanhf, ...), and converting to and from f16
   // calls libgcc's helpers (__truncsfhf2, ...): it names both libraries
   // itself, so that it loads in any process, whatever its binary exports.
-  return linkSharedObject(llvm::ArrayRef<char>(object.data(), object.size()),
+  return linkSharedObject(objects,
                           {"-z", "now", "-L/lib/x86_64-linux-gnu", "-L/usr/lib/x86_64-linux-gnu",
                            "-L/lib64", "-l:libm.so.6", "--as-needed", "-l:libgcc_s.so.1"},
                           [&] { return module.emitError(); });

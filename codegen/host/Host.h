@@ -19,8 +19,10 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -55,13 +57,19 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
 llvm::LogicalResult addHostEntryPoint(mlir::ModuleOp module);
 
 /// Compiles the lowered module for `cpu`'s micro-architecture level (see
-/// hostLevel) into a relocatable object; with
-/// `llvmIR`, writes the optimized LLVM IR there too.
-llvm::FailureOr<std::string> compileHostObject(mlir::ModuleOp module, llvm::StringRef cpu,
-                                               std::string *llvmIR = nullptr);
+/// hostLevel) into relocatable objects, one per part of it (see
+/// splitHostModule), at most `parts`, which LLVM optimizes and compiles side
+/// by side on the context's threads; times the phases under `timing`. With
+/// `llvmIR`, compiles the module whole and writes the optimized LLVM IR
+/// there too.
+llvm::FailureOr<std::vector<std::string>> compileHostObjects(mlir::ModuleOp module,
+                                                             llvm::StringRef cpu, unsigned parts,
+                                                             mlir::TimingScope &timing,
+                                                             std::string *llvmIR = nullptr);
 
-/// Links a host object into the shared object the runtime loads.
-llvm::FailureOr<std::string> linkHostCode(mlir::ModuleOp module, llvm::StringRef object);
+/// Links host objects into the shared object the runtime loads.
+llvm::FailureOr<std::string> linkHostCode(mlir::ModuleOp module,
+                                          llvm::ArrayRef<std::string> objects);
 
 } // namespace kiln
 

@@ -7,6 +7,9 @@ namespace kiln {
 namespace {
 
 constexpr llvm::StringLiteral kEmitFormats[] = {"llvm", "obj", "so"};
+/// The parts of a shared object's code per compiler thread (see
+/// splitHostModule): two let a thread that finishes early take another's.
+constexpr unsigned kPartsPerThread = 2;
 
 class HostTarget : public Target {
 public:
@@ -47,21 +50,29 @@ public:
 
   llvm::FailureOr<std::string> emit(mlir::ModuleOp module, llvm::StringRef format,
                                     mlir::TimingScope &timing) const override {
+    // An object or LLVM IR is one module, compiled whole; the shared object
+    // links parts compiled side by side, a few per thread so that the
+    // threads finish together.
+    mlir::MLIRContext *context = module.getContext();
+    unsigned parts = format == "so" && context->isMultithreadingEnabled()
+                         ? kPartsPerThread * context->getNumThreads()
+                         : 1;
     std::string llvmIR;
-    llvm::FailureOr<std::string> object = llvm::failure();
+    llvm::FailureOr<std::vector<std::string>> objects = llvm::failure();
     {
       mlir::TimingScope llvmTimer = timing.nest("LLVM");
-      object = compileHostObject(module, chip(), format == "llvm" ? &llvmIR : nullptr);
+      objects = compileHostObjects(module, chip(), parts, llvmTimer,
+                                   format == "llvm" ? &llvmIR : nullptr);
     }
-    if (failed(object))
+    if (failed(objects))
       return llvm::failure();
     if (format == "llvm")
       return llvmIR;
     if (format == "so") {
       mlir::TimingScope linkTimer = timing.nest("link");
-      return linkHostCode(module, *object);
+      return linkHostCode(module, *objects);
     }
-    return object;
+    return objects->front();
   }
 };
 

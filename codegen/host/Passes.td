@@ -295,4 +295,20 @@ def OutlineParallel : Pass<"kiln-outline-parallel", "mlir::ModuleOp"> {
   ];
 }
 
+def LowerToLLVM : Pass<"kiln-lower-to-llvm", "mlir::ModuleOp"> {
+  let summary = "Lowers the host code's vector, memref, arith, index, func and cf ops to LLVM in one conversion";
+  let description = [{
+    Runs after `expand-strided-metadata`, `convert-scf-to-cf` and the math
+    conversions. First rewrites, in one greedy walk, what
+    `convert-vector-to-llvm` and `arith-expand{include-bf16=true}` rewrite
+    before converting: contractions, masks, transposes, broadcasts, gathers
+    and rank-1 transfers into vector ops LLVM has, arith ops without an
+    LLVM instruction and bf16 conversions into integer and f32 arithmetic.
+    Then converts vector, memref, arith, index, func (bare pointers for
+    memref arguments), cf and ub ops to the LLVM dialect in one dialect
+    conversion, where MLIR's passes would run one each.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // KILN_CODEGEN_HOST_PASSES_TD
