@@ -94,8 +94,8 @@ struct SinkThroughUnary : RewritePattern {
       : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
 
   LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {
-    if (!isa<ReluOp, ClipOp, SigmoidOp, HardSwishOp, HardSigmoidOp, LeakyReluOp, GeluOp, TanhOp,
-             ExpOp, ErfOp, SqrtOp, RoundToOp>(op))
+    if (!op->hasTrait<OpTrait::Elementwise>() ||
+        !op->hasTrait<OpTrait::SameOperandsAndResultType>())
       return failure();
     auto moved = op->getOperand(0).getDefiningOp<TransposeOp>();
     if (!moved || !moved->hasOneUse())

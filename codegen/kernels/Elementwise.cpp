@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 
@@ -177,9 +178,52 @@ void addSimple(RewritePatternSet &patterns) {
       /*floatOnly=*/std::is_void_v<IntOpT>);
 }
 
+/// A signed integer divisor that cannot trap: 1 where `divisor` is zero or
+/// where `dividend` is the most negative value and `divisor` -1 (x86's idiv
+/// faults on both). `zero` is set to where the divisor was zero.
+Value safeDivisor(OpBuilder &b, Location loc, Value dividend, Value divisor, Value &zero) {
+  auto type = cast<IntegerType>(divisor.getType());
+  Value one = scalar(b, loc, type, 1.0);
+  zero =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, divisor, scalar(b, loc, type, 0.0));
+  Value lowest = arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(type, APInt::getSignedMinValue(type.getWidth())));
+  Value overflow = arith::AndIOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, dividend, lowest),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, divisor, scalar(b, loc, type, -1.0)));
+  Value unsafe = arith::OrIOp::create(b, loc, zero, overflow);
+  return arith::SelectOp::create(b, loc, unsafe, one, divisor);
+}
+
 Value clamp(OpBuilder &b, Location loc, Value x, double low, double high) {
   Value lower = arith::MaximumFOp::create(b, loc, x, scalar(b, loc, x.getType(), low));
   return arith::MinimumFOp::create(b, loc, lower, scalar(b, loc, x.getType(), high));
+}
+
+/// x where x > 0, else alpha * (exp(x) - 1) (ELU, and SELU and CELU
+/// scaled).
+Value exponentialLinear(OpBuilder &b, Location loc, Value x, double alpha) {
+  Type type = x.getType();
+  Value negative =
+      arith::MulFOp::create(b, loc, math::ExpM1Op::create(b, loc, x), scalar(b, loc, type, alpha));
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, scalar(b, loc, type, 0.0));
+  return arith::SelectOp::create(b, loc, positive, x, negative);
+}
+
+/// A comparison giving i1, on floats (ordered: false where either is NaN)
+/// or signed integers.
+template <typename OpT>
+void addCompare(RewritePatternSet &patterns, arith::CmpFPredicate onFloat,
+                arith::CmpIPredicate onInt) {
+  add<OpT>(
+      patterns,
+      [=](OpT, OpBuilder &b, Location loc, ValueRange args) -> Value {
+        if (isa<FloatType>(args[0].getType()))
+          return arith::CmpFOp::create(b, loc, onFloat, args[0], args[1]);
+        return arith::CmpIOp::create(b, loc, onInt, args[0], args[1]);
+      },
+      /*floatOnly=*/false);
 }
 
 /// BatchNormalization: per-channel (x - mean) * scale / sqrt(var + eps) + bias.
@@ -214,11 +258,131 @@ void populateElementwiseKernels(RewritePatternSet &patterns) {
   addSimple<AddOp, arith::AddFOp, arith::AddIOp>(patterns);
   addSimple<SubOp, arith::SubFOp, arith::SubIOp>(patterns);
   addSimple<MulOp, arith::MulFOp, arith::MulIOp>(patterns);
-  addSimple<DivOp, arith::DivFOp, arith::DivSIOp>(patterns);
+  // An integer division by zero is zero, and the most negative value over
+  // -1 wraps: no input makes the kernel trap.
+  add<DivOp>(
+      patterns,
+      [](DivOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+        if (isa<FloatType>(args[0].getType()))
+          return arith::DivFOp::create(b, loc, args[0], args[1]);
+        Value zero;
+        Value divisor = safeDivisor(b, loc, args[0], args[1], zero);
+        Value quotient = arith::DivSIOp::create(b, loc, args[0], divisor);
+        return arith::SelectOp::create(b, loc, zero, scalar(b, loc, args[0].getType(), 0.0),
+                                       quotient);
+      },
+      /*floatOnly=*/false);
   addSimple<SqrtOp, math::SqrtOp>(patterns);
   addSimple<ExpOp, math::ExpOp>(patterns);
   addSimple<ErfOp, math::ErfOp>(patterns);
   addSimple<TanhOp, math::TanhOp>(patterns);
+  addSimple<LogOp, math::LogOp>(patterns);
+  addSimple<SinOp, math::SinOp>(patterns);
+  addSimple<CosOp, math::CosOp>(patterns);
+  addSimple<TanOp, math::TanOp>(patterns);
+  addSimple<AsinOp, math::AsinOp>(patterns);
+  addSimple<AcosOp, math::AcosOp>(patterns);
+  addSimple<AtanOp, math::AtanOp>(patterns);
+  addSimple<SinhOp, math::SinhOp>(patterns);
+  addSimple<CoshOp, math::CoshOp>(patterns);
+  addSimple<AsinhOp, math::AsinhOp>(patterns);
+  addSimple<AcoshOp, math::AcoshOp>(patterns);
+  addSimple<AtanhOp, math::AtanhOp>(patterns);
+  addSimple<FloorOp, math::FloorOp>(patterns);
+  addSimple<CeilOp, math::CeilOp>(patterns);
+  addSimple<RoundOp, math::RoundEvenOp>(patterns);
+  addSimple<AbsOp, math::AbsFOp, math::AbsIOp>(patterns);
+  add<NegOp>(
+      patterns,
+      [](NegOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+        if (isa<FloatType>(args[0].getType()))
+          return arith::NegFOp::create(b, loc, args[0]);
+        return arith::SubIOp::create(b, loc, scalar(b, loc, args[0].getType(), 0.0), args[0]);
+      },
+      /*floatOnly=*/false);
+  add<SignOp>(
+      patterns,
+      [](SignOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value x = args[0];
+        Type type = x.getType();
+        Value zero = scalar(b, loc, type, 0.0);
+        bool isFloat = isa<FloatType>(type);
+        auto compare = [&](bool greater) -> Value {
+          if (isFloat)
+            return arith::CmpFOp::create(
+                b, loc, greater ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT, x, zero);
+          return arith::CmpIOp::create(
+              b, loc, greater ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, x, zero);
+        };
+        Value sign = arith::SelectOp::create(
+            b, loc, compare(true), scalar(b, loc, type, 1.0),
+            arith::SelectOp::create(b, loc, compare(false), scalar(b, loc, type, -1.0), zero));
+        if (!isFloat)
+          return sign;
+        // NaN stays NaN.
+        Value nan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+        return arith::SelectOp::create(b, loc, nan, x, sign);
+      },
+      /*floatOnly=*/false);
+  add<ReciprocalOp>(patterns, [](ReciprocalOp, OpBuilder &b, Location loc, ValueRange args) {
+    return arith::DivFOp::create(b, loc, scalar(b, loc, args[0].getType(), 1.0), args[0]);
+  });
+  add<SoftplusOp>(patterns, [](SoftplusOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+    // max(x, 0) + log1p(exp(-|x|)): exp never overflows.
+    Value x = args[0];
+    Value zero = scalar(b, loc, x.getType(), 0.0);
+    Value tail = math::Log1pOp::create(
+        b, loc,
+        math::ExpOp::create(b, loc,
+                            arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x))));
+    return arith::AddFOp::create(b, loc, arith::MaximumFOp::create(b, loc, x, zero), tail);
+  });
+  add<SoftsignOp>(patterns, [](SoftsignOp, OpBuilder &b, Location loc, ValueRange args) {
+    Value one = scalar(b, loc, args[0].getType(), 1.0);
+    return arith::DivFOp::create(
+        b, loc, args[0], arith::AddFOp::create(b, loc, one, math::AbsFOp::create(b, loc, args[0])));
+  });
+  add<EluOp>(patterns, [](EluOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
+    return exponentialLinear(b, loc, args[0], op.getAlpha().convertToDouble());
+  });
+  add<SeluOp>(patterns, [](SeluOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
+    Value elu = exponentialLinear(b, loc, args[0], op.getAlpha().convertToDouble());
+    return arith::MulFOp::create(
+        b, loc, elu, scalar(b, loc, args[0].getType(), op.getGamma().convertToDouble()));
+  });
+  add<CeluOp>(patterns, [](CeluOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
+    // alpha * elu_1(x / alpha): x where x > 0, else alpha * (exp(x / alpha) - 1).
+    Type type = args[0].getType();
+    double alpha = op.getAlpha().convertToDouble();
+    Value scaled = arith::DivFOp::create(b, loc, args[0], scalar(b, loc, type, alpha));
+    return arith::MulFOp::create(b, loc, exponentialLinear(b, loc, scaled, 1.0),
+                                 scalar(b, loc, type, alpha));
+  });
+  add<ThresholdedReluOp>(
+      patterns, [](ThresholdedReluOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Type type = args[0].getType();
+        Value above = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, args[0],
+                                            scalar(b, loc, type, op.getAlpha().convertToDouble()));
+        return arith::SelectOp::create(b, loc, above, args[0], scalar(b, loc, type, 0.0));
+      });
+  add<IsNaNOp>(patterns, [](IsNaNOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, args[0], args[0]);
+  });
+  add<IsInfOp>(patterns, [](IsInfOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
+    Type type = args[0].getType();
+    double inf = std::numeric_limits<double>::infinity();
+    auto equals = [&](double value) -> Value {
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, args[0],
+                                   scalar(b, loc, type, value));
+    };
+    if (op.getDetectPositive() && op.getDetectNegative())
+      return arith::OrIOp::create(b, loc, equals(inf), equals(-inf));
+    if (op.getDetectPositive())
+      return equals(inf);
+    if (op.getDetectNegative())
+      return equals(-inf);
+    return arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+  });
 
   add<PowOp>(patterns, [](PowOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
     Value exponent = convert(b, loc, args[1], args[0].getType());
@@ -232,6 +396,55 @@ void populateElementwiseKernels(RewritePatternSet &patterns) {
         return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, args[0], args[1]);
       },
       /*floatOnly=*/false);
+  addCompare<GreaterOp>(patterns, arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt);
+  addCompare<LessOp>(patterns, arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt);
+  addCompare<GreaterOrEqualOp>(patterns, arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge);
+  addCompare<LessOrEqualOp>(patterns, arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle);
+  // minimumf and maximumf propagate NaN.
+  addSimple<MinOp, arith::MinimumFOp, arith::MinSIOp>(patterns);
+  addSimple<MaxOp, arith::MaximumFOp, arith::MaxSIOp>(patterns);
+  addSimple<AndOp, arith::AndIOp, arith::AndIOp>(patterns);
+  addSimple<OrOp, arith::OrIOp, arith::OrIOp>(patterns);
+  addSimple<XorOp, arith::XOrIOp, arith::XOrIOp>(patterns);
+  add<NotOp>(
+      patterns,
+      [](NotOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+        return arith::XOrIOp::create(b, loc, args[0], scalar(b, loc, args[0].getType(), 1.0));
+      },
+      /*floatOnly=*/false);
+  add<ModOp>(
+      patterns,
+      [](ModOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value x = args[0], y = args[1];
+        Type type = x.getType();
+        if (isa<FloatType>(type)) {
+          // C's fmod; a remainder by zero is zero.
+          Value zero = scalar(b, loc, type, 0.0);
+          Value byZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, y, zero);
+          return arith::SelectOp::create(b, loc, byZero, zero, arith::RemFOp::create(b, loc, x, y));
+        }
+        Value byZero;
+        Value divisor = safeDivisor(b, loc, x, y, byZero);
+        Value zero = scalar(b, loc, type, 0.0);
+        Value r = arith::RemSIOp::create(b, loc, x, divisor);
+        if (!op.getFmod()) {
+          // Python's %: a non-zero remainder takes the divisor's sign.
+          Value differ = arith::XOrIOp::create(
+              b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, zero),
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, y, zero));
+          Value adjust = arith::AndIOp::create(
+              b, loc, differ, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, r, zero));
+          r = arith::SelectOp::create(b, loc, adjust, arith::AddIOp::create(b, loc, r, y), r);
+        }
+        return arith::SelectOp::create(b, loc, byZero, zero, r);
+      },
+      /*floatOnly=*/false);
+  add<PReluOp>(patterns, [](PReluOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+    Value negative = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, args[0],
+                                           scalar(b, loc, args[0].getType(), 0.0));
+    return arith::SelectOp::create(b, loc, negative,
+                                   arith::MulFOp::create(b, loc, args[0], args[1]), args[0]);
+  });
   add<WhereOp>(
       patterns,
       [](WhereOp, OpBuilder &b, Location loc, ValueRange args) -> Value {

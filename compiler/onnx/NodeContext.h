@@ -140,6 +140,8 @@ std::optional<WindowAttrs> resolveWindow(NodeContext &ctx, llvm::ArrayRef<int64_
 
 // Converters, one file per operator family (compiler/onnx/ops/).
 mlir::LogicalResult convertElementwise(NodeContext &ctx);
+mlir::LogicalResult convertMath(NodeContext &ctx);
+mlir::LogicalResult convertVariadic(NodeContext &ctx);
 mlir::LogicalResult convertClip(NodeContext &ctx);
 mlir::LogicalResult convertCast(NodeContext &ctx);
 mlir::LogicalResult convertConv(NodeContext &ctx);

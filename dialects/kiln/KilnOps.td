@@ -95,6 +95,44 @@ def Kiln_EqualOp : Kiln_BinaryOp<"equal", "elementwise equality, giving i1", "Bo
   let results = (outs Kiln_BoolTensor:$output);
 }
 
+class Kiln_CompareOp<string mnemonic, string summary_>
+    : Kiln_BinaryOp<mnemonic, summary_ # ", giving i1 (false where either float is NaN)", "Bool"> {
+  let results = (outs Kiln_BoolTensor:$output);
+}
+def Kiln_GreaterOp : Kiln_CompareOp<"greater", "lhs > rhs">;
+def Kiln_LessOp : Kiln_CompareOp<"less", "lhs < rhs">;
+def Kiln_GreaterOrEqualOp : Kiln_CompareOp<"greater_or_equal", "lhs >= rhs">;
+def Kiln_LessOrEqualOp : Kiln_CompareOp<"less_or_equal", "lhs <= rhs">;
+
+def Kiln_MinOp : Kiln_BinaryOp<"min", "elementwise minimum (NaN where either float is NaN)">;
+def Kiln_MaxOp : Kiln_BinaryOp<"max", "elementwise maximum (NaN where either float is NaN)">;
+
+def Kiln_ModOp : Kiln_BinaryOp<"mod", "elementwise remainder"> {
+  let description = [{
+    With `fmod` false (integers only), the remainder takes the divisor's
+    sign, as Python's `%`; with `fmod` true, the dividend's, as C's `fmod`.
+    A remainder by zero is zero: no input makes the kernel trap.
+
+    ```mlir
+    %y = kiln.mod %a, %b {fmod = false} : (tensor<6xi32>, tensor<6xi32>) -> tensor<6xi32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$lhs, Kiln_Tensor:$rhs, BoolAttr:$fmod);
+}
+
+def Kiln_PReluOp : Kiln_BinaryOp<"prelu", "x if x >= 0, else slope * x (slope broadcast)"> {
+  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_FloatTensor:$rhs);
+  let results = (outs Kiln_FloatTensor:$output);
+}
+
+class Kiln_LogicalOp<string mnemonic, string summary_> : Kiln_BinaryOp<mnemonic, summary_> {
+  let arguments = (ins Kiln_BoolTensor:$lhs, Kiln_BoolTensor:$rhs);
+  let results = (outs Kiln_BoolTensor:$output);
+}
+def Kiln_AndOp : Kiln_LogicalOp<"and", "logical and">;
+def Kiln_OrOp : Kiln_LogicalOp<"or", "logical or">;
+def Kiln_XorOp : Kiln_LogicalOp<"xor", "logical exclusive or">;
+
 def Kiln_WhereOp : Kiln_InferredOp<"where"> {
   let summary = "elementwise select, broadcasting all three operands";
   let description = [{
@@ -112,7 +150,7 @@ def Kiln_WhereOp : Kiln_InferredOp<"where"> {
 }
 
 class Kiln_UnaryOp<string mnemonic, string summary_>
-    : Kiln_SameTypeOp<mnemonic> {
+    : Kiln_SameTypeOp<mnemonic, [Elementwise]> {
   let summary = summary_;
   let description = [{
     ```mlir
@@ -132,6 +170,89 @@ def Kiln_SigmoidOp : Kiln_UnaryOp<"sigmoid", "logistic sigmoid 1 / (1 + exp(-x))
 def Kiln_ReluOp : Kiln_UnaryOp<"relu", "max(x, 0)">;
 def Kiln_HardSwishOp : Kiln_UnaryOp<"hard_swish", "x * max(0, min(1, x / 6 + 1 / 2))">;
 def Kiln_GeluOp : Kiln_UnaryOp<"gelu", "x * (1 + erf(x / sqrt(2))) / 2, the exact GELU">;
+
+// Float functions that fold on constants, so that shape and mask
+// computations (T5's relative-position buckets take a log) become constants.
+class Kiln_MathOp<string mnemonic, string summary_> : Kiln_UnaryOp<mnemonic, summary_> {
+  let hasFolder = 1;
+}
+def Kiln_LogOp : Kiln_MathOp<"log", "natural logarithm">;
+def Kiln_SinOp : Kiln_MathOp<"sin", "sine">;
+def Kiln_CosOp : Kiln_MathOp<"cos", "cosine">;
+def Kiln_TanOp : Kiln_MathOp<"tan", "tangent">;
+def Kiln_AsinOp : Kiln_MathOp<"asin", "arcsine">;
+def Kiln_AcosOp : Kiln_MathOp<"acos", "arccosine">;
+def Kiln_AtanOp : Kiln_MathOp<"atan", "arctangent">;
+def Kiln_SinhOp : Kiln_MathOp<"sinh", "hyperbolic sine">;
+def Kiln_CoshOp : Kiln_MathOp<"cosh", "hyperbolic cosine">;
+def Kiln_AsinhOp : Kiln_MathOp<"asinh", "inverse hyperbolic sine">;
+def Kiln_AcoshOp : Kiln_MathOp<"acosh", "inverse hyperbolic cosine">;
+def Kiln_AtanhOp : Kiln_MathOp<"atanh", "inverse hyperbolic tangent">;
+def Kiln_FloorOp : Kiln_MathOp<"floor", "the largest integer not above x">;
+def Kiln_CeilOp : Kiln_MathOp<"ceil", "the smallest integer not below x">;
+def Kiln_RoundOp : Kiln_MathOp<"round", "the nearest integer, halves to even">;
+def Kiln_ReciprocalOp : Kiln_MathOp<"reciprocal", "1 / x">;
+def Kiln_SoftplusOp : Kiln_MathOp<"softplus", "log(1 + exp(x)), computed without overflow">;
+def Kiln_SoftsignOp : Kiln_MathOp<"softsign", "x / (1 + |x|)">;
+
+def Kiln_EluOp : Kiln_UnaryOp<"elu", "x if x > 0, else alpha * (exp(x) - 1)"> {
+  let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$alpha);
+}
+def Kiln_SeluOp : Kiln_UnaryOp<"selu", "gamma * (x if x > 0, else alpha * (exp(x) - 1))"> {
+  let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$alpha, F32Attr:$gamma);
+}
+def Kiln_CeluOp : Kiln_UnaryOp<"celu", "max(0, x) + min(0, alpha * (exp(x / alpha) - 1))"> {
+  let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$alpha);
+}
+def Kiln_ThresholdedReluOp : Kiln_UnaryOp<"thresholded_relu", "x if x > alpha, else 0"> {
+  let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$alpha);
+}
+
+// Integers too.
+class Kiln_NumericOp<string mnemonic, string summary_> : Kiln_UnaryOp<mnemonic, summary_> {
+  let arguments = (ins Kiln_Tensor:$input);
+  let results = (outs Kiln_Tensor:$output);
+  let hasFolder = 1;
+}
+def Kiln_AbsOp : Kiln_NumericOp<"abs", "absolute value">;
+def Kiln_NegOp : Kiln_NumericOp<"neg", "negation">;
+def Kiln_SignOp : Kiln_NumericOp<"sign", "-1, 0 or 1 (NaN for NaN)">;
+
+def Kiln_NotOp : Kiln_UnaryOp<"not", "logical negation"> {
+  let arguments = (ins Kiln_BoolTensor:$input);
+  let results = (outs Kiln_BoolTensor:$output);
+  let hasFolder = 1;
+}
+
+// Float tests giving i1.
+class Kiln_FloatTestOp<string mnemonic, string summary_>
+    : Kiln_InferredOp<mnemonic, [Elementwise]> {
+  let summary = summary_;
+  let description = [{
+    ```mlir
+    %y = kiln.}] # mnemonic # [{ %x : tensor<8xf32> -> tensor<8xi1>
+    ```
+  }];
+  let results = (outs Kiln_BoolTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(::mlir::MLIRContext *context,
+        std::optional<::mlir::Location>, Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      auto type = ::llvm::cast<::mlir::RankedTensorType>(adaptor.getInput().getType());
+      types.push_back(type.clone(::mlir::IntegerType::get(context, 1)));
+      return ::mlir::success();
+    }
+  }];
+  let hasFolder = 1;
+}
+def Kiln_IsNaNOp : Kiln_FloatTestOp<"is_nan", "whether x is NaN"> {
+  let arguments = (ins Kiln_FloatTensor:$input);
+}
+def Kiln_IsInfOp : Kiln_FloatTestOp<"is_inf", "whether x is an infinity of a detected sign"> {
+  let arguments = (ins Kiln_FloatTensor:$input, BoolAttr:$detect_positive,
+                       BoolAttr:$detect_negative);
+}
 
 def Kiln_RoundToOp : Kiln_UnaryOp<"round_to", "x rounded to a narrower format, kept in f32"> {
   let description = [{

@@ -2,12 +2,64 @@
 
 #include "compiler/onnx/NodeContext.h"
 #include "compiler/onnx/Tensors.h"
+#include "dialects/kiln/Shapes.h"
 
 #include <limits>
 
 using namespace mlir;
 
 namespace kiln {
+
+namespace {
+
+/// Builds `OpT` on the node's first input.
+template <typename OpT> LogicalResult emitUnary(NodeContext &ctx) {
+  return ctx.emit<OpT>({ctx.input(0)});
+}
+
+/// Builds `OpT` on the node's first two inputs.
+template <typename OpT> LogicalResult emitBinary(NodeContext &ctx) {
+  return ctx.emit<OpT>({ctx.input(0), ctx.input(1)});
+}
+
+using Emitter = LogicalResult (*)(NodeContext &);
+
+/// The operators of two operands that are one kiln op each, without
+/// attributes.
+const llvm::StringMap<Emitter> &plainBinaries() {
+  static const llvm::StringMap<Emitter> binaries = {
+      {"Add", emitBinary<AddOp>},         {"And", emitBinary<AndOp>},
+      {"Div", emitBinary<DivOp>},         {"Equal", emitBinary<EqualOp>},
+      {"Greater", emitBinary<GreaterOp>}, {"GreaterOrEqual", emitBinary<GreaterOrEqualOp>},
+      {"Less", emitBinary<LessOp>},       {"LessOrEqual", emitBinary<LessOrEqualOp>},
+      {"Mul", emitBinary<MulOp>},         {"Or", emitBinary<OrOp>},
+      {"Pow", emitBinary<PowOp>},         {"Sub", emitBinary<SubOp>},
+      {"Xor", emitBinary<XorOp>},
+  };
+  return binaries;
+}
+
+/// The operators of one float operand, each one kiln op.
+const llvm::StringMap<Emitter> &floatFunctions() {
+  static const llvm::StringMap<Emitter> functions = {
+      {"Acos", emitUnary<AcosOp>},         {"Erf", emitUnary<ErfOp>},
+      {"Exp", emitUnary<ExpOp>},           {"HardSwish", emitUnary<HardSwishOp>},
+      {"Relu", emitUnary<ReluOp>},         {"Sigmoid", emitUnary<SigmoidOp>},
+      {"Sqrt", emitUnary<SqrtOp>},         {"Tanh", emitUnary<TanhOp>},
+      {"Acosh", emitUnary<AcoshOp>},       {"Asin", emitUnary<AsinOp>},
+      {"Asinh", emitUnary<AsinhOp>},       {"Atan", emitUnary<AtanOp>},
+      {"Atanh", emitUnary<AtanhOp>},       {"Ceil", emitUnary<CeilOp>},
+      {"Cos", emitUnary<CosOp>},           {"Cosh", emitUnary<CoshOp>},
+      {"Floor", emitUnary<FloorOp>},       {"IsNaN", emitUnary<IsNaNOp>},
+      {"Log", emitUnary<LogOp>},           {"Reciprocal", emitUnary<ReciprocalOp>},
+      {"Round", emitUnary<RoundOp>},       {"Sin", emitUnary<SinOp>},
+      {"Sinh", emitUnary<SinhOp>},         {"Softplus", emitUnary<SoftplusOp>},
+      {"Softsign", emitUnary<SoftsignOp>}, {"Tan", emitUnary<TanOp>},
+  };
+  return functions;
+}
+
+} // namespace
 
 LogicalResult convertElementwise(NodeContext &ctx) {
   llvm::StringRef op = ctx.node().op_type();
@@ -19,58 +71,119 @@ LogicalResult convertElementwise(NodeContext &ctx) {
     return ctx.emit<WhereOp>({ctx.input(0), ctx.input(1), ctx.input(2)});
   }
 
-  bool binary = llvm::is_contained({"Add", "Sub", "Mul", "Div", "Pow", "Equal"}, op);
-  if (failed(ctx.requireInputs(binary ? 2 : 1)))
+  if (failed(ctx.requireInputs(2)))
     return failure();
   Value x = ctx.input(0);
-  if (op == "Pow" && failed(ctx.requireFloat(0)))
+  if ((op == "Pow" || op == "PRelu") && failed(ctx.requireFloat(0)))
     return failure();
-  if (binary) {
-    Value y = ctx.input(1);
-    if (op == "Add")
-      return ctx.emit<AddOp>({x, y});
-    if (op == "Sub")
-      return ctx.emit<SubOp>({x, y});
-    if (op == "Mul")
-      return ctx.emit<MulOp>({x, y});
-    if (op == "Div")
-      return ctx.emit<DivOp>({x, y});
-    if (op == "Pow")
-      return ctx.emit<PowOp>({x, y});
-    return ctx.emit<EqualOp>({x, y});
+  if (auto plain = plainBinaries().find(op); plain != plainBinaries().end())
+    return plain->second(ctx);
+  if (op == "Mod") {
+    bool fmod = ctx.intAttr("fmod", 0) != 0;
+    if (!fmod && isa<FloatType>(ctx.inputType(0).getElementType()))
+      return ctx.error()
+             << "Mod of floats needs fmod = 1 (ONNX defines fmod = 0 for integers only)";
+    return ctx.emit<ModOp>({x, ctx.input(1)}, {ctx.named("fmod", b.getBoolAttr(fmod))});
   }
+  assert(op == "PRelu" && "an elementwise operator without a converter");
+  // The slope broadcasts to X, never X to the slope.
+  auto shape = broadcastShapes(ctx.inputType(0).getShape(), ctx.inputType(1).getShape());
+  if (shape && *shape != ctx.inputType(0).getShape())
+    return ctx.error() << "the slope's shape " << ctx.inputType(1)
+                       << " does not broadcast to the input's " << ctx.inputType(0);
+  return emitBinary<PReluOp>(ctx);
+}
 
-  // The unary operators compute on floats only.
+LogicalResult convertMath(NodeContext &ctx) {
+  llvm::StringRef op = ctx.node().op_type();
+  Builder &b = ctx.builder();
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  if (op == "Abs")
+    return emitUnary<AbsOp>(ctx);
+  if (op == "Neg")
+    return emitUnary<NegOp>(ctx);
+  if (op == "Sign")
+    return emitUnary<SignOp>(ctx);
+  if (op == "Not")
+    return emitUnary<NotOp>(ctx);
   if (failed(ctx.requireFloat(0)))
     return failure();
-  if (op == "Sqrt")
-    return ctx.emit<SqrtOp>({x});
-  if (op == "Exp")
-    return ctx.emit<ExpOp>({x});
-  if (op == "Erf")
-    return ctx.emit<ErfOp>({x});
-  if (op == "Tanh")
-    return ctx.emit<TanhOp>({x});
-  if (op == "Sigmoid")
-    return ctx.emit<SigmoidOp>({x});
-  if (op == "Relu")
-    return ctx.emit<ReluOp>({x});
-  if (op == "HardSwish")
-    return ctx.emit<HardSwishOp>({x});
+  auto function = floatFunctions().find(op);
+  if (function != floatFunctions().end())
+    return function->second(ctx);
+  auto alpha = [&](float otherwise) {
+    return ctx.named("alpha", b.getF32FloatAttr(ctx.floatAttr("alpha", otherwise)));
+  };
   if (op == "Gelu") {
     std::string approximate = ctx.stringAttr("approximate", "none");
     if (approximate != "none")
       return ctx.error() << "approximate='" << approximate
                          << "' is not supported (only the exact form, 'none')";
-    return ctx.emit<GeluOp>({x});
+    return emitUnary<GeluOp>(ctx);
   }
   if (op == "LeakyRelu")
-    return ctx.emit<LeakyReluOp>(
-        {x}, {ctx.named("alpha", b.getF32FloatAttr(ctx.floatAttr("alpha", 0.01f)))});
-  assert(op == "HardSigmoid" && "an elementwise operator without a converter");
-  return ctx.emit<HardSigmoidOp>(
-      {x}, {ctx.named("alpha", b.getF32FloatAttr(ctx.floatAttr("alpha", 0.2f))),
-            ctx.named("beta", b.getF32FloatAttr(ctx.floatAttr("beta", 0.5f)))});
+    return ctx.emit<LeakyReluOp>({ctx.input(0)}, {alpha(0.01f)});
+  if (op == "HardSigmoid")
+    return ctx.emit<HardSigmoidOp>(
+        {ctx.input(0)},
+        {alpha(0.2f), ctx.named("beta", b.getF32FloatAttr(ctx.floatAttr("beta", 0.5f)))});
+  if (op == "Elu")
+    return ctx.emit<EluOp>({ctx.input(0)}, {alpha(1.0f)});
+  if (op == "Celu")
+    return ctx.emit<CeluOp>({ctx.input(0)}, {alpha(1.0f)});
+  if (op == "ThresholdedRelu")
+    return ctx.emit<ThresholdedReluOp>({ctx.input(0)}, {alpha(1.0f)});
+  if (op == "Selu")
+    return ctx.emit<SeluOp>({ctx.input(0)},
+                            {alpha(1.67326319217681884765625f),
+                             ctx.named("gamma", b.getF32FloatAttr(ctx.floatAttr(
+                                                    "gamma", 1.05070102214813232421875f)))});
+  if (op == "IsInf")
+    return ctx.emit<IsInfOp>(
+        {ctx.input(0)},
+        {ctx.named("detect_positive", b.getBoolAttr(ctx.intAttr("detect_positive", 1))),
+         ctx.named("detect_negative", b.getBoolAttr(ctx.intAttr("detect_negative", 1)))});
+  assert(op == "Mish" && "a math operator without a converter");
+  // x * tanh(softplus(x)): the three ops fuse into one kernel.
+  auto softplus = ctx.create<SoftplusOp>({ctx.input(0)});
+  if (!softplus)
+    return failure();
+  auto tanh = ctx.create<TanhOp>({softplus->front()});
+  if (!tanh)
+    return failure();
+  return ctx.emit<MulOp>({ctx.input(0), tanh->front()});
+}
+
+LogicalResult convertVariadic(NodeContext &ctx) {
+  llvm::StringRef op = ctx.node().op_type();
+  if (ctx.node().input_size() < 1)
+    return ctx.error() << op << " needs at least one input";
+  if (failed(ctx.requireInputs(ctx.node().input_size())))
+    return failure();
+  Value result = ctx.input(0);
+  for (int i = 1; i < ctx.node().input_size(); ++i) {
+    std::optional<SmallVector<Value>> next;
+    if (op == "Min")
+      next = ctx.create<MinOp>({result, ctx.input(i)});
+    else if (op == "Max")
+      next = ctx.create<MaxOp>({result, ctx.input(i)});
+    else
+      next = ctx.create<AddOp>({result, ctx.input(i)});
+    if (!next)
+      return failure();
+    result = next->front();
+  }
+  if (op == "Mean") {
+    if (failed(ctx.requireFloat(0)))
+      return failure();
+    auto type = RankedTensorType::get({}, ctx.inputType(0).getElementType());
+    auto count = DenseElementsAttr::get(
+        type, FloatAttr::get(type.getElementType(), double(ctx.node().input_size())));
+    return ctx.emit<DivOp>({result, ConstantOp::create(ctx.builder(), ctx.loc(), type, count)});
+  }
+  ctx.setOutput(0, result);
+  return success();
 }
 
 LogicalResult convertClip(NodeContext &ctx) {

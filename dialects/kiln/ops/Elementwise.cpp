@@ -6,6 +6,7 @@
 #include "dialects/kiln/ops/Fold.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/APSInt.h"
 
 #include <cmath>
@@ -129,6 +130,220 @@ OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
                                      cast<FloatAttr>(args[1]).getValue();
                            return IntegerAttr::get(element, equal);
                          });
+}
+
+namespace {
+
+/// The order of two integer or float elements; nothing for NaN.
+std::optional<int> compareElements(Attribute a, Attribute b, bool isUnsigned) {
+  if (auto x = dyn_cast<IntegerAttr>(a)) {
+    const APInt &l = x.getValue(), &r = cast<IntegerAttr>(b).getValue();
+    if (isUnsigned ? l.ult(r) : l.slt(r))
+      return -1;
+    return l == r ? 0 : 1;
+  }
+  switch (cast<FloatAttr>(a).getValue().compare(cast<FloatAttr>(b).getValue())) {
+  case APFloat::cmpLessThan:
+    return -1;
+  case APFloat::cmpEqual:
+    return 0;
+  case APFloat::cmpGreaterThan:
+    return 1;
+  case APFloat::cmpUnordered:
+    return std::nullopt;
+  }
+  llvm_unreachable("an APFloat comparison without a result");
+}
+
+/// Folds a comparison: `holds` says whether an order (-1, 0, 1) satisfies
+/// it; NaN satisfies none.
+OpFoldResult foldCompare(Operation *op, ArrayRef<Attribute> operands,
+                         llvm::function_ref<bool(int)> holds) {
+  bool isUnsigned = getElementTypeOrSelf(op->getOperand(0).getType()).isUnsignedInteger();
+  return foldElementwise(operands, cast<RankedTensorType>(op->getResult(0).getType()),
+                         [&](ArrayRef<Attribute> args, Type element) -> Attribute {
+                           std::optional<int> order = compareElements(args[0], args[1], isUnsigned);
+                           return IntegerAttr::get(element, order && holds(*order));
+                         });
+}
+
+/// Folds Min or Max: `first` says whether the first element is kept when the
+/// two are ordered as `order`. NaN wins.
+OpFoldResult foldChoice(Operation *op, ArrayRef<Attribute> operands,
+                        llvm::function_ref<bool(int)> first) {
+  bool isUnsigned = getElementTypeOrSelf(op->getOperand(0).getType()).isUnsignedInteger();
+  return foldElementwise(operands, cast<RankedTensorType>(op->getResult(0).getType()),
+                         [&](ArrayRef<Attribute> args, Type) -> Attribute {
+                           std::optional<int> order = compareElements(args[0], args[1], isUnsigned);
+                           if (!order)
+                             return cast<FloatAttr>(args[0]).getValue().isNaN() ? args[0] : args[1];
+                           return first(*order) ? args[0] : args[1];
+                         });
+}
+
+/// Folds a float function of one operand, computed in double and rounded
+/// to the element type.
+OpFoldResult foldFloat(Attribute input, Type type, double (*function)(double)) {
+  return foldElementwise({input}, cast<RankedTensorType>(type),
+                         [&](ArrayRef<Attribute> args, Type element) -> Attribute {
+                           return FloatAttr::get(
+                               element, function(cast<FloatAttr>(args[0]).getValueAsDouble()));
+                         });
+}
+
+/// Folds an op of one integer or float operand.
+OpFoldResult foldNumeric(Attribute input, Type type, llvm::function_ref<APInt(const APInt &)> onInt,
+                         double (*onFloat)(double)) {
+  return foldElementwise({input}, cast<RankedTensorType>(type),
+                         [&](ArrayRef<Attribute> args, Type element) -> Attribute {
+                           if (auto x = dyn_cast<IntegerAttr>(args[0]))
+                             return IntegerAttr::get(element, onInt(x.getValue()));
+                           return FloatAttr::get(
+                               element, onFloat(cast<FloatAttr>(args[0]).getValueAsDouble()));
+                         });
+}
+
+/// Folds an op of two i1 operands.
+OpFoldResult foldLogical(ArrayRef<Attribute> operands, Type type, bool (*function)(bool, bool)) {
+  return foldElementwise(operands, cast<RankedTensorType>(type),
+                         [&](ArrayRef<Attribute> args, Type element) -> Attribute {
+                           return IntegerAttr::get(
+                               element, function(!cast<IntegerAttr>(args[0]).getValue().isZero(),
+                                                 !cast<IntegerAttr>(args[1]).getValue().isZero()));
+                         });
+}
+
+double softplus(double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x))); }
+double sign(double x) { return std::isnan(x) ? x : double((x > 0) - (x < 0)); }
+
+} // namespace
+
+OpFoldResult GreaterOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(*this, adaptor.getOperands(), [](int order) { return order > 0; });
+}
+OpFoldResult LessOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(*this, adaptor.getOperands(), [](int order) { return order < 0; });
+}
+OpFoldResult GreaterOrEqualOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(*this, adaptor.getOperands(), [](int order) { return order >= 0; });
+}
+OpFoldResult LessOrEqualOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(*this, adaptor.getOperands(), [](int order) { return order <= 0; });
+}
+OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
+  return foldChoice(*this, adaptor.getOperands(), [](int order) { return order <= 0; });
+}
+OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  return foldChoice(*this, adaptor.getOperands(), [](int order) { return order >= 0; });
+}
+
+OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
+  bool isUnsigned = getType().getElementType().isUnsignedInteger();
+  bool fmod = getFmod();
+  return foldElementwise(
+      adaptor.getOperands(), getType(), [&](ArrayRef<Attribute> args, Type element) -> Attribute {
+        if (auto a = dyn_cast<IntegerAttr>(args[0])) {
+          const APInt &x = a.getValue(), &y = cast<IntegerAttr>(args[1]).getValue();
+          if (y.isZero())
+            return IntegerAttr::get(element, APInt::getZero(x.getBitWidth()));
+          if (isUnsigned)
+            return IntegerAttr::get(element, x.urem(y));
+          // srem of the most negative value by -1 is 0, as it should be.
+          APInt r = y.isAllOnes() ? APInt::getZero(x.getBitWidth()) : x.srem(y);
+          if (!fmod && !r.isZero() && r.isNegative() != y.isNegative())
+            r += y;
+          return IntegerAttr::get(element, r);
+        }
+        double x = cast<FloatAttr>(args[0]).getValueAsDouble();
+        double y = cast<FloatAttr>(args[1]).getValueAsDouble();
+        return FloatAttr::get(element, y == 0 ? 0.0 : std::fmod(x, y));
+      });
+}
+
+OpFoldResult PReluOp::fold(FoldAdaptor adaptor) {
+  return foldElementwise(adaptor.getOperands(), getType(),
+                         [](ArrayRef<Attribute> args, Type element) -> Attribute {
+                           double x = cast<FloatAttr>(args[0]).getValueAsDouble();
+                           double slope = cast<FloatAttr>(args[1]).getValueAsDouble();
+                           return FloatAttr::get(element, x < 0 ? slope * x : x);
+                         });
+}
+
+OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
+  return foldLogical(adaptor.getOperands(), getType(), [](bool a, bool b) { return a && b; });
+}
+OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
+  return foldLogical(adaptor.getOperands(), getType(), [](bool a, bool b) { return a || b; });
+}
+OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
+  return foldLogical(adaptor.getOperands(), getType(), [](bool a, bool b) { return a != b; });
+}
+OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
+  return foldLogical({adaptor.getInput(), adaptor.getInput()}, getType(),
+                     [](bool a, bool) { return !a; });
+}
+
+#define KILN_FOLD_FLOAT(Op, function)                                                              \
+  OpFoldResult Op::fold(FoldAdaptor adaptor) {                                                     \
+    return foldFloat(adaptor.getInput(), getType(), function);                                     \
+  }
+KILN_FOLD_FLOAT(LogOp, [](double x) { return std::log(x); })
+KILN_FOLD_FLOAT(SinOp, [](double x) { return std::sin(x); })
+KILN_FOLD_FLOAT(CosOp, [](double x) { return std::cos(x); })
+KILN_FOLD_FLOAT(TanOp, [](double x) { return std::tan(x); })
+KILN_FOLD_FLOAT(AsinOp, [](double x) { return std::asin(x); })
+KILN_FOLD_FLOAT(AcosOp, [](double x) { return std::acos(x); })
+KILN_FOLD_FLOAT(AtanOp, [](double x) { return std::atan(x); })
+KILN_FOLD_FLOAT(SinhOp, [](double x) { return std::sinh(x); })
+KILN_FOLD_FLOAT(CoshOp, [](double x) { return std::cosh(x); })
+KILN_FOLD_FLOAT(AsinhOp, [](double x) { return std::asinh(x); })
+KILN_FOLD_FLOAT(AcoshOp, [](double x) { return std::acosh(x); })
+KILN_FOLD_FLOAT(AtanhOp, [](double x) { return std::atanh(x); })
+KILN_FOLD_FLOAT(FloorOp, [](double x) { return std::floor(x); })
+KILN_FOLD_FLOAT(CeilOp, [](double x) { return std::ceil(x); })
+KILN_FOLD_FLOAT(RoundOp, [](double x) { return std::nearbyint(x); })
+KILN_FOLD_FLOAT(ReciprocalOp, [](double x) { return 1.0 / x; })
+KILN_FOLD_FLOAT(SoftplusOp, softplus)
+KILN_FOLD_FLOAT(SoftsignOp, [](double x) { return x / (1.0 + std::abs(x)); })
+#undef KILN_FOLD_FLOAT
+
+OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
+  bool isUnsigned = getType().getElementType().isUnsignedInteger();
+  return foldNumeric(
+      adaptor.getInput(), getType(), [&](const APInt &x) { return isUnsigned ? x : x.abs(); },
+      [](double x) { return std::abs(x); });
+}
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  return foldNumeric(
+      adaptor.getInput(), getType(), [](const APInt &x) { return -x; },
+      [](double x) { return -x; });
+}
+OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
+  bool isUnsigned = getType().getElementType().isUnsignedInteger();
+  return foldNumeric(
+      adaptor.getInput(), getType(),
+      [&](const APInt &x) {
+        unsigned bits = x.getBitWidth();
+        if (x.isZero())
+          return APInt::getZero(bits);
+        return !isUnsigned && x.isNegative() ? APInt::getAllOnes(bits) : APInt(bits, 1);
+      },
+      sign);
+}
+
+OpFoldResult IsNaNOp::fold(FoldAdaptor adaptor) {
+  return foldElementwise(
+      {adaptor.getInput()}, getType(), [](ArrayRef<Attribute> args, Type element) -> Attribute {
+        return IntegerAttr::get(element, cast<FloatAttr>(args[0]).getValue().isNaN());
+      });
+}
+OpFoldResult IsInfOp::fold(FoldAdaptor adaptor) {
+  bool positive = getDetectPositive(), negative = getDetectNegative();
+  return foldElementwise(
+      {adaptor.getInput()}, getType(), [&](ArrayRef<Attribute> args, Type element) -> Attribute {
+        const APFloat &x = cast<FloatAttr>(args[0]).getValue();
+        return IntegerAttr::get(element, x.isInfinity() && (x.isNegative() ? negative : positive));
+      });
 }
 
 //===----------------------------------------------------------------------===//

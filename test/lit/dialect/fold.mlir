@@ -155,3 +155,75 @@ func.func @gemm_constant_b(%a: tensor<1x3xf32>, %b: tensor<2x3xf32>) -> (tensor<
       : (tensor<1x3xf32>, tensor<2x3xf32>) -> tensor<1x2xf32>
   return %0, %1 : tensor<1x2xf32>, tensor<1x2xf32>
 }
+
+// -----
+
+// Comparisons, Min/Max and logic fold on constants, as exporters' mask and
+// position-bucket subgraphs need; NaN compares false and wins Min and Max.
+// CHECK-LABEL: func.func @comparisons_and_logic
+// CHECK-DAG: %[[GT:.+]] = kiln.constant dense<[false, false, true]> : tensor<3xi1>
+// CHECK-DAG: %[[LE:.+]] = kiln.constant dense<[true, true, false]> : tensor<3xi1>
+// CHECK-DAG: %[[NAN:.+]] = kiln.constant dense<false> : tensor<i1>
+// CHECK-DAG: %[[MIN:.+]] = kiln.constant dense<[-1, 2, 2]> : tensor<3xi64>
+// CHECK-DAG: %[[MAX:.+]] = kiln.constant dense<0x7FC00000> : tensor<f32>
+// The logic chain comes to LE's values, and the two constants are one.
+// CHECK: return %[[GT]], %[[LE]], %[[NAN]], %[[MIN]], %[[MAX]], %[[LE]]
+func.func @comparisons_and_logic() -> (tensor<3xi1>, tensor<3xi1>, tensor<i1>, tensor<3xi64>, tensor<f32>, tensor<3xi1>) {
+  %a = kiln.constant dense<[-1, 2, 3]> : tensor<3xi64>
+  %two = kiln.constant dense<2> : tensor<i64>
+  %0 = kiln.greater %a, %two : (tensor<3xi64>, tensor<i64>) -> tensor<3xi1>
+  %1 = kiln.less_or_equal %a, %two : (tensor<3xi64>, tensor<i64>) -> tensor<3xi1>
+  %nan = kiln.constant dense<0x7FC00000> : tensor<f32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %2 = kiln.greater_or_equal %nan, %one : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  %3 = kiln.min %a, %two : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  %4 = kiln.max %one, %nan : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %5 = kiln.and %0, %1 : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  %6 = kiln.xor %5, %1 : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  %7 = kiln.not %0 : tensor<3xi1>
+  %8 = kiln.or %6, %7 : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  return %0, %1, %2, %3, %4, %8 : tensor<3xi1>, tensor<3xi1>, tensor<i1>, tensor<3xi64>, tensor<f32>, tensor<3xi1>
+}
+
+// -----
+
+// Mod takes the divisor's sign unless fmod; a remainder by zero is zero.
+// CHECK-LABEL: func.func @remainders
+// CHECK-DAG: %[[PY:.+]] = kiln.constant dense<[2, -2, 0, -1]> : tensor<4xi32>
+// CHECK-DAG: %[[C:.+]] = kiln.constant dense<[-1, 1, 0, 2]> : tensor<4xi32>
+// CHECK-DAG: %[[F:.+]] = kiln.constant dense<[-1.500000e+00, 0.000000e+00]> : tensor<2xf32>
+// CHECK: return %[[PY]], %[[C]], %[[F]]
+func.func @remainders() -> (tensor<4xi32>, tensor<4xi32>, tensor<2xf32>) {
+  %x = kiln.constant dense<[-7, 7, 5, 2]> : tensor<4xi32>
+  %y = kiln.constant dense<[3, -3, 0, -3]> : tensor<4xi32>
+  %0 = kiln.mod %x, %y {fmod = false} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %1 = kiln.mod %x, %y {fmod = true} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %f = kiln.constant dense<[-5.5, 3.0]> : tensor<2xf32>
+  %g = kiln.constant dense<[2.0, 0.0]> : tensor<2xf32>
+  %2 = kiln.mod %f, %g {fmod = true} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %0, %1, %2 : tensor<4xi32>, tensor<4xi32>, tensor<2xf32>
+}
+
+// -----
+
+// Float functions and the integer ones fold too (T5's relative-position
+// buckets take a log and an absolute value of constant positions).
+// CHECK-LABEL: func.func @functions
+// CHECK-DAG: %[[LOG:.+]] = kiln.constant dense<[0.000000e+00, 0.99999994]> : tensor<2xf32>
+// CHECK-DAG: %[[ROUND:.+]] = kiln.constant dense<[2.000000e+00, -2.000000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[ABS:.+]] = kiln.constant dense<[3, 0, 4]> : tensor<3xi64>
+// CHECK-DAG: %[[SIGN:.+]] = kiln.constant dense<[-1, 0, 1]> : tensor<3xi64>
+// CHECK-DAG: %[[INF:.+]] = kiln.constant dense<[false, true]> : tensor<2xi1>
+// CHECK: return %[[LOG]], %[[ROUND]], %[[ABS]], %[[SIGN]], %[[INF]]
+func.func @functions() -> (tensor<2xf32>, tensor<2xf32>, tensor<3xi64>, tensor<3xi64>, tensor<2xi1>) {
+  %e = kiln.constant dense<[1.0, 2.71828182845904523536]> : tensor<2xf32>
+  %0 = kiln.log %e : tensor<2xf32>
+  %h = kiln.constant dense<[2.5, -2.5]> : tensor<2xf32>
+  %1 = kiln.round %h : tensor<2xf32>
+  %i = kiln.constant dense<[-3, 0, 4]> : tensor<3xi64>
+  %2 = kiln.abs %i : tensor<3xi64>
+  %3 = kiln.sign %i : tensor<3xi64>
+  %inf = kiln.constant dense<[0x7F800000, 0xFF800000]> : tensor<2xf32>
+  %4 = kiln.is_inf %inf {detect_positive = false, detect_negative = true} : tensor<2xf32> -> tensor<2xi1>
+  return %0, %1, %2, %3, %4 : tensor<2xf32>, tensor<2xf32>, tensor<3xi64>, tensor<3xi64>, tensor<2xi1>
+}

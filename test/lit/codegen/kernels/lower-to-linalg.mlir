@@ -456,3 +456,48 @@ func.func @casts(%i: tensor<4xi64>, %f: tensor<4xf32>) -> (tensor<4xf32>, tensor
   %4 = kiln.where %3, %i, %i : (tensor<4xi1>, tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
   return %0, %2, %4 : tensor<4xf32>, tensor<4xf16>, tensor<4xi64>
 }
+
+// -----
+
+// Integer division and remainder never trap: a zero divisor, and the most
+// negative value over -1, divide by 1 instead, and a division by zero gives
+// zero. Mod without fmod moves a non-zero remainder to the divisor's sign.
+// CHECK-LABEL: func.func @integer_division
+// CHECK: linalg.generic
+// CHECK: arith.cmpi eq
+// CHECK: arith.ori
+// CHECK: %[[SAFE:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : i32
+// CHECK: arith.divsi %{{.+}}, %[[SAFE]] : i32
+// CHECK: linalg.generic
+// CHECK: %[[SAFE2:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : i32
+// CHECK: %[[REM:.+]] = arith.remsi %{{.+}}, %[[SAFE2]] : i32
+// CHECK: arith.xori
+// CHECK: arith.addi %[[REM]]
+func.func @integer_division(%a: tensor<8xi32>, %b: tensor<8xi32>) -> (tensor<8xi32>, tensor<8xi32>) {
+  %0 = kiln.div %a, %b : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+  %1 = kiln.mod %a, %b {fmod = false} : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+  return %0, %1 : tensor<8xi32>, tensor<8xi32>
+}
+
+// -----
+
+// Float functions map to math ops; Softplus never overflows; comparisons
+// are ordered (false on NaN); Sign keeps NaN.
+// CHECK-LABEL: func.func @functions
+// CHECK: math.atanh
+// CHECK: math.roundeven
+// CHECK: math.absf
+// CHECK: math.exp
+// CHECK: math.log1p
+// CHECK: arith.maximumf
+// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf uno
+// CHECK: arith.cmpf ole
+func.func @functions(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xi1>) {
+  %0 = kiln.atanh %x : tensor<8xf32>
+  %1 = kiln.round %0 : tensor<8xf32>
+  %2 = kiln.softplus %1 : tensor<8xf32>
+  %3 = kiln.sign %2 : tensor<8xf32>
+  %4 = kiln.less_or_equal %3, %x : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xi1>
+  return %1, %3, %4 : tensor<8xf32>, tensor<8xf32>, tensor<8xi1>
+}

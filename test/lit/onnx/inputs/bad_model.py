@@ -59,8 +59,8 @@ def build(kind, out):
     if kind == "unsupported":
         nodes = [
             helper.make_node("Relu", ["x"], ["a"], name="relu"),
-            helper.make_node("Mod", ["a", "a"], ["b"], name="mod_1"),
-            helper.make_node("Mod", ["b", "b"], ["c"], name="mod_2"),
+            helper.make_node("StringNormalizer", ["a"], ["b"], name="strings_1"),
+            helper.make_node("StringNormalizer", ["b"], ["c"], name="strings_2"),
             helper.make_node("NonZero", ["c"], ["d"], name="nonzero"),
             helper.make_node("FusedMatMul", ["c", "c"], ["y"], name="fused", domain="com.microsoft"),
         ]
