@@ -4,6 +4,7 @@
 
 #include "compiler/onnx/NodeContext.h"
 #include "compiler/onnx/Tensors.h"
+#include "compiler/onnx/Upgrade.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Shapes.h"
 
@@ -111,11 +112,16 @@ LogicalResult Importer::readOpset() {
       opset_ = entry.version();
   if (opset_ == 0)
     return error() << "the model imports no opset of the default ONNX domain";
-  if (opset_ < kMinOpset || opset_ > kMaxOpset)
+  if (opset_ < kMinOpset) {
+    if (std::optional<std::string> why = upgradeOpset(model_, kMinOpset))
+      return error() << "opset " << opset_ << " of the default ONNX domain is older than kiln's "
+                     << kMinOpset << ", and ONNX's version converter cannot upgrade it: " << *why;
+    opset_ = kMinOpset;
+  }
+  if (opset_ > kMaxOpset)
     return error() << "opset " << opset_
-                   << " of the default ONNX domain is not supported; kiln "
-                      "accepts opsets "
-                   << kMinOpset << " through " << kMaxOpset;
+                   << " of the default ONNX domain is not supported; kiln accepts opsets up to "
+                   << kMaxOpset << " (older ones are upgraded to " << kMinOpset << ")";
   return success();
 }
 

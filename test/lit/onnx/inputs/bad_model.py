@@ -67,7 +67,10 @@ def build(kind, out):
         return graph_model(nodes, [tensor("x", [2, 2])], [tensor("y", [2, 2])],
                            domains=["com.microsoft"])
     if kind == "old-opset":
-        return relu_model(opset=9)
+        # Slice takes its bounds as attributes before opset 10; without
+        # them ONNX's version converter cannot move them into inputs.
+        return graph_model([helper.make_node("Slice", ["x"], ["y"], name="slice")],
+                           [tensor("x", [2, 3])], [tensor("y", [2, 3])], opset=9)
     if kind == "new-opset":
         return relu_model(opset=30)
     if kind == "cycle":

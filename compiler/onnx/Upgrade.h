@@ -1,0 +1,30 @@
+//===- Upgrade.h - old opsets through ONNX's version converter --*- C++ -*-===//
+//
+// kiln's converters follow opsets 11 through 21. A model of an older opset
+// of the default domain is first rewritten by ONNX's own version converter
+// (libonnx's adapters, operator by operator), so that every operator kiln
+// knows needs one form per opset it accepts, not one per opset ONNX has had.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_ONNX_UPGRADE_H
+#define KILN_COMPILER_ONNX_UPGRADE_H
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kiln {
+
+/// Rewrites `model` to opset `target` of the default domain with ONNX's
+/// version converter, after ONNX's shape inference has recorded the shapes
+/// its adapters read. Returns the converter's reason when it refuses (an
+/// operator it has no adapter for, a graph it cannot read); `model` then
+/// holds at most more value_info than before.
+std::optional<std::string> upgradeOpset(onnx::ModelProto &model, int64_t target);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_ONNX_UPGRADE_H
