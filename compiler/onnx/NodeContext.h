@@ -167,6 +167,7 @@ mlir::LogicalResult convertPad(NodeContext &ctx);
 mlir::LogicalResult convertConstant(NodeContext &ctx);
 mlir::LogicalResult convertConstantOfShape(NodeContext &ctx);
 mlir::LogicalResult convertShape(NodeContext &ctx);
+mlir::LogicalResult convertSize(NodeContext &ctx);
 mlir::LogicalResult convertIdentity(NodeContext &ctx);
 mlir::LogicalResult convertDropout(NodeContext &ctx);
 

@@ -100,6 +100,15 @@ LogicalResult convertShape(NodeContext &ctx) {
                                   ArrayRef<int64_t>(window)));
 }
 
+LogicalResult convertSize(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  // The element count of a static shape (the verifier checked it fits).
+  int64_t count = *elementCount(ctx.inputType(0).getShape());
+  return emitConstant(
+      ctx, DenseElementsAttr::get(RankedTensorType::get({}, ctx.builder().getI64Type()), count));
+}
+
 LogicalResult convertIdentity(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();

@@ -210,15 +210,22 @@ LogicalResult convertClip(NodeContext &ctx) {
 }
 
 LogicalResult convertCast(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
+  // CastLike takes the element type of its second input.
+  bool like = ctx.node().op_type() == "CastLike";
+  if (failed(ctx.requireInputs(like ? 2 : 1)))
     return failure();
-  const onnx::AttributeProto *to = ctx.attribute("to");
-  if (!to)
-    return ctx.error() << "attribute 'to' is missing";
-  Type element = elementTypeOf(*ctx.builder().getContext(), int32_t(to->i()));
-  if (!element)
-    return ctx.error() << "cannot cast to " << onnxTypeName(int32_t(to->i()))
-                       << ", which kiln does not support";
+  Type element;
+  if (like) {
+    element = ctx.inputType(1).getElementType();
+  } else {
+    const onnx::AttributeProto *to = ctx.attribute("to");
+    if (!to)
+      return ctx.error() << "attribute 'to' is missing";
+    element = elementTypeOf(*ctx.builder().getContext(), int32_t(to->i()));
+    if (!element)
+      return ctx.error() << "cannot cast to " << onnxTypeName(int32_t(to->i()))
+                         << ", which kiln does not support";
+  }
   Value input = ctx.input(0);
   // From opset 19, casts to float8 saturate by default: out-of-range values
   // become the largest finite value instead of NaN or infinity.

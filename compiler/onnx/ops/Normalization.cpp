@@ -41,8 +41,35 @@ LogicalResult convertLayerNormalization(NodeContext &ctx) {
                  ctx.named("epsilon", b.getF32FloatAttr(ctx.floatAttr("epsilon", 1e-5f)))});
 }
 
+namespace {
+
+/// Softmax of `x` along `axis`, or its logarithm: x - m - log(sum(exp(x -
+/// m))) with m the maximum, which neither overflows nor takes the log of an
+/// underflowed zero.
+std::optional<Value> normalize(NodeContext &ctx, Value x, int64_t axis, bool log) {
+  Builder &b = ctx.builder();
+  auto built = [](std::optional<SmallVector<Value>> values) -> std::optional<Value> {
+    return values ? std::optional<Value>(values->front()) : std::nullopt;
+  };
+  if (!log)
+    return built(ctx.create<SoftmaxOp>({x}, {ctx.named("axis", b.getI64IntegerAttr(axis))}));
+  SmallVector<NamedAttribute> along = {ctx.named("axes", b.getDenseI64ArrayAttr({axis})),
+                                       ctx.named("keepdims", b.getBoolAttr(true))};
+  std::optional<Value> max = built(ctx.create<ReduceMaxOp>({x}, along));
+  std::optional<Value> shifted = max ? built(ctx.create<SubOp>({x, *max})) : std::nullopt;
+  std::optional<Value> exp = shifted ? built(ctx.create<ExpOp>({*shifted})) : std::nullopt;
+  std::optional<Value> sum = exp ? built(ctx.create<ReduceSumOp>({*exp}, along)) : std::nullopt;
+  std::optional<Value> logSum = sum ? built(ctx.create<LogOp>({*sum})) : std::nullopt;
+  return logSum ? built(ctx.create<SubOp>({*shifted, *logSum})) : std::nullopt;
+}
+
+} // namespace
+
 LogicalResult convertSoftmax(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
+    return failure();
+  bool log = ctx.node().op_type() == "LogSoftmax";
+  if (log && failed(ctx.requireFloat(0)))
     return failure();
   RankedTensorType type = ctx.inputType(0);
   int64_t rank = type.getRank();
@@ -53,8 +80,13 @@ LogicalResult convertSoftmax(NodeContext &ctx) {
   if (!axis)
     return ctx.error() << "axis " << rawAxis << " is out of range for rank " << rank;
   Builder &b = ctx.builder();
-  if (ctx.opset() >= 13 || *axis == rank - 1)
-    return ctx.emit<SoftmaxOp>({ctx.input(0)}, {ctx.named("axis", b.getI64IntegerAttr(*axis))});
+  if (ctx.opset() >= 13 || *axis == rank - 1) {
+    std::optional<Value> result = normalize(ctx, ctx.input(0), *axis, log);
+    if (!result)
+      return failure();
+    ctx.setOutput(0, *result);
+    return success();
+  }
 
   auto rows = elementCount(type.getShape().take_front(*axis));
   auto columns = elementCount(type.getShape().drop_front(*axis));
@@ -64,11 +96,10 @@ LogicalResult convertSoftmax(NodeContext &ctx) {
       {ctx.input(0)}, {ctx.named("shape", b.getDenseI64ArrayAttr({*rows, *columns}))});
   if (!flat)
     return failure();
-  auto softmax =
-      ctx.create<SoftmaxOp>({flat->front()}, {ctx.named("axis", b.getI64IntegerAttr(1))});
-  if (!softmax)
+  std::optional<Value> normalized = normalize(ctx, flat->front(), 1, log);
+  if (!normalized)
     return failure();
-  return ctx.emit<ReshapeOp>({softmax->front()},
+  return ctx.emit<ReshapeOp>({*normalized},
                              {ctx.named("shape", b.getDenseI64ArrayAttr(type.getShape()))});
 }
 

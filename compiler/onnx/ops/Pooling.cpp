@@ -43,9 +43,11 @@ LogicalResult convertGlobalAveragePool(NodeContext &ctx) {
   return ctx.emit<GlobalAveragePoolOp>({ctx.input(0)});
 }
 
-LogicalResult convertReduce(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)))
-    return failure();
+namespace {
+
+/// The reduced axes, sorted and normalized; an empty list when the node
+/// reduces nothing (`noop_with_empty_axes`).
+std::optional<SmallVector<int64_t>> reducedAxes(NodeContext &ctx) {
   llvm::StringRef op = ctx.node().op_type();
   // Axes moved from an attribute to an optional input: ReduceSum in opset
   // 13, the other reductions in opset 18.
@@ -55,7 +57,7 @@ LogicalResult convertReduce(NodeContext &ctx) {
     if (ctx.hasInput(1)) {
       auto values = ctx.constantInts(1, "axes");
       if (!values)
-        return failure();
+        return std::nullopt;
       axes = *values;
     }
   } else if (auto values = ctx.intsAttr("axes")) {
@@ -64,31 +66,105 @@ LogicalResult convertReduce(NodeContext &ctx) {
 
   int64_t rank = ctx.inputType(0).getRank();
   if (axes.empty()) {
-    if (ctx.intAttr("noop_with_empty_axes", 0) != 0) {
-      ctx.setOutput(0, ctx.input(0));
-      return success();
-    }
+    if (ctx.intAttr("noop_with_empty_axes", 0) != 0)
+      return SmallVector<int64_t>();
     axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
   }
   for (int64_t &axis : axes) {
     std::optional<int64_t> normalized = normalizeAxis(axis, rank);
-    if (!normalized)
-      return ctx.error() << "axis " << axis << " is out of range for rank " << rank;
+    if (!normalized) {
+      ctx.error() << "axis " << axis << " is out of range for rank " << rank;
+      return std::nullopt;
+    }
     axis = *normalized;
   }
   llvm::sort(axes);
-  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
-    return ctx.error() << "axes repeat a dimension";
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
+    ctx.error() << "axes repeat a dimension";
+    return std::nullopt;
+  }
+  return axes;
+}
 
+/// A value or nothing, after the failure was reported.
+using Built = std::optional<SmallVector<Value>>;
+
+} // namespace
+
+LogicalResult convertReduce(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  llvm::StringRef op = ctx.node().op_type();
+  std::optional<SmallVector<int64_t>> axes = reducedAxes(ctx);
+  if (!axes)
+    return failure();
+  Value x = ctx.input(0);
+  bool keepdims = ctx.intAttr("keepdims", 1) != 0;
   Builder &b = ctx.builder();
-  SmallVector<NamedAttribute> attrs = {
-      ctx.named("axes", b.getDenseI64ArrayAttr(axes)),
-      ctx.named("keepdims", b.getBoolAttr(ctx.intAttr("keepdims", 1) != 0))};
+  auto attrs = [&](bool keep) -> SmallVector<NamedAttribute> {
+    return {ctx.named("axes", b.getDenseI64ArrayAttr(*axes)),
+            ctx.named("keepdims", b.getBoolAttr(keep))};
+  };
+  if (llvm::is_contained({"ReduceL2", "ReduceLogSum", "ReduceLogSumExp"}, op) &&
+      failed(ctx.requireFloat(0)))
+    return failure();
+
+  if (axes->empty()) {
+    // Nothing is reduced: the function of each element alone.
+    if (op == "ReduceSumSquare")
+      return ctx.emit<MulOp>({x, x});
+    if (op == "ReduceL1")
+      return ctx.emit<AbsOp>({x});
+    if (op == "ReduceL2")
+      return ctx.emit<AbsOp>({x});
+    if (op == "ReduceLogSum")
+      return ctx.emit<LogOp>({x});
+    ctx.setOutput(0, x);
+    return success();
+  }
   if (op == "ReduceMean")
-    return ctx.emit<ReduceMeanOp>({ctx.input(0)}, attrs);
+    return ctx.emit<ReduceMeanOp>({x}, attrs(keepdims));
   if (op == "ReduceSum")
-    return ctx.emit<ReduceSumOp>({ctx.input(0)}, attrs);
-  return ctx.emit<ReduceMaxOp>({ctx.input(0)}, attrs);
+    return ctx.emit<ReduceSumOp>({x}, attrs(keepdims));
+  if (op == "ReduceMax")
+    return ctx.emit<ReduceMaxOp>({x}, attrs(keepdims));
+
+  // The others are sums of a function of x, with a function of the sum.
+  if (op == "ReduceLogSumExp") {
+    // m + log(sum(exp(x - m))) with m the maximum: exp never overflows.
+    Built max = ctx.create<ReduceMaxOp>({x}, attrs(true));
+    Built shifted = max ? ctx.create<SubOp>({x, max->front()}) : std::nullopt;
+    Built exp = shifted ? ctx.create<ExpOp>({shifted->front()}) : std::nullopt;
+    Built sum = exp ? ctx.create<ReduceSumOp>({exp->front()}, attrs(true)) : std::nullopt;
+    Built log = sum ? ctx.create<LogOp>({sum->front()}) : std::nullopt;
+    Built result = log ? ctx.create<AddOp>({log->front(), max->front()}) : std::nullopt;
+    if (!result)
+      return failure();
+    if (keepdims) {
+      ctx.setOutput(0, result->front());
+      return success();
+    }
+    SmallVector<int64_t> shape;
+    for (auto [axis, size] : llvm::enumerate(ctx.inputType(0).getShape()))
+      if (!llvm::is_contained(*axes, int64_t(axis)))
+        shape.push_back(size);
+    return ctx.emit<ReshapeOp>({result->front()},
+                               {ctx.named("shape", b.getDenseI64ArrayAttr(shape))});
+  }
+  Built term = op == "ReduceL1"       ? ctx.create<AbsOp>({x})
+               : op == "ReduceLogSum" ? Built(SmallVector<Value>{x})
+                                      : ctx.create<MulOp>({x, x});
+  if (!term)
+    return failure();
+  if (op == "ReduceSumSquare" || op == "ReduceL1")
+    return ctx.emit<ReduceSumOp>({term->front()}, attrs(keepdims));
+  Built sum = ctx.create<ReduceSumOp>({term->front()}, attrs(keepdims));
+  if (!sum)
+    return failure();
+  if (op == "ReduceLogSum")
+    return ctx.emit<LogOp>({sum->front()});
+  assert(op == "ReduceL2" && "a reduction without a converter");
+  return ctx.emit<SqrtOp>({sum->front()});
 }
 
 } // namespace kiln
