@@ -142,6 +142,7 @@ std::optional<WindowAttrs> resolveWindow(NodeContext &ctx, llvm::ArrayRef<int64_
 mlir::LogicalResult convertElementwise(NodeContext &ctx);
 mlir::LogicalResult convertMath(NodeContext &ctx);
 mlir::LogicalResult convertVariadic(NodeContext &ctx);
+mlir::LogicalResult convertShrink(NodeContext &ctx);
 mlir::LogicalResult convertClip(NodeContext &ctx);
 mlir::LogicalResult convertCast(NodeContext &ctx);
 mlir::LogicalResult convertConv(NodeContext &ctx);
@@ -168,6 +169,8 @@ mlir::LogicalResult convertConstant(NodeContext &ctx);
 mlir::LogicalResult convertConstantOfShape(NodeContext &ctx);
 mlir::LogicalResult convertShape(NodeContext &ctx);
 mlir::LogicalResult convertSize(NodeContext &ctx);
+mlir::LogicalResult convertRange(NodeContext &ctx);
+mlir::LogicalResult convertEyeLike(NodeContext &ctx);
 mlir::LogicalResult convertIdentity(NodeContext &ctx);
 mlir::LogicalResult convertDropout(NodeContext &ctx);
 

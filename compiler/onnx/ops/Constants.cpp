@@ -9,6 +9,8 @@
 #include "compiler/onnx/Tensors.h"
 #include "dialects/kiln/Shapes.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace kiln {
@@ -107,6 +109,68 @@ LogicalResult convertSize(NodeContext &ctx) {
   int64_t count = *elementCount(ctx.inputType(0).getShape());
   return emitConstant(
       ctx, DenseElementsAttr::get(RankedTensorType::get({}, ctx.builder().getI64Type()), count));
+}
+
+namespace {
+
+/// The most elements Range and EyeLike fold into a constant: enough for
+/// position ids and masks, too few for a hostile model to exhaust memory.
+constexpr int64_t kMaxGeneratedElements = int64_t(1) << 20;
+
+/// `value` as an element of `type`.
+Attribute elementOf(Type type, double value) {
+  if (isa<FloatType>(type))
+    return FloatAttr::get(type, value);
+  return IntegerAttr::get(type, int64_t(value));
+}
+
+} // namespace
+
+LogicalResult convertRange(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(3)))
+    return failure();
+  std::optional<double> start = ctx.constantScalar(0, "the start");
+  std::optional<double> limit = start ? ctx.constantScalar(1, "the limit") : std::nullopt;
+  std::optional<double> delta = limit ? ctx.constantScalar(2, "the delta") : std::nullopt;
+  if (!delta)
+    return failure();
+  if (*delta == 0 || !std::isfinite(*start) || !std::isfinite(*limit) || !std::isfinite(*delta))
+    return ctx.error() << "start, limit and delta must be finite and delta non-zero";
+  double count = std::max(std::ceil((*limit - *start) / *delta), 0.0);
+  if (count > double(kMaxGeneratedElements))
+    return ctx.error() << "a range of " << count << " elements is not supported (at most "
+                       << kMaxGeneratedElements << ")";
+  Type element = ctx.inputType(0).getElementType();
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < int64_t(count); ++i)
+    values.push_back(elementOf(element, *start + double(i) * *delta));
+  return emitConstant(
+      ctx, DenseElementsAttr::get(RankedTensorType::get({int64_t(count)}, element), values));
+}
+
+LogicalResult convertEyeLike(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  RankedTensorType input = ctx.inputType(0);
+  if (input.getRank() != 2)
+    return ctx.error() << "expects a 2-D input, got " << input;
+  Type element = input.getElementType();
+  if (const onnx::AttributeProto *dtype = ctx.attribute("dtype")) {
+    element = elementTypeOf(*ctx.builder().getContext(), int32_t(dtype->i()));
+    if (!element)
+      return ctx.error() << "dtype " << onnxTypeName(int32_t(dtype->i())) << " is not supported";
+  }
+  int64_t rows = input.getDimSize(0), columns = input.getDimSize(1);
+  if (*elementCount(input.getShape()) > kMaxGeneratedElements)
+    return ctx.error() << "an EyeLike of " << rows << "x" << columns
+                       << " is not supported (at most " << kMaxGeneratedElements << " elements)";
+  // Ones on the k-th diagonal: column - row == k.
+  int64_t k = ctx.intAttr("k", 0);
+  SmallVector<Attribute> values;
+  for (int64_t row = 0; row < rows; ++row)
+    for (int64_t column = 0; column < columns; ++column)
+      values.push_back(elementOf(element, column - row == k ? 1.0 : 0.0));
+  return emitConstant(ctx, DenseElementsAttr::get(input.clone(element), values));
 }
 
 LogicalResult convertIdentity(NodeContext &ctx) {

@@ -155,6 +155,31 @@ LogicalResult convertMath(NodeContext &ctx) {
   return ctx.emit<MulOp>({ctx.input(0), tanh->front()});
 }
 
+LogicalResult convertShrink(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  // x + bias below -lambd, x - bias above lambd, 0 between.
+  Value x = ctx.input(0);
+  auto scalar = [&](double value) -> Value {
+    auto type = RankedTensorType::get({}, ctx.inputType(0).getElementType());
+    Attribute element = isa<FloatType>(type.getElementType())
+                            ? Attribute(FloatAttr::get(type.getElementType(), value))
+                            : Attribute(IntegerAttr::get(type.getElementType(), int64_t(value)));
+    return ConstantOp::create(ctx.builder(), ctx.loc(), type,
+                              DenseElementsAttr::get(type, element));
+  };
+  double lambd = ctx.floatAttr("lambd", 0.5f), bias = ctx.floatAttr("bias", 0.0f);
+  auto below = ctx.create<LessOp>({x, scalar(-lambd)});
+  auto above = below ? ctx.create<GreaterOp>({x, scalar(lambd)}) : std::nullopt;
+  auto raised = above ? ctx.create<AddOp>({x, scalar(bias)}) : std::nullopt;
+  auto lowered = raised ? ctx.create<SubOp>({x, scalar(bias)}) : std::nullopt;
+  auto outer =
+      lowered ? ctx.create<WhereOp>({above->front(), lowered->front(), scalar(0)}) : std::nullopt;
+  if (!outer)
+    return failure();
+  return ctx.emit<WhereOp>({below->front(), raised->front(), outer->front()});
+}
+
 LogicalResult convertVariadic(NodeContext &ctx) {
   llvm::StringRef op = ctx.node().op_type();
   if (ctx.node().input_size() < 1)
