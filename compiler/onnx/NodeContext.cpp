@@ -80,6 +80,18 @@ std::optional<double> NodeContext::constantScalar(int index, StringRef what) {
   return double(integer.getValue().getSExtValue());
 }
 
+Attribute elementAttr(Type element, double value) {
+  if (isa<FloatType>(element))
+    return FloatAttr::get(element, value);
+  return IntegerAttr::get(element, int64_t(value));
+}
+
+Value NodeContext::scalarConstant(Type element, double value) {
+  auto type = RankedTensorType::get({}, element);
+  return ConstantOp::create(builder_, loc_, type,
+                            DenseElementsAttr::get(type, elementAttr(element, value)));
+}
+
 const onnx::AttributeProto *NodeContext::attribute(StringRef name) const {
   for (const onnx::AttributeProto &attr : node_.attribute())
     if (attr.name() == name)

@@ -94,6 +94,10 @@ public:
     return builder_.getNamedAttr(name, value);
   }
 
+  /// A rank-0 kiln.constant of `element` holding `value` (truncated toward
+  /// zero for integers).
+  mlir::Value scalarConstant(mlir::Type element, double value);
+
 private:
   using InferFn = llvm::LogicalResult (*)(mlir::MLIRContext *, std::optional<mlir::Location>,
                                           mlir::ValueRange, mlir::DictionaryAttr,
@@ -113,6 +117,10 @@ private:
   const llvm::StringSet<> &consumed_;
   mlir::Location loc_;
 };
+
+/// `value` as an attribute of the integer or float type `element`
+/// (truncated toward zero for integers).
+mlir::Attribute elementAttr(mlir::Type element, double value);
 
 /// Converts one node; returns failure after reporting an error.
 using Converter = mlir::LogicalResult (*)(NodeContext &);

@@ -117,13 +117,6 @@ namespace {
 /// position ids and masks, too few for a hostile model to exhaust memory.
 constexpr int64_t kMaxGeneratedElements = int64_t(1) << 20;
 
-/// `value` as an element of `type`.
-Attribute elementOf(Type type, double value) {
-  if (isa<FloatType>(type))
-    return FloatAttr::get(type, value);
-  return IntegerAttr::get(type, int64_t(value));
-}
-
 } // namespace
 
 LogicalResult convertRange(NodeContext &ctx) {
@@ -143,7 +136,7 @@ LogicalResult convertRange(NodeContext &ctx) {
   Type element = ctx.inputType(0).getElementType();
   SmallVector<Attribute> values;
   for (int64_t i = 0; i < int64_t(count); ++i)
-    values.push_back(elementOf(element, *start + double(i) * *delta));
+    values.push_back(elementAttr(element, *start + double(i) * *delta));
   return emitConstant(
       ctx, DenseElementsAttr::get(RankedTensorType::get({int64_t(count)}, element), values));
 }
@@ -169,7 +162,7 @@ LogicalResult convertEyeLike(NodeContext &ctx) {
   SmallVector<Attribute> values;
   for (int64_t row = 0; row < rows; ++row)
     for (int64_t column = 0; column < columns; ++column)
-      values.push_back(elementOf(element, column - row == k ? 1.0 : 0.0));
+      values.push_back(elementAttr(element, column - row == k ? 1.0 : 0.0));
   return emitConstant(ctx, DenseElementsAttr::get(input.clone(element), values));
 }
 

@@ -160,13 +160,8 @@ LogicalResult convertShrink(NodeContext &ctx) {
     return failure();
   // x + bias below -lambd, x - bias above lambd, 0 between.
   Value x = ctx.input(0);
-  auto scalar = [&](double value) -> Value {
-    auto type = RankedTensorType::get({}, ctx.inputType(0).getElementType());
-    Attribute element = isa<FloatType>(type.getElementType())
-                            ? Attribute(FloatAttr::get(type.getElementType(), value))
-                            : Attribute(IntegerAttr::get(type.getElementType(), int64_t(value)));
-    return ConstantOp::create(ctx.builder(), ctx.loc(), type,
-                              DenseElementsAttr::get(type, element));
+  auto scalar = [&](double value) {
+    return ctx.scalarConstant(ctx.inputType(0).getElementType(), value);
   };
   double lambd = ctx.floatAttr("lambd", 0.5f), bias = ctx.floatAttr("bias", 0.0f);
   auto below = ctx.create<LessOp>({x, scalar(-lambd)});
@@ -202,10 +197,9 @@ LogicalResult convertVariadic(NodeContext &ctx) {
   if (op == "Mean") {
     if (failed(ctx.requireFloat(0)))
       return failure();
-    auto type = RankedTensorType::get({}, ctx.inputType(0).getElementType());
-    auto count = DenseElementsAttr::get(
-        type, FloatAttr::get(type.getElementType(), double(ctx.node().input_size())));
-    return ctx.emit<DivOp>({result, ConstantOp::create(ctx.builder(), ctx.loc(), type, count)});
+    Value count =
+        ctx.scalarConstant(ctx.inputType(0).getElementType(), double(ctx.node().input_size()));
+    return ctx.emit<DivOp>({result, count});
   }
   ctx.setOutput(0, result);
   return success();
