@@ -119,7 +119,12 @@ struct AssignPrecision : impl::AssignPrecisionBase<AssignPrecision> {
       return;
 
     for (Operation *op : products) {
-      if (isKept(op))
+      // The reduced formats stand in for f32: products of f64 (or of any
+      // other type) keep theirs.
+      auto isF32 = [&](unsigned index) {
+        return cast<RankedTensorType>(op->getOperand(index).getType()).getElementType().isF32();
+      };
+      if (isKept(op) || !isF32(0) || !isF32(1))
         continue;
       op->setAttr(kPrecisionAttr, StringAttr::get(&getContext(), precisionName(*format)));
       SmallVector<float> scales;

@@ -179,6 +179,17 @@ def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
   ];
 }
 
+def DropEmptyBuffers : Pass<"kiln-drop-empty-buffers", "mlir::func::FuncOp"> {
+  let summary = "Removes kernels over buffers without elements, and flattens such arguments";
+  let description = [{
+    A linalg op with a buffer of no elements iterates over nothing: it
+    goes. An argument of no elements that nothing uses any more becomes
+    `memref<0xT>`: LLVM's lowering cannot describe an identity layout with
+    a zero stride (a 3x0x5 buffer), and the runtime passes a pointer all
+    the same. The manifest keeps the declared shapes.
+  }];
+}
+
 def ListKernels : Pass<"kiln-list-kernels", "mlir::ModuleOp"> {
   let summary = "Records @main's kernels, in order, for the artifact's manifest";
   let description = [{

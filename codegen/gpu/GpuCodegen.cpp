@@ -29,6 +29,7 @@ void buildGpuKernelPipeline(mlir::OpPassManager &pm, const TargetFeatures &featu
     functions.addPass(createWarpRowReductions());
   functions.addPass(createSharedTransposes());
   pm.addPass(createPlanMemory());
+  pm.addNestedPass<mlir::func::FuncOp>(createDropEmptyBuffers());
   pm.addPass(createListKernels());
   mlir::OpPassManager &loops = pm.nest<mlir::func::FuncOp>();
   loops.addPass(createPrepareGpuLoops());

@@ -82,6 +82,7 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   pm.addNestedPass<mlir::func::FuncOp>(createFuseRows());
   pm.addNestedPass<mlir::func::FuncOp>(createVectorizeContractions(vectorize));
   pm.addPass(createPlanMemory());
+  pm.addNestedPass<mlir::func::FuncOp>(createDropEmptyBuffers());
   pm.addPass(createListKernels());
   pm.addPass(createMarkKernelEnds());
   pm.addPass(mlir::createCanonicalizerPass());

@@ -66,6 +66,13 @@ TypedAttr lowestValue(Type type) {
   return IntegerAttr::get(type, width == 1 ? APInt(1, 0) : APInt::getSignedMinValue(width));
 }
 
+TypedAttr highestValue(Type type) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return FloatAttr::get(type, APFloat::getInf(floatType.getFloatSemantics(), false));
+  unsigned width = type.getIntOrFloatBitWidth();
+  return IntegerAttr::get(type, width == 1 ? APInt(1, 1) : APInt::getSignedMaxValue(width));
+}
+
 Value both(OpBuilder &b, Location loc, Value all, Value next) {
   return all ? arith::AndIOp::create(b, loc, all, next).getResult() : next;
 }
@@ -164,6 +171,31 @@ Value reshape(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape) 
   return tensor::ExpandShapeOp::create(b, loc, target, flat, ArrayRef<ReassociationIndices>{all});
 }
 
+namespace {
+
+/// One step of a reduction of `kind`: the accumulated `acc` and `x`.
+Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value acc) {
+  bool isFloat = isa<FloatType>(x.getType());
+  switch (kind) {
+  case ReduceKind::Max:
+    return isFloat ? arith::MaximumFOp::create(b, loc, x, acc).getResult()
+                   : arith::MaxSIOp::create(b, loc, x, acc).getResult();
+  case ReduceKind::Min:
+    return isFloat ? arith::MinimumFOp::create(b, loc, x, acc).getResult()
+                   : arith::MinSIOp::create(b, loc, x, acc).getResult();
+  case ReduceKind::Prod:
+    return isFloat ? arith::MulFOp::create(b, loc, x, acc).getResult()
+                   : arith::MulIOp::create(b, loc, x, acc).getResult();
+  case ReduceKind::Sum:
+  case ReduceKind::Mean:
+    break;
+  }
+  return isFloat ? arith::AddFOp::create(b, loc, x, acc).getResult()
+                 : arith::AddIOp::create(b, loc, x, acc).getResult();
+}
+
+} // namespace
+
 Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes, bool keepdims,
              ReduceKind kind) {
   auto type = cast<RankedTensorType>(value.getType());
@@ -184,8 +216,14 @@ Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes, bo
     keptShape.push_back(type.getDimSize(d));
   }
   auto outType = RankedTensorType::get(keptShape, element);
-  TypedAttr identity =
-      kind == ReduceKind::Max ? lowestValue(element) : cast<TypedAttr>(b.getZeroAttr(element));
+  TypedAttr identity = cast<TypedAttr>(b.getZeroAttr(element));
+  if (kind == ReduceKind::Max)
+    identity = lowestValue(element);
+  else if (kind == ReduceKind::Min)
+    identity = highestValue(element);
+  else if (kind == ReduceKind::Prod)
+    identity = isa<FloatType>(element) ? cast<TypedAttr>(b.getFloatAttr(element, 1.0))
+                                       : b.getIntegerAttr(element, 1);
   Value init = filled(b, loc, outType, identity);
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(type.getRank()),
                                  AffineMap::get(type.getRank(), 0, outExprs, context)};
@@ -194,15 +232,7 @@ Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes, bo
       linalg::GenericOp::create(
           b, loc, TypeRange{outType}, ValueRange{value}, ValueRange{init}, maps, iterators,
           [&](OpBuilder &nested, Location l, ValueRange args) {
-            Value combined;
-            if (kind == ReduceKind::Max)
-              combined = isFloat
-                             ? arith::MaximumFOp::create(nested, l, args[0], args[1]).getResult()
-                             : arith::MaxSIOp::create(nested, l, args[0], args[1]).getResult();
-            else
-              combined = isFloat ? arith::AddFOp::create(nested, l, args[0], args[1]).getResult()
-                                 : arith::AddIOp::create(nested, l, args[0], args[1]).getResult();
-            linalg::YieldOp::create(nested, l, combined);
+            linalg::YieldOp::create(nested, l, combine(nested, l, kind, args[0], args[1]));
           })
           .getResult(0);
 

@@ -38,6 +38,9 @@ mlir::Value scalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type, doub
 /// The smallest value of an element type (-inf for floats), the identity of
 /// a maximum.
 mlir::TypedAttr lowestValue(mlir::Type type);
+/// The largest value of an element type (+inf for floats), the identity of
+/// a minimum.
+mlir::TypedAttr highestValue(mlir::Type type);
 
 /// `value` reshaped to `shape` (the same elements in row-major order),
 /// through tensor.collapse_shape and tensor.expand_shape.
@@ -80,10 +83,11 @@ mlir::Value windowed(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorT
                      llvm::ArrayRef<int64_t> window, llvm::ArrayRef<mlir::TypedAttr> start,
                      WindowStep step, WindowFinish finish);
 
-enum class ReduceKind { Sum, Max, Mean };
+enum class ReduceKind { Sum, Prod, Max, Min, Mean };
 
 /// Reduces `value` over sorted `axes`, keeping them as size 1 when
 /// `keepdims`. Accumulates in the element type; Mean divides at the end.
+/// Integer Max and Min compare signed.
 mlir::Value reduce(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                    llvm::ArrayRef<int64_t> axes, bool keepdims, ReduceKind kind);
 

@@ -5,6 +5,7 @@
 #include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
@@ -35,6 +36,19 @@ Value gatherElements(
 
 Value indexConstant(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+/// An ONNX index (i32 or i64) as an index into a dimension of `size`:
+/// negative counts from the end, and out of range is clamped, so no input
+/// can make a kernel read outside its tensor.
+Value clampedIndex(OpBuilder &b, Location loc, Value index, int64_t size) {
+  index = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
+  Value zero = indexConstant(b, loc, 0);
+  Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  index = arith::SelectOp::create(
+      b, loc, negative, arith::AddIOp::create(b, loc, index, indexConstant(b, loc, size)), index);
+  index = arith::MaxSIOp::create(b, loc, index, zero);
+  return arith::MinSIOp::create(b, loc, index, indexConstant(b, loc, size - 1));
 }
 
 struct ReshapeToTensor : OpRewritePattern<ReshapeOp> {
@@ -127,9 +141,7 @@ struct SliceToTensor : OpRewritePattern<SliceOp> {
   }
 };
 
-/// Gather: out[outer, idx..., inner] = in[outer, indices[idx...], inner]. A
-/// negative index counts from the end; an index out of range is clamped, so
-/// no input can make a kernel read outside its tensor.
+/// Gather: out[outer, idx..., inner] = in[outer, indices[idx...], inner].
 struct GatherToLinalg : OpRewritePattern<GatherOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GatherOp op, PatternRewriter &rewriter) const override {
@@ -143,22 +155,186 @@ struct GatherToLinalg : OpRewritePattern<GatherOp> {
       indexExprs.push_back(getAffineDimExpr(axis + i, context));
     AffineMap indexMap = AffineMap::get(type.getRank(), 0, indexExprs, context);
     rewriter.replaceOp(
-        op, gatherElements(
-                rewriter, op.getLoc(), type, op.getIndices(), {indexMap}, op.getInput(),
-                [&](OpBuilder &b, Location l, ValueRange loops, ValueRange args) {
-                  Value index = arith::IndexCastOp::create(b, l, b.getIndexType(), args[0]);
-                  Value size = indexConstant(b, l, axisSize);
-                  Value negative = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, index,
-                                                         indexConstant(b, l, 0));
-                  index = arith::SelectOp::create(b, l, negative,
-                                                  arith::AddIOp::create(b, l, index, size), index);
-                  index = arith::MaxSIOp::create(b, l, index, indexConstant(b, l, 0));
-                  index = arith::MinSIOp::create(b, l, index, indexConstant(b, l, axisSize - 1));
-                  SmallVector<Value> indices(loops.take_front(axis));
-                  indices.push_back(index);
-                  llvm::append_range(indices, loops.drop_front(axis + indexRank));
-                  return indices;
-                }));
+        op, gatherElements(rewriter, op.getLoc(), type, op.getIndices(), {indexMap}, op.getInput(),
+                           [&](OpBuilder &b, Location l, ValueRange loops, ValueRange args) {
+                             SmallVector<Value> indices(loops.take_front(axis));
+                             indices.push_back(clampedIndex(b, l, args[0], axisSize));
+                             llvm::append_range(indices, loops.drop_front(axis + indexRank));
+                             return indices;
+                           }));
+    return success();
+  }
+};
+
+/// GatherElements: out[p] = in[p with its axis coordinate = indices[p]].
+struct GatherElementsToLinalg : OpRewritePattern<GatherElementsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherElementsOp op, PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    int64_t axis = int64_t(op.getAxis());
+    int64_t axisSize = op.getInput().getType().getDimSize(axis);
+    rewriter.replaceOp(
+        op, gatherElements(rewriter, op.getLoc(), type, op.getIndices(),
+                           {rewriter.getMultiDimIdentityMap(type.getRank())}, op.getInput(),
+                           [&](OpBuilder &b, Location l, ValueRange loops, ValueRange args) {
+                             SmallVector<Value> indices(loops);
+                             indices[axis] = clampedIndex(b, l, args[0], axisSize);
+                             return indices;
+                           }));
+    return success();
+  }
+};
+
+/// GatherND: out[b, i, rest] = in[b, indices[b, i, 0..q), rest], each tuple
+/// entry read from `indices` in the body.
+struct GatherNDToLinalg : OpRewritePattern<GatherNDOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherNDOp op, PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    ArrayRef<int64_t> inShape = op.getInput().getType().getShape();
+    int64_t batchDims = int64_t(op.getBatchDims());
+    int64_t indexRank = op.getIndices().getType().getRank();
+    int64_t tuple = op.getIndices().getType().getShape().back();
+    Value indicesTensor = op.getIndices();
+    rewriter.replaceOp(
+        op, gatherElements(rewriter, op.getLoc(), type, {}, {}, op.getInput(),
+                           [&](OpBuilder &b, Location l, ValueRange loops, ValueRange) {
+                             // loops: the index tuple's position (indexRank - 1
+                             // dimensions, batch first), then the rest.
+                             SmallVector<Value> at(loops.take_front(indexRank - 1));
+                             SmallVector<Value> indices(loops.take_front(batchDims));
+                             at.push_back(Value());
+                             for (int64_t k = 0; k < tuple; ++k) {
+                               at.back() = indexConstant(b, l, k);
+                               Value entry = tensor::ExtractOp::create(b, l, indicesTensor, at);
+                               indices.push_back(clampedIndex(b, l, entry, inShape[batchDims + k]));
+                             }
+                             llvm::append_range(indices, loops.drop_front(indexRank - 1));
+                             return indices;
+                           }));
+    return success();
+  }
+};
+
+/// Combines what a scatter finds at a position with an update.
+Value combineUpdate(OpBuilder &b, Location loc, StringRef reduction, Value current, Value update) {
+  bool isFloat = isa<FloatType>(update.getType());
+  if (reduction == "add")
+    return isFloat ? arith::AddFOp::create(b, loc, current, update).getResult()
+                   : arith::AddIOp::create(b, loc, current, update).getResult();
+  if (reduction == "mul")
+    return isFloat ? arith::MulFOp::create(b, loc, current, update).getResult()
+                   : arith::MulIOp::create(b, loc, current, update).getResult();
+  if (reduction == "max")
+    return isFloat ? arith::MaximumFOp::create(b, loc, current, update).getResult()
+                   : arith::MaxSIOp::create(b, loc, current, update).getResult();
+  if (reduction == "min")
+    return isFloat ? arith::MinimumFOp::create(b, loc, current, update).getResult()
+                   : arith::MinSIOp::create(b, loc, current, update).getResult();
+  return update;
+}
+
+/// A scatter as a gather: each output element starts from `data` and
+/// loops over the `count` updates that could land on it; `step` gets the
+/// output position and an update's number and returns whether the update
+/// lands there and its value.
+Value scatterInto(
+    OpBuilder &b, Location loc, Value data, StringRef reduction,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> count,
+    function_ref<std::pair<Value, Value>(OpBuilder &, Location, ValueRange, Value)> step) {
+  auto type = cast<RankedTensorType>(data.getType());
+  return elementwise(
+      b, loc, type, ValueRange{data}, [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        SmallVector<Value> at;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          at.push_back(linalg::IndexOp::create(nb, l, d));
+        auto loop = scf::ForOp::create(
+            nb, l, indexConstant(nb, l, 0), count(nb, l, at), indexConstant(nb, l, 1),
+            ValueRange{args[0]}, [&](OpBuilder &inner, Location, Value u, ValueRange carried) {
+              auto [lands, update] = step(inner, l, at, u);
+              Value combined = combineUpdate(inner, l, reduction, carried[0], update);
+              scf::YieldOp::create(
+                  inner, l,
+                  ValueRange{arith::SelectOp::create(inner, l, lands, combined, carried[0])});
+            });
+        return loop.getResult(0);
+      });
+}
+
+/// ScatterElements: output position p takes the updates at positions that
+/// share p's coordinates but along the axis, where the index names p's.
+struct ScatterElementsToLinalg : OpRewritePattern<ScatterElementsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScatterElementsOp op, PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    ArrayRef<int64_t> indexShape = op.getIndices().getType().getShape();
+    int64_t axis = int64_t(op.getAxis()), axisSize = type.getDimSize(axis);
+    Value indices = op.getIndices(), updates = op.getUpdates();
+    rewriter.replaceOp(
+        op,
+        scatterInto(
+            rewriter, op.getLoc(), op.getData(), op.getReduction(),
+            [&](OpBuilder &b, Location l, ValueRange at) -> Value {
+              // No update reaches a position outside the indices' extent.
+              Value inside;
+              for (int64_t d = 0; d < type.getRank(); ++d)
+                if (d != axis)
+                  inside = both(b, l, inside,
+                                arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, at[d],
+                                                      indexConstant(b, l, indexShape[d])));
+              Value count = indexConstant(b, l, indexShape[axis]);
+              return inside ? arith::SelectOp::create(b, l, inside, count, indexConstant(b, l, 0))
+                                  .getResult()
+                            : count;
+            },
+            [&](OpBuilder &b, Location l, ValueRange at, Value u) {
+              SmallVector<Value> from(at);
+              from[axis] = u;
+              Value target =
+                  clampedIndex(b, l, tensor::ExtractOp::create(b, l, indices, from), axisSize);
+              Value lands = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, target, at[axis]);
+              return std::pair<Value, Value>(lands, tensor::ExtractOp::create(b, l, updates, from));
+            }));
+    return success();
+  }
+};
+
+/// ScatterND: output position p takes every update slice whose index tuple
+/// names p's leading coordinates.
+struct ScatterNDToLinalg : OpRewritePattern<ScatterNDOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScatterNDOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    ArrayRef<int64_t> indexShape = op.getIndices().getType().getShape();
+    int64_t tuple = indexShape.back(), tuples = 1;
+    for (int64_t size : indexShape.drop_back())
+      tuples *= size;
+    // Indices as [tuples, q] and updates as [tuples, rest...].
+    Value indices = reshape(rewriter, loc, op.getIndices(), {tuples, tuple});
+    SmallVector<int64_t> updateShape = {tuples};
+    llvm::append_range(updateShape, type.getShape().drop_front(tuple));
+    Value updates = reshape(rewriter, loc, op.getUpdates(), updateShape);
+    rewriter.replaceOp(
+        op,
+        scatterInto(
+            rewriter, loc, op.getData(), op.getReduction(),
+            [&](OpBuilder &b, Location l, ValueRange) -> Value {
+              return indexConstant(b, l, tuples);
+            },
+            [&](OpBuilder &b, Location l, ValueRange at, Value u) {
+              Value lands;
+              for (int64_t k = 0; k < tuple; ++k) {
+                Value entry =
+                    tensor::ExtractOp::create(b, l, indices, ValueRange{u, indexConstant(b, l, k)});
+                Value target = clampedIndex(b, l, entry, type.getDimSize(k));
+                lands = both(b, l, lands,
+                             arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, target, at[k]));
+              }
+              SmallVector<Value> from = {u};
+              llvm::append_range(from, at.drop_front(tuple));
+              return std::pair<Value, Value>(lands, tensor::ExtractOp::create(b, l, updates, from));
+            }));
     return success();
   }
 };
@@ -231,7 +407,8 @@ struct PadToTensor : OpRewritePattern<PadOp> {
 
 void populateDataMovementKernels(RewritePatternSet &patterns) {
   patterns.add<ReshapeToTensor, TransposeToLinalg, ConcatToTensor, SplitToTensor, SliceToTensor,
-               GatherToLinalg, PadToTensor>(patterns.getContext());
+               GatherToLinalg, GatherElementsToLinalg, GatherNDToLinalg, ScatterElementsToLinalg,
+               ScatterNDToLinalg, PadToTensor>(patterns.getContext());
 }
 
 } // namespace kiln

@@ -409,7 +409,8 @@ void populateElementwiseKernels(RewritePatternSet &patterns) {
   add<NotOp>(
       patterns,
       [](NotOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
-        return arith::XOrIOp::create(b, loc, args[0], scalar(b, loc, args[0].getType(), 1.0));
+        // All ones: true for i1, every bit for wider integers.
+        return arith::XOrIOp::create(b, loc, args[0], scalar(b, loc, args[0].getType(), -1.0));
       },
       /*floatOnly=*/false);
   add<ModOp>(

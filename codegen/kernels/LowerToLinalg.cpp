@@ -5,6 +5,7 @@
 #include "codegen/kernels/Kernels.h"
 #include "dialects/kiln/KilnDialect.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
@@ -14,11 +15,18 @@ namespace kiln {
 
 namespace {
 
-/// Weights become arith.constant, which bufferization places in memory.
+/// Weights become arith.constant, which bufferization places in memory; a
+/// constant without elements is only a shape (no zero-byte weight).
 struct ConstantToArith : mlir::OpRewritePattern<ConstantOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(ConstantOp op,
                                       mlir::PatternRewriter &rewriter) const override {
+    mlir::RankedTensorType type = op.getType();
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOpWithNewOp<mlir::tensor::EmptyOp>(op, type.getShape(),
+                                                         type.getElementType());
+      return mlir::success();
+    }
     rewriter.replaceOpWithNewOp<mlir::arith::ConstantOp>(
         op, op.getType(), mlir::cast<mlir::TypedAttr>(op.getValue()));
     return mlir::success();

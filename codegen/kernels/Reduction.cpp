@@ -78,6 +78,118 @@ rowStatistics(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes, u
   return generic.getResults();
 }
 
+/// ArgMax/ArgMin: one kernel over the rows, each element walking its row
+/// from the first element, keeping the best value and its index. A NaN beats
+/// every number, as in NumPy.
+template <typename OpT, bool isMax> struct ArgReduceToLinalg : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = op.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    Type element = inputType.getElementType();
+    if (!isa<FloatType>(element) && !element.isSignlessInteger())
+      return rewriter.notifyMatchFailure(op, "element type without a kernel");
+    int64_t axis = int64_t(op.getAxis()), rank = inputType.getRank();
+    bool last = op.getSelectLastIndex();
+    SmallVector<int64_t> rowShape(inputType.getShape());
+    rowShape[axis] = 1;
+    Type i64 = rewriter.getI64Type();
+    auto rowType = RankedTensorType::get(rowShape, i64);
+    Value init = tensor::EmptyOp::create(rewriter, loc, rowShape, i64);
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    auto better = [&](OpBuilder &b, Value x, Value best) -> Value {
+      if (auto floatType = dyn_cast<FloatType>(element)) {
+        using P = arith::CmpFPredicate;
+        Value wins = arith::CmpFOp::create(
+            b, loc, isMax ? (last ? P::OGE : P::OGT) : (last ? P::OLE : P::OLT), x, best);
+        Value xNaN = arith::CmpFOp::create(b, loc, P::UNO, x, x);
+        if (!last) {
+          Value bestNaN = arith::CmpFOp::create(b, loc, P::UNO, best, best);
+          Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
+          xNaN = arith::AndIOp::create(b, loc, xNaN, arith::XOrIOp::create(b, loc, bestNaN, one));
+        }
+        return arith::OrIOp::create(b, loc, wins, xNaN);
+      }
+      using P = arith::CmpIPredicate;
+      return arith::CmpIOp::create(
+          b, loc, isMax ? (last ? P::sge : P::sgt) : (last ? P::sle : P::slt), x, best);
+    };
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{rowType}, ValueRange{}, ValueRange{init},
+        rewriter.getMultiDimIdentityMap(rank), iterators,
+        [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> at;
+          for (int64_t d = 0; d < rank; ++d)
+            at.push_back(linalg::IndexOp::create(b, l, d));
+          Value first = tensor::ExtractOp::create(b, l, input, at);
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          auto loop = scf::ForOp::create(
+              b, l, arith::ConstantIndexOp::create(b, l, 1),
+              arith::ConstantIndexOp::create(b, l, inputType.getDimSize(axis)),
+              arith::ConstantIndexOp::create(b, l, 1), ValueRange{first, zero},
+              [&](OpBuilder &inner, Location, Value i, ValueRange carried) {
+                at[axis] = i;
+                Value x = tensor::ExtractOp::create(inner, l, input, at);
+                Value wins = better(inner, x, carried[0]);
+                scf::YieldOp::create(
+                    inner, l,
+                    ValueRange{arith::SelectOp::create(inner, l, wins, x, carried[0]),
+                               arith::SelectOp::create(inner, l, wins, i, carried[1])});
+              });
+          linalg::YieldOp::create(
+              b, l, arith::IndexCastOp::create(b, l, i64, loop.getResult(1)).getResult());
+        });
+    Value result = generic.getResult(0);
+    if (!op.getKeepdims())
+      result = reshape(rewriter, loc, result, op.getType().getShape());
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// CumSum: each element sums its prefix (or suffix) of the row in a loop.
+struct CumSumToLinalg : OpRewritePattern<CumSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CumSumOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Type element = type.getElementType();
+    if (!isa<FloatType>(element) && !element.isSignlessInteger())
+      return rewriter.notifyMatchFailure(op, "element type without a kernel");
+    int64_t axis = int64_t(op.getAxis());
+    bool exclusive = op.getExclusive(), reverse = op.getReverse();
+    Value input = op.getInput();
+    rewriter.replaceOp(
+        op,
+        elementwise(
+            rewriter, loc, type, ValueRange{}, [&](OpBuilder &b, Location l, ValueRange) -> Value {
+              SmallVector<Value> at;
+              for (int64_t d = 0; d < type.getRank(); ++d)
+                at.push_back(linalg::IndexOp::create(b, l, d));
+              Value i = at[axis];
+              Value one = arith::ConstantIndexOp::create(b, l, 1);
+              Value n = arith::ConstantIndexOp::create(b, l, type.getDimSize(axis));
+              Value zero = arith::ConstantIndexOp::create(b, l, 0);
+              Value next = arith::AddIOp::create(b, l, i, one);
+              Value lower = reverse ? (exclusive ? next : i) : zero;
+              Value upper = reverse ? n : (exclusive ? i : next);
+              auto loop = scf::ForOp::create(
+                  b, l, lower, upper, one, ValueRange{scalar(b, l, element, 0.0)},
+                  [&](OpBuilder &inner, Location, Value j, ValueRange carried) {
+                    at[axis] = j;
+                    Value x = tensor::ExtractOp::create(inner, l, input, at);
+                    Value sum = isa<FloatType>(element)
+                                    ? arith::AddFOp::create(inner, l, carried[0], x).getResult()
+                                    : arith::AddIOp::create(inner, l, carried[0], x).getResult();
+                    scf::YieldOp::create(inner, l, sum);
+                  });
+              return loop.getResult(0);
+            }));
+    return success();
+  }
+};
+
 /// Softmax in two kernels: each row's maximum and sum of exp(x - max) in
 /// one pass over the row each, then exp(x - max) / sum.
 struct SoftmaxToLinalg : OpRewritePattern<SoftmaxOp> {
@@ -297,9 +409,11 @@ void populateReductionKernels(RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
   patterns.add<
       ReduceToLinalg<ReduceSumOp, ReduceKind::Sum>, ReduceToLinalg<ReduceMaxOp, ReduceKind::Max>,
-      ReduceToLinalg<ReduceMeanOp, ReduceKind::Mean>, GlobalAveragePoolToLinalg, SoftmaxToLinalg,
-      LayerNormToLinalg, PoolToLinalg<MaxPoolOp, true>, PoolToLinalg<AveragePoolOp, false>>(
-      context);
+      ReduceToLinalg<ReduceMinOp, ReduceKind::Min>, ReduceToLinalg<ReduceProdOp, ReduceKind::Prod>,
+      ReduceToLinalg<ReduceMeanOp, ReduceKind::Mean>, ArgReduceToLinalg<ArgMaxOp, true>,
+      ArgReduceToLinalg<ArgMinOp, false>, CumSumToLinalg, GlobalAveragePoolToLinalg,
+      SoftmaxToLinalg, LayerNormToLinalg, PoolToLinalg<MaxPoolOp, true>,
+      PoolToLinalg<AveragePoolOp, false>>(context);
 }
 
 } // namespace kiln

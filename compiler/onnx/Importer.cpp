@@ -2,6 +2,7 @@
 
 #include "compiler/onnx/Importer.h"
 
+#include "compiler/onnx/Functions.h"
 #include "compiler/onnx/NodeContext.h"
 #include "compiler/onnx/Tensors.h"
 #include "compiler/onnx/Upgrade.h"
@@ -317,6 +318,11 @@ OwningOpRef<ModuleOp> Importer::run() {
       (void)checkOperators();
     return nullptr;
   }
+  if (std::optional<std::string> why =
+          expandFunctions(model_, opset_, [](const onnx::NodeProto &node) {
+            return findOperator(node.op_type()) != nullptr;
+          }))
+    return (error() << *why), nullptr;
   if (failed(checkOperators()) || failed(orderNodes()))
     return nullptr;
 

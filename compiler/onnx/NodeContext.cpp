@@ -63,6 +63,20 @@ std::optional<SmallVector<int64_t>> NodeContext::constantInts(int index, StringR
   return values;
 }
 
+std::optional<SmallVector<double>> NodeContext::constantFloats(int index, StringRef what) {
+  DenseElementsAttr attr;
+  if (!hasInput(index) || !matchPattern(input(index), m_Constant(&attr)) ||
+      !isa<FloatType>(attr.getElementType())) {
+    error() << what << " (input " << index
+            << ") must be a constant float tensor that kiln can compute when compiling";
+    return std::nullopt;
+  }
+  SmallVector<double> values;
+  for (const APFloat &value : attr.getValues<APFloat>())
+    values.push_back(value.convertToDouble());
+  return values;
+}
+
 std::optional<double> NodeContext::constantScalar(int index, StringRef what) {
   DenseElementsAttr attr;
   if (!hasInput(index) || !matchPattern(input(index), m_Constant(&attr)) ||
@@ -88,8 +102,15 @@ Attribute elementAttr(Type element, double value) {
 
 Value NodeContext::scalarConstant(Type element, double value) {
   auto type = RankedTensorType::get({}, element);
-  return ConstantOp::create(builder_, loc_, type,
-                            DenseElementsAttr::get(type, elementAttr(element, value)));
+  return constant(DenseElementsAttr::get(type, elementAttr(element, value)));
+}
+
+Value NodeContext::constant(ElementsAttr value) {
+  return ConstantOp::create(builder_, loc_, value.getShapedType(), value);
+}
+
+Value NodeContext::reshape(Value value, ArrayRef<int64_t> shape) {
+  return make<ReshapeOp>({value}, {named("shape", builder_.getDenseI64ArrayAttr(shape))});
 }
 
 const onnx::AttributeProto *NodeContext::attribute(StringRef name) const {

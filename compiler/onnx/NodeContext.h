@@ -52,6 +52,8 @@ public:
   /// The values of a constant integer input (axes, shape, pads, ...);
   /// reports an error naming `what` when it is not a constant.
   std::optional<llvm::SmallVector<int64_t>> constantInts(int index, llvm::StringRef what);
+  /// The values of a constant float input (Resize's scales), as doubles.
+  std::optional<llvm::SmallVector<double>> constantFloats(int index, llvm::StringRef what);
   /// The single value of a constant scalar input (Clip's bounds, ...).
   std::optional<double> constantScalar(int index, llvm::StringRef what);
 
@@ -90,6 +92,18 @@ public:
     return mlir::success();
   }
 
+  /// The one-result form of create for composites: the op's result, or
+  /// null after reporting why it is invalid.
+  template <typename OpT>
+  mlir::Value make(mlir::ValueRange operands,
+                   llvm::ArrayRef<mlir::NamedAttribute> attributes = {}) {
+    auto results = create<OpT>(operands, attributes);
+    return results ? results->front() : mlir::Value();
+  }
+
+  /// `value` in a new shape (a kiln.reshape), or null after an error.
+  mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape);
+
   mlir::NamedAttribute named(llvm::StringRef name, mlir::Attribute value) {
     return builder_.getNamedAttr(name, value);
   }
@@ -97,6 +111,8 @@ public:
   /// A rank-0 kiln.constant of `element` holding `value` (truncated toward
   /// zero for integers).
   mlir::Value scalarConstant(mlir::Type element, double value);
+  /// A kiln.constant holding `value`.
+  mlir::Value constant(mlir::ElementsAttr value);
 
 private:
   using InferFn = llvm::LogicalResult (*)(mlir::MLIRContext *, std::optional<mlir::Location>,
@@ -154,14 +170,24 @@ mlir::LogicalResult convertShrink(NodeContext &ctx);
 mlir::LogicalResult convertClip(NodeContext &ctx);
 mlir::LogicalResult convertCast(NodeContext &ctx);
 mlir::LogicalResult convertConv(NodeContext &ctx);
+mlir::LogicalResult convertConvTranspose(NodeContext &ctx);
 mlir::LogicalResult convertGemm(NodeContext &ctx);
+mlir::LogicalResult convertEinsum(NodeContext &ctx);
 mlir::LogicalResult convertMatMul(NodeContext &ctx);
 mlir::LogicalResult convertBatchNormalization(NodeContext &ctx);
 mlir::LogicalResult convertLayerNormalization(NodeContext &ctx);
+mlir::LogicalResult convertInstanceNormalization(NodeContext &ctx);
+mlir::LogicalResult convertGroupNormalization(NodeContext &ctx);
+mlir::LogicalResult convertLpNormalization(NodeContext &ctx);
+mlir::LogicalResult convertMeanVarianceNormalization(NodeContext &ctx);
+mlir::LogicalResult convertLRN(NodeContext &ctx);
 mlir::LogicalResult convertSoftmax(NodeContext &ctx);
 mlir::LogicalResult convertPool(NodeContext &ctx);
 mlir::LogicalResult convertGlobalAveragePool(NodeContext &ctx);
+mlir::LogicalResult convertGlobalMaxPool(NodeContext &ctx);
 mlir::LogicalResult convertReduce(NodeContext &ctx);
+mlir::LogicalResult convertArgReduce(NodeContext &ctx);
+mlir::LogicalResult convertCumSum(NodeContext &ctx);
 mlir::LogicalResult convertReshape(NodeContext &ctx);
 mlir::LogicalResult convertFlatten(NodeContext &ctx);
 mlir::LogicalResult convertSqueeze(NodeContext &ctx);
@@ -171,8 +197,17 @@ mlir::LogicalResult convertConcat(NodeContext &ctx);
 mlir::LogicalResult convertSplit(NodeContext &ctx);
 mlir::LogicalResult convertSlice(NodeContext &ctx);
 mlir::LogicalResult convertGather(NodeContext &ctx);
+mlir::LogicalResult convertGatherElements(NodeContext &ctx);
+mlir::LogicalResult convertGatherND(NodeContext &ctx);
+mlir::LogicalResult convertScatter(NodeContext &ctx);
 mlir::LogicalResult convertExpand(NodeContext &ctx);
+mlir::LogicalResult convertTile(NodeContext &ctx);
+mlir::LogicalResult convertDepthToSpace(NodeContext &ctx);
+mlir::LogicalResult convertTrilu(NodeContext &ctx);
+mlir::LogicalResult convertOneHot(NodeContext &ctx);
 mlir::LogicalResult convertPad(NodeContext &ctx);
+mlir::LogicalResult convertResize(NodeContext &ctx);
+mlir::LogicalResult convertRecurrent(NodeContext &ctx);
 mlir::LogicalResult convertConstant(NodeContext &ctx);
 mlir::LogicalResult convertConstantOfShape(NodeContext &ctx);
 mlir::LogicalResult convertShape(NodeContext &ctx);

@@ -125,13 +125,15 @@ def Kiln_PReluOp : Kiln_BinaryOp<"prelu", "x if x >= 0, else slope * x (slope br
   let results = (outs Kiln_FloatTensor:$output);
 }
 
+// On i1 the logical operators; on wider integers the bitwise ones.
+def Kiln_BitsTensor : Kiln_TensorOf<[I1, I8, I16, I32, I64]>;
 class Kiln_LogicalOp<string mnemonic, string summary_> : Kiln_BinaryOp<mnemonic, summary_> {
-  let arguments = (ins Kiln_BoolTensor:$lhs, Kiln_BoolTensor:$rhs);
-  let results = (outs Kiln_BoolTensor:$output);
+  let arguments = (ins Kiln_BitsTensor:$lhs, Kiln_BitsTensor:$rhs);
+  let results = (outs Kiln_BitsTensor:$output);
 }
-def Kiln_AndOp : Kiln_LogicalOp<"and", "logical and">;
-def Kiln_OrOp : Kiln_LogicalOp<"or", "logical or">;
-def Kiln_XorOp : Kiln_LogicalOp<"xor", "logical exclusive or">;
+def Kiln_AndOp : Kiln_LogicalOp<"and", "logical (bitwise) and">;
+def Kiln_OrOp : Kiln_LogicalOp<"or", "logical (bitwise) or">;
+def Kiln_XorOp : Kiln_LogicalOp<"xor", "logical (bitwise) exclusive or">;
 
 def Kiln_WhereOp : Kiln_InferredOp<"where"> {
   let summary = "elementwise select, broadcasting all three operands";
@@ -218,9 +220,9 @@ def Kiln_AbsOp : Kiln_NumericOp<"abs", "absolute value">;
 def Kiln_NegOp : Kiln_NumericOp<"neg", "negation">;
 def Kiln_SignOp : Kiln_NumericOp<"sign", "-1, 0 or 1 (NaN for NaN)">;
 
-def Kiln_NotOp : Kiln_UnaryOp<"not", "logical negation"> {
-  let arguments = (ins Kiln_BoolTensor:$input);
-  let results = (outs Kiln_BoolTensor:$output);
+def Kiln_NotOp : Kiln_UnaryOp<"not", "logical (bitwise) negation"> {
+  let arguments = (ins Kiln_BitsTensor:$input);
+  let results = (outs Kiln_BitsTensor:$output);
   let hasFolder = 1;
 }
 
@@ -495,6 +497,58 @@ class Kiln_ReduceOp<string mnemonic, string summary_> : Kiln_InferredOp<mnemonic
 def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", "mean over axes">;
 def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", "sum over axes">;
 def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", "maximum over axes">;
+def Kiln_ReduceMinOp : Kiln_ReduceOp<"reduce_min", "minimum over axes">;
+def Kiln_ReduceProdOp : Kiln_ReduceOp<"reduce_prod", "product over axes">;
+
+class Kiln_ArgReduceOp<string mnemonic, string summary_> : Kiln_InferredOp<mnemonic> {
+  let summary = summary_;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(::mlir::MLIRContext *context,
+        std::optional<::mlir::Location> location, Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      if (::mlir::failed(::kiln::inferReduceResult(location, adaptor.getInput().getType(),
+              {int64_t(adaptor.getAxis())}, adaptor.getKeepdims(), types)))
+        return ::mlir::failure();
+      types[0] = ::llvm::cast<::mlir::RankedTensorType>(types[0]).clone(
+          ::mlir::IntegerType::get(context, 64));
+      return ::mlir::success();
+    }
+  }];
+  let description = [{
+    The index (i64) along `axis` of each row's extreme element: the first
+    one, or with `select_last_index` the last one, where several are equal.
+    A float row holding NaN gives the index of its first (last) NaN.
+
+    ```mlir
+    %i = kiln.}] # mnemonic # [{ %x {axis = 1 : i64, keepdims = false, select_last_index = false}
+         : (tensor<4x10xf32>) -> tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, I64Attr:$axis, BoolAttr:$keepdims,
+                       BoolAttr:$select_last_index);
+  let results = (outs Kiln_IndexTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_ArgMaxOp : Kiln_ArgReduceOp<"arg_max", "index of the maximum along an axis">;
+def Kiln_ArgMinOp : Kiln_ArgReduceOp<"arg_min", "index of the minimum along an axis">;
+
+def Kiln_CumSumOp : Kiln_SameTypeOp<"cum_sum"> {
+  let summary = "running sums along an axis";
+  let description = [{
+    Element i along `axis` is the sum of elements 0..i (with `exclusive`,
+    0..i-1; with `reverse`, i..n-1 or i+1..n-1).
+
+    ```mlir
+    %y = kiln.cum_sum %x {axis = 1 : i64, exclusive = false, reverse = false} : tensor<1x128xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, I64Attr:$axis, BoolAttr:$exclusive,
+                       BoolAttr:$reverse);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // Data movement
@@ -593,6 +647,85 @@ def Kiln_GatherOp : Kiln_InferredOp<"gather"> {
   let results = (outs Kiln_Tensor:$output);
   let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
   let hasFolder = 1;
+}
+
+def Kiln_GatherElementsOp : Kiln_InferredOp<"gather_elements"> {
+  let summary = "reads `input` at `indices` along `axis`, position by position";
+  let description = [{
+    The result has the indices' shape; element p is `input` at p with its
+    `axis` coordinate replaced by `indices[p]`. Every other dimension of
+    `indices` is at most the input's. Negative indices count from the end;
+    out-of-range ones are clamped.
+
+    ```mlir
+    %y = kiln.gather_elements %x, %i {axis = 1 : i64}
+         : (tensor<3x3xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, Kiln_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Kiln_GatherNDOp : Kiln_InferredOp<"gather_nd"> {
+  let summary = "reads slices of `input` at index tuples (ONNX GatherND)";
+  let description = [{
+    The last dimension of `indices` (q) holds tuples addressing the q
+    dimensions of `input` after its first `batch_dims`, which `indices`
+    shares. The result is indices' shape without its last dimension,
+    followed by the input's dimensions after those addressed. Negative
+    indices count from the end; out-of-range ones are clamped.
+
+    ```mlir
+    %y = kiln.gather_nd %x, %i {batch_dims = 0 : i64}
+         : (tensor<2x2xf32>, tensor<2x2xi64>) -> tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, Kiln_IndexTensor:$indices,
+                       I64Attr:$batch_dims);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Kiln_ScatterElementsOp : Kiln_InferredOp<"scatter_elements"> {
+  let summary = "`data` with `updates` written at `indices` along `axis`";
+  let description = [{
+    Update p goes to `data`'s position p with its `axis` coordinate
+    replaced by `indices[p]`, combined with what is there by `reduction`
+    (none, add, mul, max or min; `none` replaces; where several updates meet one position, the last
+    wins). Indices are as gather_elements's.
+
+    ```mlir
+    %y = kiln.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "add"}
+         : (tensor<3x3xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x3xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$data, Kiln_IndexTensor:$indices, Kiln_Tensor:$updates,
+                       I64Attr:$axis, StrAttr:$reduction);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_ScatterNDOp : Kiln_InferredOp<"scatter_nd"> {
+  let summary = "`data` with slices of `updates` written at index tuples";
+  let description = [{
+    The last dimension of `indices` (q) holds tuples addressing `data`'s
+    first q dimensions; `updates` is indices' shape without its last
+    dimension followed by `data`'s dimensions after the q addressed. Each
+    slice combines with `data` by `reduction` as scatter_elements's.
+
+    ```mlir
+    %y = kiln.scatter_nd %x, %i, %u {reduction = "none"}
+         : (tensor<4x8xf32>, tensor<2x1xi64>, tensor<2x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$data, Kiln_IndexTensor:$indices, Kiln_Tensor:$updates,
+                       StrAttr:$reduction);
+  let results = (outs Kiln_Tensor:$output);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)";
 }
 
 def Kiln_ExpandOp : Kiln_InferredOp<"expand"> {

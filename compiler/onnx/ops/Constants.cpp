@@ -177,13 +177,18 @@ LogicalResult convertDropout(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
   // Inference: the data passes through. A training_mode input (opset 12)
-  // must be a constant false.
+  // must be a constant false, or the ratio a constant 0 (which drops
+  // nothing even in training).
   if (ctx.hasInput(2)) {
     std::optional<double> training = ctx.constantScalar(2, "training_mode");
     if (!training)
       return failure();
-    if (*training != 0)
-      return ctx.error() << "training_mode is true; kiln compiles inference";
+    std::optional<double> ratio = 0.5;
+    if (*training != 0 && ctx.hasInput(1) && !(ratio = ctx.constantScalar(1, "ratio")))
+      return failure();
+    if (*training != 0 && *ratio != 0)
+      return ctx.error() << "training_mode is true with a ratio of " << *ratio
+                         << "; kiln compiles inference";
   }
   ctx.setOutput(0, ctx.input(0));
   if (ctx.isOutputUsed(1)) {

@@ -348,4 +348,192 @@ LogicalResult convertPad(NodeContext &ctx) {
                           ctx.named("value", b.getF64FloatAttr(value))});
 }
 
+LogicalResult convertGatherElements(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  int64_t rank = ctx.inputType(0).getRank();
+  std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", 0), rank);
+  if (!axis)
+    return ctx.error() << "axis " << ctx.intAttr("axis", 0) << " is out of range for rank " << rank;
+  return ctx.emit<GatherElementsOp>({ctx.input(0), ctx.input(1)},
+                                    {ctx.named("axis", ctx.builder().getI64IntegerAttr(*axis))});
+}
+
+LogicalResult convertGatherND(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  return ctx.emit<GatherNDOp>(
+      {ctx.input(0), ctx.input(1)},
+      {ctx.named("batch_dims", ctx.builder().getI64IntegerAttr(ctx.intAttr("batch_dims", 0)))});
+}
+
+LogicalResult convertTile(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  auto repeats = ctx.constantInts(1, "repeats");
+  if (!repeats)
+    return failure();
+  if (int64_t(repeats->size()) != type.getRank())
+    return ctx.error() << "repeats has " << repeats->size() << " entries for rank "
+                       << type.getRank();
+  // Each dimension d becomes (repeats[d], d): a broadcast of (1, d), then
+  // the pairs merge.
+  SmallVector<int64_t> split, expanded, tiled;
+  for (auto [size, times] : llvm::zip(type.getShape(), *repeats)) {
+    if (times < 0)
+      return ctx.error() << "repeats must not be negative, got " << times;
+    int64_t product;
+    if (llvm::MulOverflow(size, times, product))
+      return ctx.error() << "the tiled shape has too many elements";
+    split.append({1, size});
+    expanded.append({times, size});
+    tiled.push_back(product);
+  }
+  Value pairs = ctx.reshape(ctx.input(0), split);
+  Value broadcast =
+      pairs ? ctx.make<ExpandOp>({pairs},
+                                 {ctx.named("shape", ctx.builder().getDenseI64ArrayAttr(expanded))})
+            : Value();
+  Value result = broadcast ? ctx.reshape(broadcast, tiled) : Value();
+  if (!result)
+    return failure();
+  ctx.setOutput(0, result);
+  return success();
+}
+
+LogicalResult convertDepthToSpace(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  if (type.getRank() != 4)
+    return ctx.error() << "expected an N x C x H x W input, got " << type;
+  int64_t block = ctx.intAttr("blocksize", 0);
+  auto [n, c, h, w] =
+      std::tuple(type.getDimSize(0), type.getDimSize(1), type.getDimSize(2), type.getDimSize(3));
+  bool toSpace = ctx.node().op_type() == "DepthToSpace";
+  if (block <= 0 || (toSpace ? c % (block * block) : h % block + w % block) != 0)
+    return ctx.error() << "blocksize " << block << " does not divide "
+                       << (toSpace ? "the channels" : "the height and width") << " of " << type;
+  SmallVector<int64_t> split, perm, merged;
+  if (!toSpace) {
+    split = {n, c, h / block, block, w / block, block};
+    perm = {0, 3, 5, 1, 2, 4};
+    merged = {n, c * block * block, h / block, w / block};
+  } else if (ctx.stringAttr("mode", "DCR") == "DCR") {
+    split = {n, block, block, c / (block * block), h, w};
+    perm = {0, 3, 4, 1, 5, 2};
+    merged = {n, c / (block * block), h * block, w * block};
+  } else if (ctx.stringAttr("mode", "DCR") == "CRD") {
+    split = {n, c / (block * block), block, block, h, w};
+    perm = {0, 1, 4, 2, 5, 3};
+    merged = {n, c / (block * block), h * block, w * block};
+  } else {
+    return ctx.error() << "mode '" << ctx.stringAttr("mode", "") << "' is not DCR or CRD";
+  }
+  Value blocks = ctx.reshape(ctx.input(0), split);
+  Value moved =
+      blocks ? ctx.make<TransposeOp>({blocks},
+                                     {ctx.named("perm", ctx.builder().getDenseI64ArrayAttr(perm))})
+             : Value();
+  Value result = moved ? ctx.reshape(moved, merged) : Value();
+  if (!result)
+    return failure();
+  ctx.setOutput(0, result);
+  return success();
+}
+
+LogicalResult convertTrilu(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  if (type.getRank() < 2)
+    return ctx.error() << "expected a matrix or a batch of them, got " << type;
+  // Keep element (i, j) where j - i >= k (upper) or j - i <= k (lower):
+  // a mask from two index vectors, folded when small and k is a constant.
+  int64_t rows = type.getDimSize(type.getRank() - 2), columns = type.getShape().back();
+  auto i64 = ctx.builder().getI64Type();
+  auto indexVector = [&](int64_t count, ArrayRef<int64_t> shape) {
+    auto values = llvm::to_vector(llvm::seq<int64_t>(0, count));
+    return ctx.constant(
+        DenseElementsAttr::get(RankedTensorType::get(shape, i64), ArrayRef<int64_t>(values)));
+  };
+  Value offset =
+      ctx.make<SubOp>({indexVector(columns, {1, columns}), indexVector(rows, {rows, 1})});
+  Value bound = ctx.hasInput(1) ? ctx.input(1) : ctx.scalarConstant(i64, 0.0);
+  if (ctx.hasInput(1) && ctx.inputType(1).getNumElements() != 1)
+    return ctx.error() << "k must be a scalar, got " << ctx.inputType(1);
+  Value keep = !offset                        ? Value()
+               : ctx.intAttr("upper", 1) != 0 ? ctx.make<GreaterOrEqualOp>({offset, bound})
+                                              : ctx.make<LessOrEqualOp>({offset, bound});
+  Value zero = ctx.scalarConstant(type.getElementType(), 0.0);
+  return keep ? ctx.emit<WhereOp>({keep, ctx.input(0), zero}) : failure();
+}
+
+LogicalResult convertOneHot(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(3)))
+    return failure();
+  RankedTensorType indicesType = ctx.inputType(0), valuesType = ctx.inputType(2);
+  std::optional<double> depthValue = ctx.constantScalar(1, "depth");
+  if (!depthValue)
+    return failure();
+  int64_t depth = int64_t(*depthValue);
+  if (depth <= 0 || depth > (int64_t(1) << 24))
+    return ctx.error() << "depth " << *depthValue << " is not in [1, 2^24]";
+  if (valuesType.getNumElements() != 2)
+    return ctx.error() << "values must hold two elements (off, on), got " << valuesType;
+  int64_t rank = indicesType.getRank() + 1;
+  std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", -1), rank);
+  if (!axis)
+    return ctx.error() << "axis " << ctx.intAttr("axis", -1) << " is out of range for rank "
+                       << rank;
+  Builder &b = ctx.builder();
+  auto i64 = b.getI64Type();
+  // index == position along the axis, negative indices counting from depth.
+  Value indices = ctx.input(0);
+  if (indicesType.getElementType() != i64)
+    indices = ctx.make<CastOp>({indices}, {ctx.named("to", TypeAttr::get(i64))});
+  SmallVector<int64_t> unsqueezed(indicesType.getShape());
+  unsqueezed.insert(unsqueezed.begin() + *axis, 1);
+  indices = indices ? ctx.reshape(indices, unsqueezed) : Value();
+  Value zero = ctx.scalarConstant(i64, 0.0), depthConstant = ctx.scalarConstant(i64, double(depth));
+  Value negative = indices ? ctx.make<LessOp>({indices, zero}) : Value();
+  Value wrapped = negative ? ctx.make<AddOp>({indices, depthConstant}) : Value();
+  indices = wrapped ? ctx.make<WhereOp>({negative, wrapped, indices}) : Value();
+  SmallVector<int64_t> positionShape(rank, 1);
+  positionShape[*axis] = depth;
+  auto positions = llvm::to_vector(llvm::seq<int64_t>(0, depth));
+  Value hot = indices ? ctx.make<EqualOp>({indices, ctx.constant(DenseElementsAttr::get(
+                                                        RankedTensorType::get(positionShape, i64),
+                                                        ArrayRef<int64_t>(positions)))})
+                      : Value();
+  Value flat = hot ? ctx.reshape(ctx.input(2), {2}) : Value();
+  auto pick = [&](int64_t which) {
+    return ctx.make<GatherOp>({flat, ctx.scalarConstant(i64, double(which))},
+                              {ctx.named("axis", b.getI64IntegerAttr(0))});
+  };
+  Value off = flat ? pick(0) : Value();
+  Value on = off ? pick(1) : Value();
+  return on ? ctx.emit<WhereOp>({hot, on, off}) : failure();
+}
+
+LogicalResult convertScatter(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(3)))
+    return failure();
+  std::string reduction = ctx.stringAttr("reduction", "none");
+  if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
+    return ctx.error() << "reduction '" << reduction << "' is not none, add, mul, max or min";
+  Builder &b = ctx.builder();
+  SmallVector<Value> operands = {ctx.input(0), ctx.input(1), ctx.input(2)};
+  if (ctx.node().op_type() == "ScatterND")
+    return ctx.emit<ScatterNDOp>(operands, {ctx.named("reduction", b.getStringAttr(reduction))});
+  int64_t rank = ctx.inputType(0).getRank();
+  std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", 0), rank);
+  if (!axis)
+    return ctx.error() << "axis " << ctx.intAttr("axis", 0) << " is out of range for rank " << rank;
+  return ctx.emit<ScatterElementsOp>(operands,
+                                     {ctx.named("axis", b.getI64IntegerAttr(*axis)),
+                                      ctx.named("reduction", b.getStringAttr(reduction))});
+}
+
 } // namespace kiln

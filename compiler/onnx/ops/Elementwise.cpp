@@ -4,6 +4,8 @@
 #include "compiler/onnx/Tensors.h"
 #include "dialects/kiln/Shapes.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -28,12 +30,21 @@ using Emitter = LogicalResult (*)(NodeContext &);
 /// attributes.
 const llvm::StringMap<Emitter> &plainBinaries() {
   static const llvm::StringMap<Emitter> binaries = {
-      {"Add", emitBinary<AddOp>},         {"And", emitBinary<AndOp>},
-      {"Div", emitBinary<DivOp>},         {"Equal", emitBinary<EqualOp>},
-      {"Greater", emitBinary<GreaterOp>}, {"GreaterOrEqual", emitBinary<GreaterOrEqualOp>},
-      {"Less", emitBinary<LessOp>},       {"LessOrEqual", emitBinary<LessOrEqualOp>},
-      {"Mul", emitBinary<MulOp>},         {"Or", emitBinary<OrOp>},
-      {"Pow", emitBinary<PowOp>},         {"Sub", emitBinary<SubOp>},
+      {"Add", emitBinary<AddOp>},
+      {"And", emitBinary<AndOp>},
+      {"BitwiseAnd", emitBinary<AndOp>},
+      {"BitwiseOr", emitBinary<OrOp>},
+      {"BitwiseXor", emitBinary<XorOp>},
+      {"Div", emitBinary<DivOp>},
+      {"Equal", emitBinary<EqualOp>},
+      {"Greater", emitBinary<GreaterOp>},
+      {"GreaterOrEqual", emitBinary<GreaterOrEqualOp>},
+      {"Less", emitBinary<LessOp>},
+      {"LessOrEqual", emitBinary<LessOrEqualOp>},
+      {"Mul", emitBinary<MulOp>},
+      {"Or", emitBinary<OrOp>},
+      {"Pow", emitBinary<PowOp>},
+      {"Sub", emitBinary<SubOp>},
       {"Xor", emitBinary<XorOp>},
   };
   return binaries;
@@ -105,7 +116,7 @@ LogicalResult convertMath(NodeContext &ctx) {
     return emitUnary<NegOp>(ctx);
   if (op == "Sign")
     return emitUnary<SignOp>(ctx);
-  if (op == "Not")
+  if (op == "Not" || op == "BitwiseNot")
     return emitUnary<NotOp>(ctx);
   if (failed(ctx.requireFloat(0)))
     return failure();
@@ -206,23 +217,33 @@ LogicalResult convertVariadic(NodeContext &ctx) {
 }
 
 LogicalResult convertClip(NodeContext &ctx) {
-  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+  if (failed(ctx.requireInputs(1)))
     return failure();
-  // From opset 11 the bounds are optional inputs; an absent one is unbounded.
+  // From opset 11 the bounds are optional inputs; an absent one is
+  // unbounded. Float tensors with constant bounds are one kiln.clip (its
+  // bounds attributes); integers and bounds known only at run time are
+  // min(max(x, low), high).
+  auto isConstant = [&](int index) {
+    DenseElementsAttr value;
+    return !ctx.hasInput(index) || matchPattern(ctx.input(index), m_Constant(&value));
+  };
+  if (!isa<FloatType>(ctx.inputType(0).getElementType()) || !isConstant(1) || !isConstant(2)) {
+    Value result = ctx.input(0);
+    if (ctx.hasInput(1))
+      result = ctx.make<MaxOp>({result, ctx.input(1)});
+    if (result && ctx.hasInput(2))
+      result = ctx.make<MinOp>({result, ctx.input(2)});
+    if (!result)
+      return failure();
+    ctx.setOutput(0, result);
+    return success();
+  }
   double low = -std::numeric_limits<double>::infinity();
   double high = std::numeric_limits<double>::infinity();
-  if (ctx.hasInput(1)) {
-    std::optional<double> value = ctx.constantScalar(1, "the minimum");
-    if (!value)
-      return failure();
-    low = *value;
-  }
-  if (ctx.hasInput(2)) {
-    std::optional<double> value = ctx.constantScalar(2, "the maximum");
-    if (!value)
-      return failure();
-    high = *value;
-  }
+  if (ctx.hasInput(1))
+    low = *ctx.constantScalar(1, "the minimum");
+  if (ctx.hasInput(2))
+    high = *ctx.constantScalar(2, "the maximum");
   Builder &b = ctx.builder();
   return ctx.emit<ClipOp>({ctx.input(0)}, {ctx.named("min", b.getF64FloatAttr(low)),
                                            ctx.named("max", b.getF64FloatAttr(high))});

@@ -43,6 +43,19 @@ LogicalResult convertGlobalAveragePool(NodeContext &ctx) {
   return ctx.emit<GlobalAveragePoolOp>({ctx.input(0)});
 }
 
+LogicalResult convertGlobalMaxPool(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
+    return failure();
+  int64_t rank = ctx.inputType(0).getRank();
+  if (rank < 3)
+    return ctx.error() << "expected an N x C x D1... input, got " << ctx.inputType(0);
+  Builder &b = ctx.builder();
+  return ctx.emit<ReduceMaxOp>(
+      {ctx.input(0)},
+      {ctx.named("axes", b.getDenseI64ArrayAttr(llvm::to_vector(llvm::seq<int64_t>(2, rank)))),
+       ctx.named("keepdims", b.getBoolAttr(true))});
+}
+
 namespace {
 
 /// The reduced axes, sorted and normalized; an empty list when the node
@@ -128,6 +141,10 @@ LogicalResult convertReduce(NodeContext &ctx) {
     return ctx.emit<ReduceSumOp>({x}, attrs(keepdims));
   if (op == "ReduceMax")
     return ctx.emit<ReduceMaxOp>({x}, attrs(keepdims));
+  if (op == "ReduceMin")
+    return ctx.emit<ReduceMinOp>({x}, attrs(keepdims));
+  if (op == "ReduceProd")
+    return ctx.emit<ReduceProdOp>({x}, attrs(keepdims));
 
   // The others are sums of a function of x, with a function of the sum.
   if (op == "ReduceLogSumExp") {
@@ -165,6 +182,46 @@ LogicalResult convertReduce(NodeContext &ctx) {
     return ctx.emit<LogOp>({sum->front()});
   assert(op == "ReduceL2" && "a reduction without a converter");
   return ctx.emit<SqrtOp>({sum->front()});
+}
+
+LogicalResult convertArgReduce(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", 0), type.getRank());
+  if (!axis)
+    return ctx.error() << "axis " << ctx.intAttr("axis", 0) << " is out of range for rank "
+                       << type.getRank();
+  if (type.getDimSize(*axis) == 0)
+    return ctx.error() << "axis " << *axis << " of " << type << " is empty: there is no "
+                       << (ctx.node().op_type() == "ArgMax" ? "maximum" : "minimum");
+  Builder &b = ctx.builder();
+  SmallVector<NamedAttribute> attrs = {
+      ctx.named("axis", b.getI64IntegerAttr(*axis)),
+      ctx.named("keepdims", b.getBoolAttr(ctx.intAttr("keepdims", 1) != 0)),
+      ctx.named("select_last_index", b.getBoolAttr(ctx.intAttr("select_last_index", 0) != 0))};
+  if (ctx.node().op_type() == "ArgMax")
+    return ctx.emit<ArgMaxOp>({ctx.input(0)}, attrs);
+  return ctx.emit<ArgMinOp>({ctx.input(0)}, attrs);
+}
+
+LogicalResult convertCumSum(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  auto given = ctx.constantInts(1, "axis");
+  if (!given)
+    return failure();
+  int64_t rank = ctx.inputType(0).getRank();
+  if (given->size() != 1)
+    return ctx.error() << "axis must hold one value, not " << given->size();
+  std::optional<int64_t> axis = normalizeAxis(given->front(), rank);
+  if (!axis)
+    return ctx.error() << "axis " << given->front() << " is out of range for rank " << rank;
+  Builder &b = ctx.builder();
+  return ctx.emit<CumSumOp>(
+      {ctx.input(0)}, {ctx.named("axis", b.getI64IntegerAttr(*axis)),
+                       ctx.named("exclusive", b.getBoolAttr(ctx.intAttr("exclusive", 0) != 0)),
+                       ctx.named("reverse", b.getBoolAttr(ctx.intAttr("reverse", 0) != 0))});
 }
 
 } // namespace kiln

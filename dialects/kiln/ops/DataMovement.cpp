@@ -24,6 +24,27 @@ SmallVector<int64_t> unflatten(int64_t flat, ArrayRef<int64_t> shape) {
   return index;
 }
 
+/// The indices of gather_elements and scatter_elements: as many dimensions
+/// as `data`, none but `axis` larger, and none into an empty axis.
+LogicalResult checkElementIndices(std::optional<Location> location, RankedTensorType data,
+                                  RankedTensorType indices, int64_t axis) {
+  if (axis < 0 || axis >= data.getRank())
+    return emitOptionalError(location, "axis ", axis, " is out of range for ", data);
+  if (indices.getRank() != data.getRank())
+    return emitOptionalError(location, "indices ", indices, " and ", data, " differ in rank");
+  for (int64_t d = 0; d < data.getRank(); ++d)
+    if (d != axis && indices.getDimSize(d) > data.getDimSize(d))
+      return emitOptionalError(location, "dimension ", d, " of indices ", indices,
+                               " is larger than that of ", data);
+  if (data.getDimSize(axis) == 0 && indices.getNumElements() != 0)
+    return emitOptionalError(location, "indices into an empty axis of ", data);
+  return success();
+}
+
+bool isScatterReduction(StringRef reduction) {
+  return llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction);
+}
+
 int64_t flatten(ArrayRef<int64_t> index, ArrayRef<int64_t> strides) {
   int64_t flat = 0;
   for (size_t d = 0; d < index.size(); ++d)
@@ -295,6 +316,157 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
     int64_t position = indices.isSplat() ? positions[0] : positions[which];
     return (outerPos * axisSize + position) * inner + innerPos;
   });
+}
+
+//===----------------------------------------------------------------------===//
+// kiln.gather_elements
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                                 Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  if (failed(checkElementIndices(location, input, indices, int64_t(adaptor.getAxis()))))
+    return failure();
+  types.push_back(input.clone(indices.getShape()));
+  return success();
+}
+
+OpFoldResult GatherElementsOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr indices = foldableConstant(adaptor.getIndices());
+  if (!indices || !foldableConstant(adaptor.getInput()))
+    return {};
+  ArrayRef<int64_t> inShape = getInput().getType().getShape();
+  ArrayRef<int64_t> shape = getType().getShape();
+  int64_t axis = int64_t(getAxis()), axisSize = inShape[axis];
+  SmallVector<int64_t> strides = stridesOf(inShape);
+  auto values = llvm::to_vector(indices.getValues<APInt>());
+  if (llvm::any_of(values, [&](const APInt &index) {
+        int64_t i = index.getSExtValue();
+        return i < -axisSize || i >= axisSize;
+      }))
+    return {}; // Out of range: left to the kernel, which clamps.
+  return remapElements(adaptor.getInput(), getType(), [&](int64_t flat) {
+    SmallVector<int64_t> at = unflatten(flat, shape);
+    int64_t index = values[indices.isSplat() ? 0 : flat].getSExtValue();
+    at[axis] = index < 0 ? index + axisSize : index;
+    return flatten(at, strides);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// kiln.gather_nd
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                           Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  int64_t batchDims = int64_t(adaptor.getBatchDims());
+  if (indices.getRank() < 1)
+    return emitOptionalError(location, "indices ", indices, " must have rank 1 or more");
+  int64_t tuple = indices.getShape().back();
+  if (batchDims < 0 || batchDims >= std::min(input.getRank(), indices.getRank()))
+    return emitOptionalError(location, "batch_dims ", batchDims,
+                             " must be below both ranks of input ", input, " and indices ",
+                             indices);
+  if (tuple < 1 || batchDims + tuple > input.getRank())
+    return emitOptionalError(location, "index tuples of ", tuple, " entries after ", batchDims,
+                             " batch dimensions do not address input ", input);
+  if (indices.getNumElements() != 0 &&
+      llvm::is_contained(input.getShape().slice(batchDims, tuple), 0))
+    return emitOptionalError(location, "indices address an empty dimension of ", input);
+  if (input.getShape().take_front(batchDims) != indices.getShape().take_front(batchDims))
+    return emitOptionalError(location, "the batch dimensions of input ", input, " and indices ",
+                             indices, " differ");
+  SmallVector<int64_t> shape(indices.getShape().drop_back());
+  llvm::append_range(shape, input.getShape().drop_front(batchDims + tuple));
+  types.push_back(input.clone(shape));
+  return success();
+}
+
+OpFoldResult GatherNDOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr indices = foldableConstant(adaptor.getIndices());
+  if (!indices || !foldableConstant(adaptor.getInput()))
+    return {};
+  ArrayRef<int64_t> inShape = getInput().getType().getShape();
+  ArrayRef<int64_t> indexShape = getIndices().getType().getShape();
+  int64_t batchDims = int64_t(getBatchDims()), tuple = indexShape.back();
+  SmallVector<int64_t> inStrides = stridesOf(inShape);
+  int64_t inner = 1;
+  for (int64_t size : inShape.drop_front(batchDims + tuple))
+    inner *= size;
+  int64_t tuples = indices.getNumElements() / tuple;
+  // Each tuple's flat offset into the input (batch offset included).
+  SmallVector<int64_t> offsets;
+  auto values = indices.isSplat()
+                    ? SmallVector<APInt>(indices.getNumElements(), indices.getSplatValue<APInt>())
+                    : llvm::to_vector(indices.getValues<APInt>());
+  int64_t batchInner = 1;
+  for (int64_t size : indexShape.drop_front(batchDims).drop_back())
+    batchInner *= size;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t batch = batchInner ? t / batchInner : 0, offset = 0;
+    for (int64_t d = batchDims - 1, rest = batch; d >= 0; --d) {
+      offset += (rest % inShape[d]) * inStrides[d];
+      rest /= inShape[d];
+    }
+    for (int64_t k = 0; k < tuple; ++k) {
+      int64_t size = inShape[batchDims + k], i = values[t * tuple + k].getSExtValue();
+      if (i < -size || i >= size)
+        return {}; // Out of range: left to the kernel, which clamps.
+      offset += (i < 0 ? i + size : i) * inStrides[batchDims + k];
+    }
+    offsets.push_back(offset);
+  }
+  return remapElements(adaptor.getInput(), getType(),
+                       [&](int64_t flat) { return offsets[flat / inner] + flat % inner; });
+}
+
+//===----------------------------------------------------------------------===//
+// kiln.scatter_elements and kiln.scatter_nd
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                                  Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  auto data = cast<RankedTensorType>(adaptor.getData().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  auto updates = cast<RankedTensorType>(adaptor.getUpdates().getType());
+  if (!isScatterReduction(adaptor.getReduction()))
+    return emitOptionalError(location, "reduction '", adaptor.getReduction(),
+                             "' is not none, add, mul, max or min");
+  if (updates.getShape() != indices.getShape() || updates.getElementType() != data.getElementType())
+    return emitOptionalError(location, "updates ", updates, " must have the shape of indices ",
+                             indices, " and the element type of data ", data);
+  if (failed(checkElementIndices(location, data, indices, int64_t(adaptor.getAxis()))))
+    return failure();
+  types.push_back(data);
+  return success();
+}
+
+LogicalResult ScatterNDOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                            Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  auto data = cast<RankedTensorType>(adaptor.getData().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  auto updates = cast<RankedTensorType>(adaptor.getUpdates().getType());
+  if (!isScatterReduction(adaptor.getReduction()))
+    return emitOptionalError(location, "reduction '", adaptor.getReduction(),
+                             "' is not none, add, mul, max or min");
+  if (indices.getRank() < 1)
+    return emitOptionalError(location, "indices ", indices, " must have rank 1 or more");
+  int64_t tuple = indices.getShape().back();
+  if (tuple < 1 || tuple > data.getRank())
+    return emitOptionalError(location, "index tuples of ", tuple, " entries do not address data ",
+                             data);
+  SmallVector<int64_t> shape(indices.getShape().drop_back());
+  llvm::append_range(shape, data.getShape().drop_front(tuple));
+  if (updates.getShape() != ArrayRef(shape) || updates.getElementType() != data.getElementType())
+    return emitOptionalError(location, "updates ", updates, " must be ",
+                             RankedTensorType::get(shape, data.getElementType()));
+  if (indices.getNumElements() != 0 && llvm::is_contained(data.getShape().take_front(tuple), 0))
+    return emitOptionalError(location, "indices address an empty dimension of ", data);
+  types.push_back(data);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -204,12 +204,14 @@ OpFoldResult foldNumeric(Attribute input, Type type, llvm::function_ref<APInt(co
 }
 
 /// Folds an op of two i1 operands.
-OpFoldResult foldLogical(ArrayRef<Attribute> operands, Type type, bool (*function)(bool, bool)) {
+/// Folds a logical operator, bitwise on wider integers.
+OpFoldResult foldLogical(ArrayRef<Attribute> operands, Type type,
+                         APInt (*function)(const APInt &, const APInt &)) {
   return foldElementwise(operands, cast<RankedTensorType>(type),
                          [&](ArrayRef<Attribute> args, Type element) -> Attribute {
-                           return IntegerAttr::get(
-                               element, function(!cast<IntegerAttr>(args[0]).getValue().isZero(),
-                                                 !cast<IntegerAttr>(args[1]).getValue().isZero()));
+                           return IntegerAttr::get(element,
+                                                   function(cast<IntegerAttr>(args[0]).getValue(),
+                                                            cast<IntegerAttr>(args[1]).getValue()));
                          });
 }
 
@@ -270,17 +272,20 @@ OpFoldResult PReluOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
-  return foldLogical(adaptor.getOperands(), getType(), [](bool a, bool b) { return a && b; });
+  return foldLogical(adaptor.getOperands(), getType(),
+                     [](const APInt &a, const APInt &b) { return a & b; });
 }
 OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
-  return foldLogical(adaptor.getOperands(), getType(), [](bool a, bool b) { return a || b; });
+  return foldLogical(adaptor.getOperands(), getType(),
+                     [](const APInt &a, const APInt &b) { return a | b; });
 }
 OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
-  return foldLogical(adaptor.getOperands(), getType(), [](bool a, bool b) { return a != b; });
+  return foldLogical(adaptor.getOperands(), getType(),
+                     [](const APInt &a, const APInt &b) { return a ^ b; });
 }
 OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
   return foldLogical({adaptor.getInput(), adaptor.getInput()}, getType(),
-                     [](bool a, bool) { return !a; });
+                     [](const APInt &a, const APInt &) { return ~a; });
 }
 
 #define KILN_FOLD_FLOAT(Op, function)                                                              \

@@ -1,8 +1,12 @@
 //===- Fold.h - constant folding helpers for kiln ops -----------*- C++ -*-===//
 //
 // Folding exists so that the shape arithmetic exporters emit (Shape, Gather,
-// Unsqueeze, Concat feeding a Reshape) collapses to constants as it is built.
-// It only ever touches splats and small tensors: weights are never copied.
+// Unsqueeze, Concat feeding a Reshape) and the masks and position ids they
+// build from it (Range, comparisons, Where, Expand over sequence x sequence)
+// collapse to constants as they are built, once --input-shape fixes the
+// shapes. It only reads constants held inline (splats, initializers of at
+// most kInlineBytes, and what folding made): weights, held as resource
+// blobs, are never copied.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,11 +18,13 @@
 
 namespace kiln {
 
-/// Tensors with more elements than this are folded only when splat.
-constexpr int64_t kMaxFoldedElements = 1024;
+/// Folded results with more elements than this (a mask of 1024 x 1024) are
+/// left to kernels unless splat: beyond it a constant costs more artifact
+/// bytes and compile time than computing it does.
+constexpr int64_t kMaxFoldedElements = int64_t(1) << 20;
 
-/// `attr` as dense elements when folding it is cheap (a splat or a small
-/// tensor), else null.
+/// `attr` as dense elements when it is held inline (not a weight's blob)
+/// and is a splat or at most kMaxFoldedElements, else null.
 mlir::DenseElementsAttr foldableConstant(mlir::Attribute attr);
 
 /// A tensor of `type` whose element i is element `sourceIndex(i)` of `input`;

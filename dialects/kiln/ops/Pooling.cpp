@@ -74,4 +74,11 @@ LogicalResult inferReduceResult(std::optional<Location> location, Type inputType
   return success();
 }
 
+LogicalResult CumSumOp::verify() {
+  int64_t axis = int64_t(getAxis()), rank = getInput().getType().getRank();
+  if (axis < 0 || axis >= rank)
+    return emitOpError("axis ") << axis << " is out of range for rank " << rank;
+  return success();
+}
+
 } // namespace kiln

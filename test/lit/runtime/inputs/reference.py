@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Makes inputs for a model and checks kiln's outputs against onnxruntime's.
 
-    reference.py inputs MODEL.onnx DIR [--shape NAME=D0xD1...] [--seed N]
-        writes DIR/NAME.npy for every graph input (int64 ids in [0, 1000),
-        an attention mask of ones with a zero tail, floats from N(0, 1))
+    reference.py inputs MODEL.onnx DIR [--shape NAME=D0xD1...] [--seed N] [--vocab N]
+        writes DIR/NAME.npy for every graph input (int64 ids in [0, N=1000),
+        token type ids in [0, 2), an attention mask of ones with a zero
+        tail, floats from N(0, 1))
         and prints "--input NAME=DIR/NAME.npy ..." for kiln run.
     reference.py compare MODEL.onnx INPUT_DIR OUTPUT_DIR [--rtol R] [--atol A]
         runs onnxruntime on the same inputs and compares every output.
@@ -41,8 +42,10 @@ def make_inputs(args):
         if value.name == "attention_mask":
             data = np.ones(dims, dtype)
             data[..., dims[-1] * 3 // 4:] = 0
+        elif value.name == "token_type_ids":
+            data = rng.integers(0, 2, dims, dtype=dtype)
         elif np.issubdtype(dtype, np.integer):
-            data = rng.integers(0, 1000, dims, dtype=dtype)
+            data = rng.integers(0, args.vocab, dims, dtype=dtype)
         else:
             data = rng.standard_normal(dims).astype(dtype)
         path = os.path.join(args.dir, value.name + ".npy")
@@ -82,6 +85,7 @@ def main():
     inputs.add_argument("dir")
     inputs.add_argument("--shape", action="append", default=[])
     inputs.add_argument("--seed", type=int, default=0)
+    inputs.add_argument("--vocab", type=int, default=1000, help="ids are drawn below this")
     check = sub.add_parser("compare")
     check.add_argument("model")
     check.add_argument("inputs")
