@@ -1,6 +1,7 @@
 //===- NodeContext.cpp - what an operator converter sees ------------------===//
 
 #include "compiler/onnx/NodeContext.h"
+#include "dialects/kiln/Shapes.h"
 
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/Matchers.h"
@@ -150,6 +151,21 @@ bool NodeContext::isOutputUsed(int index) const {
 void NodeContext::setOutput(int index, Value value) {
   if (index < node_.output_size() && !node_.output(index).empty())
     values_[node_.output(index)] = value;
+}
+
+LogicalResult NodeContext::setResult(Value value) {
+  if (!value)
+    return failure();
+  setOutput(0, value);
+  return success();
+}
+
+std::optional<int64_t> NodeContext::axisAttr(int64_t otherwise, int64_t rank) {
+  int64_t given = intAttr("axis", otherwise);
+  std::optional<int64_t> axis = normalizeAxis(given, rank);
+  if (!axis)
+    error() << "axis " << given << " is out of range for rank " << rank;
+  return axis;
 }
 
 std::optional<SmallVector<Value>> NodeContext::createImpl(StringRef name, InferFn infer,

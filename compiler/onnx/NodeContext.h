@@ -63,12 +63,18 @@ public:
   float floatAttr(llvm::StringRef name, float otherwise) const;
   std::string stringAttr(llvm::StringRef name, llvm::StringRef otherwise) const;
   std::optional<llvm::SmallVector<int64_t>> intsAttr(llvm::StringRef name) const;
+  /// The `axis` attribute (`otherwise` when absent) normalized against
+  /// `rank`; reports an error and returns nothing when out of range.
+  std::optional<int64_t> axisAttr(int64_t otherwise, int64_t rank);
 
   // Outputs.
   int numOutputs() const { return node_.output_size(); }
   /// Whether a later node or the graph's outputs read output `index`.
   bool isOutputUsed(int index) const;
   void setOutput(int index, mlir::Value value);
+  /// Binds output 0 to `value` of a composite, or fails when building it
+  /// failed (a null value, after the error was reported).
+  mlir::LogicalResult setResult(mlir::Value value);
 
   /// Builds a kiln op with inferred result types, then folds it when its
   /// operands are constant. Returns its results, or nothing after reporting

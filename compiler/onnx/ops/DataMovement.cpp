@@ -168,9 +168,9 @@ LogicalResult convertConcat(NodeContext &ctx) {
   if (!ctx.attribute("axis"))
     return ctx.error() << "attribute 'axis' is missing";
   int64_t rank = ctx.inputType(0).getRank();
-  std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", 0), rank);
+  std::optional<int64_t> axis = ctx.axisAttr(0, rank);
   if (!axis)
-    return ctx.error() << "axis " << ctx.intAttr("axis", 0) << " is out of range for rank " << rank;
+    return failure();
   return ctx.emit<ConcatOp>(inputs, {ctx.named("axis", ctx.builder().getI64IntegerAttr(*axis))});
 }
 
@@ -178,10 +178,9 @@ LogicalResult convertSplit(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
   RankedTensorType type = ctx.inputType(0);
-  std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", 0), type.getRank());
+  std::optional<int64_t> axis = ctx.axisAttr(0, type.getRank());
   if (!axis)
-    return ctx.error() << "axis " << ctx.intAttr("axis", 0) << " is out of range for rank "
-                       << type.getRank();
+    return failure();
   int64_t dim = type.getDimSize(*axis), parts = ctx.numOutputs();
   SmallVector<int64_t> sizes;
   if (ctx.opset() < 13) {
@@ -285,9 +284,9 @@ LogicalResult convertGather(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
   int64_t rank = ctx.inputType(0).getRank();
-  std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", 0), rank);
+  std::optional<int64_t> axis = ctx.axisAttr(0, rank);
   if (!axis)
-    return ctx.error() << "axis " << ctx.intAttr("axis", 0) << " is out of range for rank " << rank;
+    return failure();
   return ctx.emit<GatherOp>({ctx.input(0), ctx.input(1)},
                             {ctx.named("axis", ctx.builder().getI64IntegerAttr(*axis))});
 }
@@ -352,9 +351,9 @@ LogicalResult convertGatherElements(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
   int64_t rank = ctx.inputType(0).getRank();
-  std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", 0), rank);
+  std::optional<int64_t> axis = ctx.axisAttr(0, rank);
   if (!axis)
-    return ctx.error() << "axis " << ctx.intAttr("axis", 0) << " is out of range for rank " << rank;
+    return failure();
   return ctx.emit<GatherElementsOp>({ctx.input(0), ctx.input(1)},
                                     {ctx.named("axis", ctx.builder().getI64IntegerAttr(*axis))});
 }
@@ -396,10 +395,7 @@ LogicalResult convertTile(NodeContext &ctx) {
                                  {ctx.named("shape", ctx.builder().getDenseI64ArrayAttr(expanded))})
             : Value();
   Value result = broadcast ? ctx.reshape(broadcast, tiled) : Value();
-  if (!result)
-    return failure();
-  ctx.setOutput(0, result);
-  return success();
+  return ctx.setResult(result);
 }
 
 LogicalResult convertDepthToSpace(NodeContext &ctx) {
@@ -437,10 +433,7 @@ LogicalResult convertDepthToSpace(NodeContext &ctx) {
                                      {ctx.named("perm", ctx.builder().getDenseI64ArrayAttr(perm))})
              : Value();
   Value result = moved ? ctx.reshape(moved, merged) : Value();
-  if (!result)
-    return failure();
-  ctx.setOutput(0, result);
-  return success();
+  return ctx.setResult(result);
 }
 
 LogicalResult convertTrilu(NodeContext &ctx) {
@@ -483,10 +476,9 @@ LogicalResult convertOneHot(NodeContext &ctx) {
   if (valuesType.getNumElements() != 2)
     return ctx.error() << "values must hold two elements (off, on), got " << valuesType;
   int64_t rank = indicesType.getRank() + 1;
-  std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", -1), rank);
+  std::optional<int64_t> axis = ctx.axisAttr(-1, rank);
   if (!axis)
-    return ctx.error() << "axis " << ctx.intAttr("axis", -1) << " is out of range for rank "
-                       << rank;
+    return failure();
   Builder &b = ctx.builder();
   auto i64 = b.getI64Type();
   // index == position along the axis, negative indices counting from depth.
@@ -528,9 +520,9 @@ LogicalResult convertScatter(NodeContext &ctx) {
   if (ctx.node().op_type() == "ScatterND")
     return ctx.emit<ScatterNDOp>(operands, {ctx.named("reduction", b.getStringAttr(reduction))});
   int64_t rank = ctx.inputType(0).getRank();
-  std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", 0), rank);
+  std::optional<int64_t> axis = ctx.axisAttr(0, rank);
   if (!axis)
-    return ctx.error() << "axis " << ctx.intAttr("axis", 0) << " is out of range for rank " << rank;
+    return failure();
   return ctx.emit<ScatterElementsOp>(operands,
                                      {ctx.named("axis", b.getI64IntegerAttr(*axis)),
                                       ctx.named("reduction", b.getStringAttr(reduction))});

@@ -430,10 +430,7 @@ LogicalResult convertEinsum(NodeContext &ctx) {
       return failure();
   }
   Value result = permute(ctx, *running, equation->output);
-  if (!result)
-    return failure();
-  ctx.setOutput(0, result);
-  return success();
+  return ctx.setResult(result);
 }
 
 } // namespace kiln

@@ -71,10 +71,9 @@ LogicalResult convertLayerNormalization(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)) || failed(ctx.requireFloat(0)))
     return failure();
   int64_t rank = ctx.inputType(0).getRank();
-  std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", -1), rank);
+  std::optional<int64_t> axis = ctx.axisAttr(-1, rank);
   if (!axis)
-    return ctx.error() << "axis " << ctx.intAttr("axis", -1) << " is out of range for rank "
-                       << rank;
+    return failure();
   for (int i = 1; i < ctx.numOutputs(); ++i)
     if (ctx.isOutputUsed(i))
       return layerNormWithStatistics(ctx, *axis);
@@ -208,10 +207,7 @@ LogicalResult convertInstanceNormalization(NodeContext &ctx) {
                          << type.getDimSize(1) << "), got " << ctx.inputType(i);
   Value normalized = standardize(ctx, ctx.input(0), 2, ctx.floatAttr("epsilon", 1e-5f));
   Value result = normalized ? scaleChannels(ctx, normalized, ctx.input(1), ctx.input(2)) : Value();
-  if (!result)
-    return failure();
-  ctx.setOutput(0, result);
-  return success();
+  return ctx.setResult(result);
 }
 
 LogicalResult convertGroupNormalization(NodeContext &ctx) {
@@ -253,20 +249,16 @@ LogicalResult convertGroupNormalization(NodeContext &ctx) {
     bias = scale ? perChannel(bias) : Value();
   }
   Value result = restored && scale && bias ? scaleChannels(ctx, restored, scale, bias) : Value();
-  if (!result)
-    return failure();
-  ctx.setOutput(0, result);
-  return success();
+  return ctx.setResult(result);
 }
 
 LogicalResult convertLpNormalization(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
     return failure();
   int64_t rank = ctx.inputType(0).getRank(), p = ctx.intAttr("p", 2);
-  std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", -1), rank);
+  std::optional<int64_t> axis = ctx.axisAttr(-1, rank);
   if (!axis)
-    return ctx.error() << "axis " << ctx.intAttr("axis", -1) << " is out of range for rank "
-                       << rank;
+    return failure();
   if (p != 1 && p != 2)
     return ctx.error() << "p must be 1 or 2, got " << p;
   Builder &b = ctx.builder();

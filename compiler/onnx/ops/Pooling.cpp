@@ -188,10 +188,9 @@ LogicalResult convertArgReduce(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
   RankedTensorType type = ctx.inputType(0);
-  std::optional<int64_t> axis = normalizeAxis(ctx.intAttr("axis", 0), type.getRank());
+  std::optional<int64_t> axis = ctx.axisAttr(0, type.getRank());
   if (!axis)
-    return ctx.error() << "axis " << ctx.intAttr("axis", 0) << " is out of range for rank "
-                       << type.getRank();
+    return failure();
   if (type.getDimSize(*axis) == 0)
     return ctx.error() << "axis " << *axis << " of " << type << " is empty: there is no "
                        << (ctx.node().op_type() == "ArgMax" ? "maximum" : "minimum");
