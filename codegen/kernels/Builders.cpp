@@ -66,6 +66,13 @@ TypedAttr lowestValue(Type type) {
   return IntegerAttr::get(type, width == 1 ? APInt(1, 0) : APInt::getSignedMinValue(width));
 }
 
+SmallVector<Value> loopIndices(OpBuilder &b, Location loc, int64_t rank) {
+  SmallVector<Value> indices;
+  for (int64_t d = 0; d < rank; ++d)
+    indices.push_back(linalg::IndexOp::create(b, loc, d));
+  return indices;
+}
+
 TypedAttr highestValue(Type type) {
   if (auto floatType = dyn_cast<FloatType>(type))
     return FloatAttr::get(type, APFloat::getInf(floatType.getFloatSemantics(), false));
@@ -112,9 +119,7 @@ Value windowed(OpBuilder &b, Location loc, RankedTensorType type, ArrayRef<int64
   Value init = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
   SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
   auto body = [&](OpBuilder &nested, Location l, ValueRange) {
-    SmallVector<Value> outputAt;
-    for (int64_t d = 0; d < rank; ++d)
-      outputAt.push_back(linalg::IndexOp::create(nested, l, d));
+    SmallVector<Value> outputAt = loopIndices(nested, l, rank);
     SmallVector<Value> offsets(window.size());
     std::function<SmallVector<Value>(OpBuilder &, size_t, ValueRange)> level =
         [&](OpBuilder &lb, size_t i, ValueRange carried) -> SmallVector<Value> {

@@ -38,6 +38,9 @@ mlir::Value scalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type, doub
 /// The smallest value of an element type (-inf for floats), the identity of
 /// a maximum.
 mlir::TypedAttr lowestValue(mlir::Type type);
+/// The loop indices of the linalg op whose body `b` builds, one a dimension.
+llvm::SmallVector<mlir::Value> loopIndices(mlir::OpBuilder &b, mlir::Location loc, int64_t rank);
+
 /// The largest value of an element type (+inf for floats), the identity of
 /// a minimum.
 mlir::TypedAttr highestValue(mlir::Type type);

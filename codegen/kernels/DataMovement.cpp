@@ -26,9 +26,7 @@ Value gatherElements(
     function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange, ValueRange)> indexFn) {
   return elementwise(b, loc, type, inputs, inputMaps,
                      [&](OpBuilder &nested, Location l, ValueRange args) -> Value {
-                       SmallVector<Value> loops;
-                       for (int64_t d = 0; d < type.getRank(); ++d)
-                         loops.push_back(linalg::IndexOp::create(nested, l, d));
+                       SmallVector<Value> loops = loopIndices(nested, l, type.getRank());
                        return tensor::ExtractOp::create(nested, l, source,
                                                         indexFn(nested, l, loops, args));
                      });
@@ -245,9 +243,7 @@ Value scatterInto(
   auto type = cast<RankedTensorType>(data.getType());
   return elementwise(
       b, loc, type, ValueRange{data}, [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        SmallVector<Value> at;
-        for (int64_t d = 0; d < type.getRank(); ++d)
-          at.push_back(linalg::IndexOp::create(nb, l, d));
+        SmallVector<Value> at = loopIndices(nb, l, type.getRank());
         auto loop = scf::ForOp::create(
             nb, l, indexConstant(nb, l, 0), count(nb, l, at), indexConstant(nb, l, 1),
             ValueRange{args[0]}, [&](OpBuilder &inner, Location, Value u, ValueRange carried) {

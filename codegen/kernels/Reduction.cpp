@@ -70,9 +70,7 @@ rowStatistics(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes, u
   auto generic =
       linalg::GenericOp::create(b, loc, SmallVector<Type>(results, rowType), ValueRange{}, inits,
                                 maps, iterators, [&](OpBuilder &nested, Location l, ValueRange) {
-                                  SmallVector<Value> at;
-                                  for (int64_t d = 0; d < type.getRank(); ++d)
-                                    at.push_back(linalg::IndexOp::create(nested, l, d));
+                                  SmallVector<Value> at = loopIndices(nested, l, type.getRank());
                                   linalg::YieldOp::create(nested, l, compute(nested, at));
                                 });
   return generic.getResults();
@@ -119,9 +117,7 @@ template <typename OpT, bool isMax> struct ArgReduceToLinalg : OpRewritePattern<
         rewriter, loc, TypeRange{rowType}, ValueRange{}, ValueRange{init},
         rewriter.getMultiDimIdentityMap(rank), iterators,
         [&](OpBuilder &b, Location l, ValueRange) {
-          SmallVector<Value> at;
-          for (int64_t d = 0; d < rank; ++d)
-            at.push_back(linalg::IndexOp::create(b, l, d));
+          SmallVector<Value> at = loopIndices(b, l, rank);
           Value first = tensor::ExtractOp::create(b, l, input, at);
           Value zero = arith::ConstantIndexOp::create(b, l, 0);
           auto loop = scf::ForOp::create(
@@ -164,9 +160,7 @@ struct CumSumToLinalg : OpRewritePattern<CumSumOp> {
         op,
         elementwise(
             rewriter, loc, type, ValueRange{}, [&](OpBuilder &b, Location l, ValueRange) -> Value {
-              SmallVector<Value> at;
-              for (int64_t d = 0; d < type.getRank(); ++d)
-                at.push_back(linalg::IndexOp::create(b, l, d));
+              SmallVector<Value> at = loopIndices(b, l, type.getRank());
               Value i = at[axis];
               Value one = arith::ConstantIndexOp::create(b, l, 1);
               Value n = arith::ConstantIndexOp::create(b, l, type.getDimSize(axis));
