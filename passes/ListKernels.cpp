@@ -15,6 +15,25 @@ namespace {
 
 using namespace mlir;
 
+/// What a kernel that no product format was chosen for computes in: the
+/// element type it writes (fp16 for a model stored in f16, i64 for index
+/// arithmetic).
+std::string formatOf(Type element) {
+  if (element.isF16() || element.isF32() || element.isF64())
+    return "fp" + std::to_string(element.getIntOrFloatBitWidth());
+  if (element.isBF16())
+    return "bf16";
+  if (isa<Float8E4M3FNType>(element))
+    return "fp8";
+  if (element.isInteger(1))
+    return "bool";
+  if (element.isInteger())
+    return "i" + std::to_string(element.getIntOrFloatBitWidth());
+  std::string name;
+  llvm::raw_string_ostream(name) << element;
+  return name;
+}
+
 /// What a kernel computes, in a word.
 StringRef kindOf(linalg::LinalgOp op) {
   if (isa<linalg::FillOp>(op))
@@ -250,7 +269,8 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
       auto layout = op.getAttrOfType<StringAttr>(kLayoutAttr);
       kernels.push_back(b.getDictionaryAttr({
           b.getNamedAttr("kind", b.getStringAttr(kind)),
-          b.getNamedAttr("precision", precision ? precision : b.getStringAttr("fp32")),
+          b.getNamedAttr("precision",
+                         precision ? precision : b.getStringAttr(formatOf(type.getElementType()))),
           b.getNamedAttr("layout", layout ? layout : b.getStringAttr("")),
           b.getNamedAttr("after", b.getDenseI64ArrayAttr(after)),
           b.getNamedAttr("inputs", b.getArrayAttr(inputs)),

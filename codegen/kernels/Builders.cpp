@@ -59,11 +59,12 @@ Value scalar(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, int64_t(value)));
 }
 
-TypedAttr lowestValue(Type type) {
+TypedAttr lowestValue(Type type, bool isUnsigned) {
   if (auto floatType = dyn_cast<FloatType>(type))
     return FloatAttr::get(type, APFloat::getInf(floatType.getFloatSemantics(), true));
   unsigned width = type.getIntOrFloatBitWidth();
-  return IntegerAttr::get(type, width == 1 ? APInt(1, 0) : APInt::getSignedMinValue(width));
+  return IntegerAttr::get(type, width == 1 || isUnsigned ? APInt(width, 0)
+                                                         : APInt::getSignedMinValue(width));
 }
 
 SmallVector<Value> loopIndices(OpBuilder &b, Location loc, int64_t rank) {
@@ -73,11 +74,12 @@ SmallVector<Value> loopIndices(OpBuilder &b, Location loc, int64_t rank) {
   return indices;
 }
 
-TypedAttr highestValue(Type type) {
+TypedAttr highestValue(Type type, bool isUnsigned) {
   if (auto floatType = dyn_cast<FloatType>(type))
     return FloatAttr::get(type, APFloat::getInf(floatType.getFloatSemantics(), false));
   unsigned width = type.getIntOrFloatBitWidth();
-  return IntegerAttr::get(type, width == 1 ? APInt(1, 1) : APInt::getSignedMaxValue(width));
+  return IntegerAttr::get(type, width == 1 || isUnsigned ? APInt::getMaxValue(width)
+                                                         : APInt::getSignedMaxValue(width));
 }
 
 Value both(OpBuilder &b, Location loc, Value all, Value next) {
@@ -176,18 +178,17 @@ Value reshape(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape) 
   return tensor::ExpandShapeOp::create(b, loc, target, flat, ArrayRef<ReassociationIndices>{all});
 }
 
-namespace {
-
-/// One step of a reduction of `kind`: the accumulated `acc` and `x`.
-Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value acc) {
+Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value acc, bool isUnsigned) {
   bool isFloat = isa<FloatType>(x.getType());
   switch (kind) {
   case ReduceKind::Max:
-    return isFloat ? arith::MaximumFOp::create(b, loc, x, acc).getResult()
-                   : arith::MaxSIOp::create(b, loc, x, acc).getResult();
+    return isFloat      ? arith::MaximumFOp::create(b, loc, x, acc).getResult()
+           : isUnsigned ? arith::MaxUIOp::create(b, loc, x, acc).getResult()
+                        : arith::MaxSIOp::create(b, loc, x, acc).getResult();
   case ReduceKind::Min:
-    return isFloat ? arith::MinimumFOp::create(b, loc, x, acc).getResult()
-                   : arith::MinSIOp::create(b, loc, x, acc).getResult();
+    return isFloat      ? arith::MinimumFOp::create(b, loc, x, acc).getResult()
+           : isUnsigned ? arith::MinUIOp::create(b, loc, x, acc).getResult()
+                        : arith::MinSIOp::create(b, loc, x, acc).getResult();
   case ReduceKind::Prod:
     return isFloat ? arith::MulFOp::create(b, loc, x, acc).getResult()
                    : arith::MulIOp::create(b, loc, x, acc).getResult();
@@ -199,10 +200,8 @@ Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value acc) {
                  : arith::AddIOp::create(b, loc, x, acc).getResult();
 }
 
-} // namespace
-
 Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes, bool keepdims,
-             ReduceKind kind) {
+             ReduceKind kind, bool isUnsigned) {
   auto type = cast<RankedTensorType>(value.getType());
   Type element = type.getElementType();
   MLIRContext *context = b.getContext();
@@ -223,9 +222,9 @@ Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes, bo
   auto outType = RankedTensorType::get(keptShape, element);
   TypedAttr identity = cast<TypedAttr>(b.getZeroAttr(element));
   if (kind == ReduceKind::Max)
-    identity = lowestValue(element);
+    identity = lowestValue(element, isUnsigned);
   else if (kind == ReduceKind::Min)
-    identity = highestValue(element);
+    identity = highestValue(element, isUnsigned);
   else if (kind == ReduceKind::Prod)
     identity = isa<FloatType>(element) ? cast<TypedAttr>(b.getFloatAttr(element, 1.0))
                                        : b.getIntegerAttr(element, 1);
@@ -237,7 +236,8 @@ Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes, bo
       linalg::GenericOp::create(
           b, loc, TypeRange{outType}, ValueRange{value}, ValueRange{init}, maps, iterators,
           [&](OpBuilder &nested, Location l, ValueRange args) {
-            linalg::YieldOp::create(nested, l, combine(nested, l, kind, args[0], args[1]));
+            linalg::YieldOp::create(nested, l,
+                                    combine(nested, l, kind, args[0], args[1], isUnsigned));
           })
           .getResult(0);
 
@@ -247,6 +247,8 @@ Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes, bo
                            Value n = scalar(nested, l, element, double(count));
                            if (isFloat)
                              return arith::DivFOp::create(nested, l, args[0], n);
+                           if (isUnsigned)
+                             return arith::DivUIOp::create(nested, l, args[0], n);
                            return arith::DivSIOp::create(nested, l, args[0], n);
                          });
   }

@@ -35,15 +35,15 @@ mlir::Value filled(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorTyp
 /// A scalar constant of a float or integer type.
 mlir::Value scalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type, double value);
 
-/// The smallest value of an element type (-inf for floats), the identity of
-/// a maximum.
-mlir::TypedAttr lowestValue(mlir::Type type);
-/// The loop indices of the linalg op whose body `b` builds, one a dimension.
-llvm::SmallVector<mlir::Value> loopIndices(mlir::OpBuilder &b, mlir::Location loc, int64_t rank);
-
+/// The smallest value of an element type (-inf for floats; integers signed
+/// unless `isUnsigned`), the identity of a maximum.
+mlir::TypedAttr lowestValue(mlir::Type type, bool isUnsigned = false);
 /// The largest value of an element type (+inf for floats), the identity of
 /// a minimum.
-mlir::TypedAttr highestValue(mlir::Type type);
+mlir::TypedAttr highestValue(mlir::Type type, bool isUnsigned = false);
+
+/// The loop indices of the linalg op whose body `b` builds, one a dimension.
+llvm::SmallVector<mlir::Value> loopIndices(mlir::OpBuilder &b, mlir::Location loc, int64_t rank);
 
 /// `value` reshaped to `shape` (the same elements in row-major order),
 /// through tensor.collapse_shape and tensor.expand_shape.
@@ -88,11 +88,17 @@ mlir::Value windowed(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorT
 
 enum class ReduceKind { Sum, Prod, Max, Min, Mean };
 
+/// One step of a reduction of `kind`: the accumulated `acc` and `x`
+/// (integers compared unsigned with `isUnsigned`).
+mlir::Value combine(mlir::OpBuilder &b, mlir::Location loc, ReduceKind kind, mlir::Value x,
+                    mlir::Value acc, bool isUnsigned);
+
 /// Reduces `value` over sorted `axes`, keeping them as size 1 when
 /// `keepdims`. Accumulates in the element type; Mean divides at the end.
-/// Integer Max and Min compare signed.
+/// Integer Max and Min compare signed, or unsigned with `isUnsigned`.
 mlir::Value reduce(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
-                   llvm::ArrayRef<int64_t> axes, bool keepdims, ReduceKind kind);
+                   llvm::ArrayRef<int64_t> axes, bool keepdims, ReduceKind kind,
+                   bool isUnsigned = false);
 
 } // namespace kiln
 

@@ -9,6 +9,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 using namespace mlir;
 
 namespace kiln {
@@ -117,7 +119,12 @@ struct SliceToTensor : OpRewritePattern<SliceOp> {
     RankedTensorType type = op.getType();
     Location loc = op.getLoc();
     ArrayRef<int64_t> starts = op.getStarts(), steps = op.getSteps();
-    if (llvm::all_of(steps, [](int64_t s) { return s > 0; }) || type.getNumElements() == 0) {
+    // An empty slice reads nothing, wherever it starts (even past the end).
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOpWithNewOp<tensor::EmptyOp>(op, type.getShape(), type.getElementType());
+      return success();
+    }
+    if (llvm::all_of(steps, [](int64_t s) { return s > 0; })) {
       rewriter.replaceOp(op, tensor::ExtractSliceOp::create(rewriter, loc, type, op.getInput(),
                                                             indexAttrs(rewriter, starts),
                                                             indexAttrs(rewriter, type.getShape()),
@@ -215,21 +222,15 @@ struct GatherNDToLinalg : OpRewritePattern<GatherNDOp> {
 };
 
 /// Combines what a scatter finds at a position with an update.
-Value combineUpdate(OpBuilder &b, Location loc, StringRef reduction, Value current, Value update) {
-  bool isFloat = isa<FloatType>(update.getType());
-  if (reduction == "add")
-    return isFloat ? arith::AddFOp::create(b, loc, current, update).getResult()
-                   : arith::AddIOp::create(b, loc, current, update).getResult();
-  if (reduction == "mul")
-    return isFloat ? arith::MulFOp::create(b, loc, current, update).getResult()
-                   : arith::MulIOp::create(b, loc, current, update).getResult();
-  if (reduction == "max")
-    return isFloat ? arith::MaximumFOp::create(b, loc, current, update).getResult()
-                   : arith::MaxSIOp::create(b, loc, current, update).getResult();
-  if (reduction == "min")
-    return isFloat ? arith::MinimumFOp::create(b, loc, current, update).getResult()
-                   : arith::MinSIOp::create(b, loc, current, update).getResult();
-  return update;
+Value combineUpdate(OpBuilder &b, Location loc, StringRef reduction, Value current, Value update,
+                    bool isUnsigned) {
+  std::optional<ReduceKind> kind = llvm::StringSwitch<std::optional<ReduceKind>>(reduction)
+                                       .Case("add", ReduceKind::Sum)
+                                       .Case("mul", ReduceKind::Prod)
+                                       .Case("max", ReduceKind::Max)
+                                       .Case("min", ReduceKind::Min)
+                                       .Default(std::nullopt);
+  return kind ? combine(b, loc, *kind, update, current, isUnsigned) : update;
 }
 
 /// A scatter as a gather: each output element starts from `data` and
@@ -237,7 +238,7 @@ Value combineUpdate(OpBuilder &b, Location loc, StringRef reduction, Value curre
 /// output position and an update's number and returns whether the update
 /// lands there and its value.
 Value scatterInto(
-    OpBuilder &b, Location loc, Value data, StringRef reduction,
+    OpBuilder &b, Location loc, Value data, StringRef reduction, bool isUnsigned,
     function_ref<Value(OpBuilder &, Location, ValueRange)> count,
     function_ref<std::pair<Value, Value>(OpBuilder &, Location, ValueRange, Value)> step) {
   auto type = cast<RankedTensorType>(data.getType());
@@ -248,7 +249,7 @@ Value scatterInto(
             nb, l, indexConstant(nb, l, 0), count(nb, l, at), indexConstant(nb, l, 1),
             ValueRange{args[0]}, [&](OpBuilder &inner, Location, Value u, ValueRange carried) {
               auto [lands, update] = step(inner, l, at, u);
-              Value combined = combineUpdate(inner, l, reduction, carried[0], update);
+              Value combined = combineUpdate(inner, l, reduction, carried[0], update, isUnsigned);
               scf::YieldOp::create(
                   inner, l,
                   ValueRange{arith::SelectOp::create(inner, l, lands, combined, carried[0])});
@@ -269,7 +270,7 @@ struct ScatterElementsToLinalg : OpRewritePattern<ScatterElementsOp> {
     rewriter.replaceOp(
         op,
         scatterInto(
-            rewriter, op.getLoc(), op.getData(), op.getReduction(),
+            rewriter, op.getLoc(), op.getData(), op.getReduction(), unsignedOperand(op, 0),
             [&](OpBuilder &b, Location l, ValueRange at) -> Value {
               // No update reaches a position outside the indices' extent.
               Value inside;
@@ -314,7 +315,7 @@ struct ScatterNDToLinalg : OpRewritePattern<ScatterNDOp> {
     rewriter.replaceOp(
         op,
         scatterInto(
-            rewriter, loc, op.getData(), op.getReduction(),
+            rewriter, loc, op.getData(), op.getReduction(), unsignedOperand(op, 0),
             [&](OpBuilder &b, Location l, ValueRange) -> Value {
               return indexConstant(b, l, tuples);
             },

@@ -23,8 +23,8 @@ namespace {
 
 bool isFloat(Value v) { return isa<FloatType>(getElementTypeOrSelf(v.getType())); }
 
-/// Signless integers and floats are what arith computes on; unsigned
-/// integer tensors have no kernels yet.
+/// Signless integers and floats are what arith computes on (unsigned
+/// integers were made signless by eraseSignedness).
 bool hasKernelTypes(Operation *op) {
   auto ok = [](Type type) {
     Type element = getElementTypeOrSelf(type);
@@ -103,8 +103,10 @@ Value roundTo(OpBuilder &b, Location loc, Value value, Precision format, float s
   return arith::SelectOp::create(b, loc, isNaN, value, result);
 }
 
-/// Converts a scalar between element types with ONNX Cast semantics.
-Value convert(OpBuilder &b, Location loc, Value value, Type to) {
+/// Converts a scalar between element types with ONNX Cast semantics;
+/// `fromUnsigned` and `toUnsigned` say how to read signless integers.
+Value convert(OpBuilder &b, Location loc, Value value, Type to, bool fromUnsigned = false,
+              bool toUnsigned = false) {
   Type from = value.getType();
   if (from == to)
     return value;
@@ -122,15 +124,20 @@ Value convert(OpBuilder &b, Location loc, Value value, Type to) {
                ? arith::ExtFOp::create(b, loc, to, value).getResult()
                : arith::TruncFOp::create(b, loc, to, value).getResult();
   if (fromFloat)
-    return arith::FPToSIOp::create(b, loc, to, value);
-  if (toFloat) // booleans are 0 and 1, other integers signed
-    return from.isInteger(1) ? arith::UIToFPOp::create(b, loc, to, value).getResult()
-                             : arith::SIToFPOp::create(b, loc, to, value).getResult();
+    return toUnsigned ? arith::FPToUIOp::create(b, loc, to, value).getResult()
+                      : arith::FPToSIOp::create(b, loc, to, value).getResult();
+  // Booleans are 0 and 1.
+  bool zeroExtend = fromUnsigned || from.isInteger(1);
+  if (toFloat)
+    return zeroExtend ? arith::UIToFPOp::create(b, loc, to, value).getResult()
+                      : arith::SIToFPOp::create(b, loc, to, value).getResult();
   unsigned fromWidth = from.getIntOrFloatBitWidth(), toWidth = to.getIntOrFloatBitWidth();
+  if (fromWidth == toWidth)
+    return value;
   if (fromWidth > toWidth)
     return arith::TruncIOp::create(b, loc, to, value);
-  return from.isInteger(1) ? arith::ExtUIOp::create(b, loc, to, value).getResult()
-                           : arith::ExtSIOp::create(b, loc, to, value).getResult();
+  return zeroExtend ? arith::ExtUIOp::create(b, loc, to, value).getResult()
+                    : arith::ExtSIOp::create(b, loc, to, value).getResult();
 }
 
 /// The body of an elementwise op: its operands' elements to the result's.
@@ -164,15 +171,17 @@ void add(RewritePatternSet &patterns, Body<OpT> body, bool floatOnly = true) {
   patterns.add<ElementwiseToLinalg<OpT>>(patterns.getContext(), std::move(body), floatOnly);
 }
 
-/// An op computed by one arith or math op on floats (and another on integers).
-template <typename OpT, typename FloatOpT, typename IntOpT = void>
+/// An op computed by one arith or math op on floats (and another on
+/// integers, and a third on unsigned integers where they differ).
+template <typename OpT, typename FloatOpT, typename IntOpT = void, typename UIntOpT = IntOpT>
 void addSimple(RewritePatternSet &patterns) {
   add<OpT>(
       patterns,
-      [](OpT, OpBuilder &b, Location loc, ValueRange args) -> Value {
+      [](OpT op, OpBuilder &b, Location loc, ValueRange args) -> Value {
         if constexpr (!std::is_void_v<IntOpT>)
           if (!isa<FloatType>(args[0].getType()))
-            return IntOpT::create(b, loc, args).getResult();
+            return unsignedOperand(op, 0) ? UIntOpT::create(b, loc, args).getResult()
+                                          : IntOpT::create(b, loc, args).getResult();
         return FloatOpT::create(b, loc, args).getResult();
       },
       /*floatOnly=*/std::is_void_v<IntOpT>);
@@ -211,19 +220,29 @@ Value exponentialLinear(OpBuilder &b, Location loc, Value x, double alpha) {
   return arith::SelectOp::create(b, loc, positive, x, negative);
 }
 
-/// A comparison giving i1, on floats (ordered: false where either is NaN)
-/// or signed integers.
+/// A comparison giving i1, on floats (ordered: false where either is NaN),
+/// signed or unsigned integers.
 template <typename OpT>
 void addCompare(RewritePatternSet &patterns, arith::CmpFPredicate onFloat,
-                arith::CmpIPredicate onInt) {
+                arith::CmpIPredicate onInt, arith::CmpIPredicate onUnsigned) {
   add<OpT>(
       patterns,
-      [=](OpT, OpBuilder &b, Location loc, ValueRange args) -> Value {
+      [=](OpT op, OpBuilder &b, Location loc, ValueRange args) -> Value {
         if (isa<FloatType>(args[0].getType()))
           return arith::CmpFOp::create(b, loc, onFloat, args[0], args[1]);
-        return arith::CmpIOp::create(b, loc, onInt, args[0], args[1]);
+        return arith::CmpIOp::create(b, loc, unsignedOperand(op, 0) ? onUnsigned : onInt, args[0],
+                                     args[1]);
       },
       /*floatOnly=*/false);
+}
+
+/// An unsigned integer divisor that cannot trap: 1 where `divisor` is zero,
+/// which sets `zero`.
+Value safeUnsignedDivisor(OpBuilder &b, Location loc, Value divisor, Value &zero) {
+  Type type = divisor.getType();
+  zero =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, divisor, scalar(b, loc, type, 0.0));
+  return arith::SelectOp::create(b, loc, zero, scalar(b, loc, type, 1.0), divisor);
 }
 
 /// BatchNormalization: per-channel (x - mean) * scale / sqrt(var + eps) + bias.
@@ -262,12 +281,17 @@ void populateElementwiseKernels(RewritePatternSet &patterns) {
   // -1 wraps: no input makes the kernel trap.
   add<DivOp>(
       patterns,
-      [](DivOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+      [](DivOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
         if (isa<FloatType>(args[0].getType()))
           return arith::DivFOp::create(b, loc, args[0], args[1]);
         Value zero;
-        Value divisor = safeDivisor(b, loc, args[0], args[1], zero);
-        Value quotient = arith::DivSIOp::create(b, loc, args[0], divisor);
+        Value quotient = unsignedOperand(op, 0)
+                             ? arith::DivUIOp::create(b, loc, args[0],
+                                                      safeUnsignedDivisor(b, loc, args[1], zero))
+                                   .getResult()
+                             : arith::DivSIOp::create(b, loc, args[0],
+                                                      safeDivisor(b, loc, args[0], args[1], zero))
+                                   .getResult();
         return arith::SelectOp::create(b, loc, zero, scalar(b, loc, args[0].getType(), 0.0),
                                        quotient);
       },
@@ -291,7 +315,14 @@ void populateElementwiseKernels(RewritePatternSet &patterns) {
   addSimple<FloorOp, math::FloorOp>(patterns);
   addSimple<CeilOp, math::CeilOp>(patterns);
   addSimple<RoundOp, math::RoundEvenOp>(patterns);
-  addSimple<AbsOp, math::AbsFOp, math::AbsIOp>(patterns);
+  add<AbsOp>(
+      patterns,
+      [](AbsOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
+        if (isa<FloatType>(args[0].getType()))
+          return math::AbsFOp::create(b, loc, args[0]);
+        return unsignedOperand(op, 0) ? args[0] : math::AbsIOp::create(b, loc, args[0]).getResult();
+      },
+      /*floatOnly=*/false);
   add<NegOp>(
       patterns,
       [](NegOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
@@ -302,17 +333,20 @@ void populateElementwiseKernels(RewritePatternSet &patterns) {
       /*floatOnly=*/false);
   add<SignOp>(
       patterns,
-      [](SignOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
+      [](SignOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
         Value x = args[0];
         Type type = x.getType();
         Value zero = scalar(b, loc, type, 0.0);
         bool isFloat = isa<FloatType>(type);
+        bool isUnsigned = unsignedOperand(op, 0);
         auto compare = [&](bool greater) -> Value {
           if (isFloat)
             return arith::CmpFOp::create(
                 b, loc, greater ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT, x, zero);
-          return arith::CmpIOp::create(
-              b, loc, greater ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, x, zero);
+          arith::CmpIPredicate predicate =
+              greater ? (isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
+                      : (isUnsigned ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt);
+          return arith::CmpIOp::create(b, loc, predicate, x, zero);
         };
         Value sign = arith::SelectOp::create(
             b, loc, compare(true), scalar(b, loc, type, 1.0),
@@ -384,10 +418,21 @@ void populateElementwiseKernels(RewritePatternSet &patterns) {
     return arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
   });
 
-  add<PowOp>(patterns, [](PowOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
-    Value exponent = convert(b, loc, args[1], args[0].getType());
-    return math::PowFOp::create(b, loc, args[0], exponent);
-  });
+  // An integer base is raised in f64 and truncated toward zero.
+  add<PowOp>(
+      patterns,
+      [](PowOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Type type = args[0].getType();
+        if (isa<FloatType>(type))
+          return math::PowFOp::create(b, loc, args[0],
+                                      convert(b, loc, args[1], type, unsignedOperand(op, 1)));
+        Type f64 = b.getF64Type();
+        Value power =
+            math::PowFOp::create(b, loc, convert(b, loc, args[0], f64, unsignedOperand(op, 0)),
+                                 convert(b, loc, args[1], f64, unsignedOperand(op, 1)));
+        return convert(b, loc, power, type, false, unsignedResult(op, 0));
+      },
+      /*floatOnly=*/false);
   add<EqualOp>(
       patterns,
       [](EqualOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
@@ -396,16 +441,35 @@ void populateElementwiseKernels(RewritePatternSet &patterns) {
         return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, args[0], args[1]);
       },
       /*floatOnly=*/false);
-  addCompare<GreaterOp>(patterns, arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt);
-  addCompare<LessOp>(patterns, arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt);
-  addCompare<GreaterOrEqualOp>(patterns, arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge);
-  addCompare<LessOrEqualOp>(patterns, arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle);
+  addCompare<GreaterOp>(patterns, arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt,
+                        arith::CmpIPredicate::ugt);
+  addCompare<LessOp>(patterns, arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt,
+                     arith::CmpIPredicate::ult);
+  addCompare<GreaterOrEqualOp>(patterns, arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge,
+                               arith::CmpIPredicate::uge);
+  addCompare<LessOrEqualOp>(patterns, arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle,
+                            arith::CmpIPredicate::ule);
   // minimumf and maximumf propagate NaN.
-  addSimple<MinOp, arith::MinimumFOp, arith::MinSIOp>(patterns);
-  addSimple<MaxOp, arith::MaximumFOp, arith::MaxSIOp>(patterns);
+  addSimple<MinOp, arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(patterns);
+  addSimple<MaxOp, arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>(patterns);
   addSimple<AndOp, arith::AndIOp, arith::AndIOp>(patterns);
   addSimple<OrOp, arith::OrIOp, arith::OrIOp>(patterns);
   addSimple<XorOp, arith::XOrIOp, arith::XOrIOp>(patterns);
+  // A shift by the width or more gives zero (LLVM's shifts would be
+  // poison).
+  add<BitShiftOp>(
+      patterns,
+      [](BitShiftOp op, OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value x = args[0], amount = args[1];
+        Type type = x.getType();
+        Value shifted = op.getLeft() ? arith::ShLIOp::create(b, loc, x, amount).getResult()
+                                     : arith::ShRUIOp::create(b, loc, x, amount).getResult();
+        Value tooFar =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, amount,
+                                  scalar(b, loc, type, double(type.getIntOrFloatBitWidth())));
+        return arith::SelectOp::create(b, loc, tooFar, scalar(b, loc, type, 0.0), shifted);
+      },
+      /*floatOnly=*/false);
   add<NotOp>(
       patterns,
       [](NotOp, OpBuilder &b, Location loc, ValueRange args) -> Value {
@@ -425,8 +489,12 @@ void populateElementwiseKernels(RewritePatternSet &patterns) {
           return arith::SelectOp::create(b, loc, byZero, zero, arith::RemFOp::create(b, loc, x, y));
         }
         Value byZero;
-        Value divisor = safeDivisor(b, loc, x, y, byZero);
         Value zero = scalar(b, loc, type, 0.0);
+        if (unsignedOperand(op, 0)) {
+          Value r = arith::RemUIOp::create(b, loc, x, safeUnsignedDivisor(b, loc, y, byZero));
+          return arith::SelectOp::create(b, loc, byZero, zero, r);
+        }
+        Value divisor = safeDivisor(b, loc, x, y, byZero);
         Value r = arith::RemSIOp::create(b, loc, x, divisor);
         if (!op.getFmod()) {
           // Python's %: a non-zero remainder takes the divisor's sign.
@@ -455,7 +523,7 @@ void populateElementwiseKernels(RewritePatternSet &patterns) {
   add<CastOp>(
       patterns,
       [](CastOp op, OpBuilder &b, Location loc, ValueRange args) {
-        return convert(b, loc, args[0], op.getTo());
+        return convert(b, loc, args[0], op.getTo(), unsignedOperand(op, 0), unsignedResult(op, 0));
       },
       /*floatOnly=*/false);
   // Expand is a broadcast: the body passes the element through.

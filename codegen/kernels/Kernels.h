@@ -9,9 +9,19 @@
 #ifndef KILN_CODEGEN_KERNELS_KERNELS_H
 #define KILN_CODEGEN_KERNELS_KERNELS_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace kiln {
+
+/// Makes every unsigned integer type in `module` signless, recording on
+/// each kiln op which of its operands and results were unsigned: arith
+/// computes on signless integers and says signedness by the op.
+void eraseSignedness(mlir::ModuleOp module);
+/// Whether operand (result) `index` of `op` was unsigned before
+/// eraseSignedness.
+bool unsignedOperand(mlir::Operation *op, unsigned index);
+bool unsignedResult(mlir::Operation *op, unsigned index);
 
 /// Conv, Gemm and MatMul as linalg contractions.
 void populateMatmulLikeKernels(mlir::RewritePatternSet &patterns);

@@ -36,6 +36,7 @@ struct ConstantToArith : mlir::OpRewritePattern<ConstantOp> {
 struct LowerToLinalg : impl::LowerToLinalgBase<LowerToLinalg> {
   void runOnOperation() override {
     mlir::MLIRContext *context = &getContext();
+    eraseSignedness(getOperation());
     mlir::RewritePatternSet patterns(context);
     patterns.add<ConstantToArith>(context);
     populateMatmulLikeKernels(patterns);

@@ -22,8 +22,8 @@ template <typename OpT, ReduceKind kind> struct ReduceToLinalg : OpRewritePatter
     Type element = op.getType().getElementType();
     if (!isa<FloatType>(element) && !element.isSignlessInteger())
       return rewriter.notifyMatchFailure(op, "element type without a kernel");
-    rewriter.replaceOp(
-        op, reduce(rewriter, op.getLoc(), op.getInput(), op.getAxes(), op.getKeepdims(), kind));
+    rewriter.replaceOp(op, reduce(rewriter, op.getLoc(), op.getInput(), op.getAxes(),
+                                  op.getKeepdims(), kind, unsignedOperand(op, 0)));
     return success();
   }
 };
@@ -110,6 +110,9 @@ template <typename OpT, bool isMax> struct ArgReduceToLinalg : OpRewritePattern<
         return arith::OrIOp::create(b, loc, wins, xNaN);
       }
       using P = arith::CmpIPredicate;
+      if (unsignedOperand(op, 0))
+        return arith::CmpIOp::create(
+            b, loc, isMax ? (last ? P::uge : P::ugt) : (last ? P::ule : P::ult), x, best);
       return arith::CmpIOp::create(
           b, loc, isMax ? (last ? P::sge : P::sgt) : (last ? P::sle : P::slt), x, best);
     };

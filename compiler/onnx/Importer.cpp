@@ -57,8 +57,17 @@ private:
   LogicalResult checkOperators();
   LogicalResult orderNodes();
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &input);
+  /// The constant that --input-value makes of `input`.
+  FailureOr<DenseElementsAttr> fixedValue(const onnx::ValueInfoProto &input,
+                                          const InputValue &value);
   /// Binds an initializer's constant the first time a node reads it.
   LogicalResult materialize(const std::string &name);
+  /// Converts one node, named `displayName` in errors.
+  LogicalResult importNode(onnx::NodeProto &node, const std::string &displayName);
+  /// Converts the nodes of a subgraph (an If's branch) whose node is
+  /// `parent`, in their order, into the current block; returns the values
+  /// of its outputs.
+  FailureOr<SmallVector<Value>> importSubgraph(onnx::GraphProto &graph, StringRef parent);
   std::string displayName(int index) const {
     const onnx::NodeProto &node = model_.graph().node(index);
     return node.name().empty() ? "#" + std::to_string(index) : node.name();
@@ -292,6 +301,56 @@ FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &inpu
   return RankedTensorType::get(shape, element);
 }
 
+/// The runtime's name of an element type (f32, u8, bool, ...).
+std::string dtypeName(Type element) {
+  if (element.isInteger(1))
+    return "bool";
+  if (auto integer = dyn_cast<IntegerType>(element))
+    return (integer.isUnsigned() ? "u" : "i") + std::to_string(integer.getWidth());
+  if (element.isBF16())
+    return "bf16";
+  if (element.isF16() || element.isF32() || element.isF64())
+    return "f" + std::to_string(element.getIntOrFloatBitWidth());
+  std::string name;
+  llvm::raw_string_ostream(name) << element;
+  return name;
+}
+
+FailureOr<DenseElementsAttr> Importer::fixedValue(const onnx::ValueInfoProto &input,
+                                                  const InputValue &value) {
+  const std::string &name = input.name();
+  if (!input.type().has_tensor_type())
+    return error() << "--input-value names '" << name << "', which is not a tensor";
+  const onnx::TypeProto::Tensor &tensor = input.type().tensor_type();
+  Type element = elementTypeOf(context_, tensor.elem_type());
+  if (!element || dtypeName(element) != value.dtype)
+    return error() << "--input-value gives input '" << name << "' " << value.dtype
+                   << " elements, but the model declares "
+                   << (element ? dtypeName(element) : onnxTypeName(tensor.elem_type()));
+  if (tensor.has_shape()) {
+    const onnx::TensorShapeProto &declared = tensor.shape();
+    bool matches = declared.dim_size() == int(value.shape.size());
+    for (int d = 0; matches && d < declared.dim_size(); ++d)
+      matches = !declared.dim(d).has_dim_value() || declared.dim(d).dim_value() == value.shape[d];
+    if (!matches)
+      return error() << "--input-value gives input '" << name << "' shape "
+                     << joinShape(value.shape) << ", which the model's declared shape rules out";
+  }
+  auto type = RankedTensorType::get(value.shape, element);
+  std::optional<int64_t> count = elementCount(value.shape);
+  size_t width = element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
+  if (!count || value.data.size() != size_t(*count) * width)
+    return error() << "--input-value gives input '" << name << "' " << value.data.size()
+                   << " bytes for shape " << joinShape(value.shape);
+  if (element.isInteger(1)) {
+    SmallVector<bool> bits;
+    for (char byte : value.data)
+      bits.push_back(byte != 0);
+    return DenseElementsAttr::get(type, ArrayRef<bool>(bits));
+  }
+  return DenseElementsAttr::getFromRawBuffer(type, ArrayRef<char>(value.data));
+}
+
 LogicalResult Importer::materialize(const std::string &name) {
   if (name.empty() || values_.count(name))
     return success();
@@ -305,6 +364,70 @@ LogicalResult Importer::materialize(const std::string &name) {
   values_[name] = ConstantOp::create(builder_, NameLoc::get(builder_.getStringAttr(name)),
                                      value.getType(), value);
   return success();
+}
+
+LogicalResult Importer::importNode(onnx::NodeProto &node, const std::string &displayName) {
+  for (const std::string &input : node.input())
+    if (failed(materialize(input)))
+      return failure();
+  NodeContext ctx(node, opset_, path_, modelDir_, displayName, builder_, values_, consumed_);
+  ctx.setSubgraphImporter(
+      [this, displayName](onnx::GraphProto &graph) { return importSubgraph(graph, displayName); });
+  if (failed(findOperator(node.op_type())->convert(ctx)))
+    return failure();
+  // A product records the tensors it reads, by the names calibration files
+  // use.
+  if (node.output_size() > 0)
+    if (Value output = values_.lookup(node.output(0));
+        output && isa_and_nonnull<ConvOp, GemmOp, MatMulOp>(output.getDefiningOp())) {
+      SmallVector<Attribute> inputs;
+      for (const std::string &input : node.input())
+        inputs.push_back(builder_.getStringAttr(input));
+      output.getDefiningOp()->setAttr("kiln.inputs", builder_.getArrayAttr(inputs));
+    }
+  for (int i = 0; i < node.output_size(); ++i)
+    if (ctx.isOutputUsed(i) && !values_.count(node.output(i)))
+      return ctx.error() << "output " << i << " ('" << node.output(i)
+                         << "') is read, but kiln does not compute it";
+  return success();
+}
+
+FailureOr<SmallVector<Value>> Importer::importSubgraph(onnx::GraphProto &graph, StringRef parent) {
+  for (onnx::TensorProto &init : *graph.mutable_initializer())
+    initializers_[init.name()] = &init;
+  // Whatever the subgraph reads counts as used.
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &input : node.input())
+      consumed_.insert(input);
+  for (const onnx::ValueInfoProto &output : graph.output())
+    consumed_.insert(output.name());
+  for (int i = 0; i < graph.node_size(); ++i) {
+    onnx::NodeProto &node = *graph.mutable_node(i);
+    std::string name =
+        parent.str() + "/" + (node.name().empty() ? "#" + std::to_string(i) : node.name());
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      return error() << "node '" << name << "': unsupported operator '" << node.op_type()
+                     << "' from domain '" << node.domain() << "'";
+    if (!findOperator(node.op_type()))
+      return error() << "node '" << name << "': unsupported operator '" << node.op_type() << "'";
+    for (const std::string &input : node.input())
+      if (!input.empty() && !values_.count(input) && !initializers_.count(input))
+        return error() << "node '" << name << "' (" << node.op_type() << ") reads '" << input
+                       << "', which nothing before it defines";
+    if (failed(importNode(node, name)))
+      return failure();
+  }
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    if (failed(materialize(output.name())))
+      return failure();
+    Value value = values_.lookup(output.name());
+    if (!value)
+      return error() << "the subgraph of node '" << parent << "' returns '" << output.name()
+                     << "', which it does not define";
+    results.push_back(value);
+  }
+  return results;
 }
 
 OwningOpRef<ModuleOp> Importer::run() {
@@ -330,7 +453,7 @@ OwningOpRef<ModuleOp> Importer::run() {
   for (onnx::TensorProto &init : *graph.mutable_initializer())
     initializers_[init.name()] = &init;
 
-  // --input-shape must name real inputs.
+  // --input-shape and --input-value must name real inputs.
   llvm::StringSet<> inputNames;
   for (const onnx::ValueInfoProto &input : graph.input())
     inputNames.insert(input.name());
@@ -339,12 +462,30 @@ OwningOpRef<ModuleOp> Importer::run() {
       return (error() << "--input-shape names '" << entry.getKey()
                       << "', which is not a graph input"),
              nullptr;
+  for (const auto &entry : options_.inputValues) {
+    if (!inputNames.contains(entry.getKey()) || initializers_.count(entry.getKey()))
+      return (error() << "--input-value names '" << entry.getKey()
+                      << "', which is not a graph input"),
+             nullptr;
+    if (options_.inputShapes.count(entry.getKey()))
+      return (error() << "both --input-shape and --input-value name '" << entry.getKey()
+                      << "'; the value fixes the shape"),
+             nullptr;
+  }
 
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
+  SmallVector<std::pair<std::string, DenseElementsAttr>> fixed;
   for (const onnx::ValueInfoProto &input : graph.input()) {
     if (initializers_.count(input.name()))
       continue; // An initializer listed as an input (IR version < 4).
+    if (auto value = options_.inputValues.find(input.name()); value != options_.inputValues.end()) {
+      FailureOr<DenseElementsAttr> attr = fixedValue(input, value->second);
+      if (failed(attr))
+        return nullptr;
+      fixed.push_back({input.name(), *attr});
+      continue;
+    }
     FailureOr<RankedTensorType> type = inputType(input);
     if (failed(type))
       return nullptr;
@@ -365,32 +506,13 @@ OwningOpRef<ModuleOp> Importer::run() {
     func.setArgAttr(i, "kiln.name", builder_.getStringAttr(name));
   }
   builder_.setInsertionPointToEnd(body);
+  for (auto &[name, value] : fixed)
+    values_[name] = ConstantOp::create(builder_, NameLoc::get(builder_.getStringAttr(name)),
+                                       value.getType(), value);
 
-  for (int index : order_) {
-    onnx::NodeProto &node = *graph.mutable_node(index);
-    for (const std::string &input : node.input())
-      if (failed(materialize(input)))
-        return nullptr;
-    NodeContext ctx(node, opset_, path_, modelDir_, displayName(index), builder_, values_,
-                    consumed_);
-    if (failed(findOperator(node.op_type())->convert(ctx)))
+  for (int index : order_)
+    if (failed(importNode(*graph.mutable_node(index), displayName(index))))
       return nullptr;
-    // A product records the tensors it reads, by the names calibration
-    // files use.
-    if (node.output_size() > 0)
-      if (Value output = values_.lookup(node.output(0));
-          output && isa_and_nonnull<ConvOp, GemmOp, MatMulOp>(output.getDefiningOp())) {
-        SmallVector<Attribute> inputs;
-        for (const std::string &input : node.input())
-          inputs.push_back(builder_.getStringAttr(input));
-        output.getDefiningOp()->setAttr("kiln.inputs", builder_.getArrayAttr(inputs));
-      }
-    for (int i = 0; i < node.output_size(); ++i)
-      if (ctx.isOutputUsed(i) && !values_.count(node.output(i)))
-        return (ctx.error() << "output " << i << " ('" << node.output(i)
-                            << "') is read, but kiln does not compute it"),
-               nullptr;
-  }
 
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;

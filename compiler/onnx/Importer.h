@@ -20,10 +20,24 @@
 
 namespace kiln {
 
+/// A graph input's value fixed when compiling (--input-value).
+struct InputValue {
+  /// The element type as the runtime names it: f32, f16, f64, i8 to i64,
+  /// u8 to u64 or bool.
+  std::string dtype;
+  std::vector<int64_t> shape;
+  /// The elements, little-endian in C order (a byte per bool).
+  std::string data;
+};
+
 struct ImportOptions {
   /// Shapes that replace those of named graph inputs, fixing symbolic
   /// dimensions such as the batch ("input" -> {1, 3, 224, 224}).
   llvm::StringMap<std::vector<int64_t>> inputShapes;
+  /// Graph inputs that become constants: the shapes, axes and sizes that
+  /// some models take as inputs but kiln must know when compiling. They
+  /// leave the compiled model's signature.
+  llvm::StringMap<InputValue> inputValues;
 };
 
 /// The opsets of the default ONNX domain that the importer accepts.

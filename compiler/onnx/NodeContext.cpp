@@ -3,9 +3,12 @@
 #include "compiler/onnx/NodeContext.h"
 #include "dialects/kiln/Shapes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 
@@ -49,13 +52,37 @@ RankedTensorType NodeContext::inputType(int index) const {
   return cast<RankedTensorType>(input(index).getType());
 }
 
+void NodeContext::notConstant(int index, StringRef what, StringRef kind) {
+  InFlightDiagnostic diag = error() << what << " (input " << index << ") must be " << kind
+                                    << " that kiln can compute when compiling";
+  if (!hasInput(index))
+    return;
+  // The graph inputs it is computed from, breadth first.
+  llvm::SetVector<Value> seen;
+  seen.insert(input(index));
+  SmallVector<std::string> sources;
+  for (size_t i = 0; i < seen.size(); ++i) {
+    if (auto argument = dyn_cast<BlockArgument>(seen[i])) {
+      auto func = cast<func::FuncOp>(argument.getOwner()->getParentOp());
+      if (auto name = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(), "kiln.name"))
+        sources.push_back(name.str());
+    } else if (Operation *op = seen[i].getDefiningOp()) {
+      seen.insert(op->operand_begin(), op->operand_end());
+    }
+  }
+  if (sources.empty())
+    return;
+  llvm::sort(sources);
+  diag << "; it comes from graph input" << (sources.size() == 1 ? " '" : "s '")
+       << llvm::join(sources, "', '") << "', whose value --input-value "
+       << (sources.size() == 1 ? sources[0] : "NAME") << "=FILE.npy fixes when compiling";
+}
+
 std::optional<SmallVector<int64_t>> NodeContext::constantInts(int index, StringRef what) {
   DenseElementsAttr attr;
   if (!hasInput(index) || !matchPattern(input(index), m_Constant(&attr)) ||
       !isa<IntegerType>(attr.getElementType())) {
-    error() << what << " (input " << index
-            << ") must be a constant integer tensor that kiln can compute "
-               "when compiling";
+    notConstant(index, what, "a constant integer tensor");
     return std::nullopt;
   }
   SmallVector<int64_t> values;
@@ -68,8 +95,7 @@ std::optional<SmallVector<double>> NodeContext::constantFloats(int index, String
   DenseElementsAttr attr;
   if (!hasInput(index) || !matchPattern(input(index), m_Constant(&attr)) ||
       !isa<FloatType>(attr.getElementType())) {
-    error() << what << " (input " << index
-            << ") must be a constant float tensor that kiln can compute when compiling";
+    notConstant(index, what, "a constant float tensor");
     return std::nullopt;
   }
   SmallVector<double> values;
@@ -82,8 +108,7 @@ std::optional<double> NodeContext::constantScalar(int index, StringRef what) {
   DenseElementsAttr attr;
   if (!hasInput(index) || !matchPattern(input(index), m_Constant(&attr)) ||
       attr.getNumElements() != 1) {
-    error() << what << " (input " << index
-            << ") must be a constant scalar that kiln can compute when compiling";
+    notConstant(index, what, "a constant scalar");
     return std::nullopt;
   }
   Attribute value = *attr.value_begin<Attribute>();
@@ -93,6 +118,15 @@ std::optional<double> NodeContext::constantScalar(int index, StringRef what) {
   if (integer.getType().isUnsignedInteger())
     return double(integer.getValue().getZExtValue());
   return double(integer.getValue().getSExtValue());
+}
+
+DenseElementsAttr NodeContext::constantTensor(int index, StringRef what) {
+  DenseElementsAttr attr;
+  if (!hasInput(index) || !matchPattern(input(index), m_Constant(&attr))) {
+    notConstant(index, what, "a constant tensor");
+    return {};
+  }
+  return attr;
 }
 
 Attribute elementAttr(Type element, double value) {
@@ -112,6 +146,12 @@ Value NodeContext::constant(ElementsAttr value) {
 
 Value NodeContext::reshape(Value value, ArrayRef<int64_t> shape) {
   return make<ReshapeOp>({value}, {named("shape", builder_.getDenseI64ArrayAttr(shape))});
+}
+
+Value NodeContext::castTo(Value value, Type to) {
+  if (!value || cast<RankedTensorType>(value.getType()).getElementType() == to)
+    return value;
+  return make<CastOp>({value}, {named("to", TypeAttr::get(to))});
 }
 
 const onnx::AttributeProto *NodeContext::attribute(StringRef name) const {

@@ -19,6 +19,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <functional>
 #include <optional>
 
 namespace kiln {
@@ -36,6 +37,15 @@ public:
   int64_t opset() const { return opset_; }
   mlir::OpBuilder &builder() { return builder_; }
   mlir::Location loc() const { return loc_; }
+
+  /// Converts a subgraph of this node (an If's branch) into the block
+  /// being built, returning the values of its outputs.
+  using SubgraphImporter =
+      std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(onnx::GraphProto &)>;
+  void setSubgraphImporter(SubgraphImporter importer) { subgraphs_ = std::move(importer); }
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>> importSubgraph(onnx::GraphProto &graph) {
+    return subgraphs_(graph);
+  }
 
   /// An error about this node: "FILE: node 'NAME' (OP, opset N): ...".
   mlir::InFlightDiagnostic error();
@@ -56,6 +66,8 @@ public:
   std::optional<llvm::SmallVector<double>> constantFloats(int index, llvm::StringRef what);
   /// The single value of a constant scalar input (Clip's bounds, ...).
   std::optional<double> constantScalar(int index, llvm::StringRef what);
+  /// The elements of a constant input of any type, or null after an error.
+  mlir::DenseElementsAttr constantTensor(int index, llvm::StringRef what);
 
   // Attributes, with ONNX's defaults.
   const onnx::AttributeProto *attribute(llvm::StringRef name) const;
@@ -109,6 +121,9 @@ public:
 
   /// `value` in a new shape (a kiln.reshape), or null after an error.
   mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape);
+  /// `value` with elements of type `to` (a kiln.cast unless it has them),
+  /// or null after an error (or when `value` is null).
+  mlir::Value castTo(mlir::Value value, mlir::Type to);
 
   mlir::NamedAttribute named(llvm::StringRef name, mlir::Attribute value) {
     return builder_.getNamedAttr(name, value);
@@ -121,6 +136,11 @@ public:
   mlir::Value constant(mlir::ElementsAttr value);
 
 private:
+  /// Reports that input `index` (`what`, `kind`) is not known when
+  /// compiling, and which graph inputs it comes from: fixing their values
+  /// with --input-value would make it known.
+  void notConstant(int index, llvm::StringRef what, llvm::StringRef kind);
+
   using InferFn = llvm::LogicalResult (*)(mlir::MLIRContext *, std::optional<mlir::Location>,
                                           mlir::ValueRange, mlir::DictionaryAttr,
                                           mlir::OpaqueProperties, mlir::RegionRange,
@@ -138,6 +158,7 @@ private:
   llvm::StringMap<mlir::Value> &values_;
   const llvm::StringSet<> &consumed_;
   mlir::Location loc_;
+  SubgraphImporter subgraphs_;
 };
 
 /// `value` as an attribute of the integer or float type `element`
@@ -222,6 +243,13 @@ mlir::LogicalResult convertRange(NodeContext &ctx);
 mlir::LogicalResult convertEyeLike(NodeContext &ctx);
 mlir::LogicalResult convertIdentity(NodeContext &ctx);
 mlir::LogicalResult convertDropout(NodeContext &ctx);
+mlir::LogicalResult convertQuantizeLinear(NodeContext &ctx);
+mlir::LogicalResult convertDequantizeLinear(NodeContext &ctx);
+mlir::LogicalResult convertTopK(NodeContext &ctx);
+mlir::LogicalResult convertNonZero(NodeContext &ctx);
+mlir::LogicalResult convertIf(NodeContext &ctx);
+mlir::LogicalResult convertCompress(NodeContext &ctx);
+mlir::LogicalResult convertGridSample(NodeContext &ctx);
 
 } // namespace kiln
 

@@ -87,8 +87,16 @@ def Kiln_SubOp : Kiln_BinaryOp<"sub", "elementwise subtraction">;
 def Kiln_MulOp : Kiln_BinaryOp<"mul", "elementwise multiplication">;
 def Kiln_DivOp : Kiln_BinaryOp<"div", "elementwise division (truncating for integers)">;
 def Kiln_PowOp : Kiln_BinaryOp<"pow", "elementwise power; the result has the base's type", "Base"> {
-  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_Tensor:$rhs);
-  let results = (outs Kiln_FloatTensor:$output);
+  let description = [{
+    An integer base raised to a power is computed in f64 and truncated
+    toward zero, as onnxruntime does.
+
+    ```mlir
+    %y = kiln.pow %x, %e : (tensor<3xi32>, tensor<3xf32>) -> tensor<3xi32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$lhs, Kiln_Tensor:$rhs);
+  let results = (outs Kiln_Tensor:$output);
 }
 
 def Kiln_EqualOp : Kiln_BinaryOp<"equal", "elementwise equality, giving i1", "Bool"> {
@@ -126,7 +134,7 @@ def Kiln_PReluOp : Kiln_BinaryOp<"prelu", "x if x >= 0, else slope * x (slope br
 }
 
 // On i1 the logical operators; on wider integers the bitwise ones.
-def Kiln_BitsTensor : Kiln_TensorOf<[I1, I8, I16, I32, I64]>;
+def Kiln_BitsTensor : Kiln_TensorOf<[AnyInteger]>;
 class Kiln_LogicalOp<string mnemonic, string summary_> : Kiln_BinaryOp<mnemonic, summary_> {
   let arguments = (ins Kiln_BitsTensor:$lhs, Kiln_BitsTensor:$rhs);
   let results = (outs Kiln_BitsTensor:$output);
@@ -134,6 +142,19 @@ class Kiln_LogicalOp<string mnemonic, string summary_> : Kiln_BinaryOp<mnemonic,
 def Kiln_AndOp : Kiln_LogicalOp<"and", "logical (bitwise) and">;
 def Kiln_OrOp : Kiln_LogicalOp<"or", "logical (bitwise) or">;
 def Kiln_XorOp : Kiln_LogicalOp<"xor", "logical (bitwise) exclusive or">;
+
+def Kiln_BitShiftOp : Kiln_BinaryOp<"bit_shift", "elementwise shift of unsigned integers"> {
+  let description = [{
+    Shifts each element of `lhs` left (`left` true) or right (logically) by
+    the matching element of `rhs`. A shift by the width or more gives zero.
+
+    ```mlir
+    %y = kiln.bit_shift %x, %s {left = true} : (tensor<3xui8>, tensor<3xui8>) -> tensor<3xui8>
+    ```
+  }];
+  let arguments = (ins Kiln_BitsTensor:$lhs, Kiln_BitsTensor:$rhs, BoolAttr:$left);
+  let results = (outs Kiln_BitsTensor:$output);
+}
 
 def Kiln_WhereOp : Kiln_InferredOp<"where"> {
   let summary = "elementwise select, broadcasting all three operands";

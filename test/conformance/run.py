@@ -8,11 +8,18 @@ tolerances.txt gives a test looser ones with a reason.
 
     run.py [--kiln build/bin/kiln] [--data /usr/share/libonnx-testdata/data]
            [--expected test/conformance/passing.txt] [--jobs 2] [--filter SUBSTRING]
-           [--write-passing FILE] [--gpu-targets sm_80,sm_90]
+           [--write-passing FILE] [--gpu-targets sm_80,sm_90,gfx942]
 
-With --gpu-targets, each model the host runs is also compiled into an
-artifact for those NVIDIA architectures, which assembles its PTX with ptxas:
-a model that compiles for the host but not for them fails.
+With --gpu-targets, each model the host runs is also compiled for those
+GPU targets: NVIDIA ones (sm_*) into an artifact, which assembles its PTX
+with ptxas, and each AMD one (gfx*) into an HSA code object (--emit
+hsaco), which ld.lld links. A model that compiles for the host but not for
+them fails.
+
+Some tests give a graph input that kiln must know when compiling (a
+Reshape's shape, a Slice's starts); when kiln's error names such an input,
+the test is compiled again with it fixed to each data set's value by
+`kiln compile --input-value`, and the summary counts those passes apart.
 
 A test is *unsupported* when kiln rejects the model as using an operator,
 element type or feature it does not support, *failed* when it compiles
@@ -25,6 +32,7 @@ import argparse
 import concurrent.futures
 import glob
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -90,45 +98,88 @@ def first_line(text):
     return lines[0][:300] if lines else "(no message)"
 
 
-def run_test(kiln, directory, tolerances, gpu_targets):
-    """Returns (status, detail) with status passed, failed or unsupported."""
+FIXABLE = re.compile(r"graph inputs? '([^']+)'[^;]*--input-value")
+
+
+def write_inputs(directory, data_set, input_names, work):
+    """Saves the data set's inputs as .npy files; returns name -> path."""
+    paths = {}
+    for i, input_name in enumerate(input_names):
+        array = read_tensor(os.path.join(data_set, f"input_{i}.pb"))
+        path = os.path.join(work, f"input_{i}.npy")
+        np.save(path, array if array.flags.c_contiguous else np.ascontiguousarray(array))
+        paths[input_name] = path
+    return paths
+
+
+def compile_flags(fixed, paths):
+    flags = []
+    for name in fixed:
+        flags += ["--input-value", f"{name}={paths[name]}"]
+    return flags
+
+
+def run_test(kiln, directory, tolerances, gpu_compiles):
+    """Returns (status, detail) with status passed, failed or unsupported.
+
+    When kiln asks for a graph input's value when compiling (a Reshape's
+    shape, a Slice's starts), the test is compiled again with that input
+    fixed by --input-value to each data set's value, and passes with a
+    detail that says so."""
     name = os.path.basename(directory)
     model_path = os.path.join(directory, "model.onnx")
+    model = onnx.load(model_path, load_external_data=False)
+    initializers = {t.name for t in model.graph.initializer}
+    input_names = [v.name for v in model.graph.input if v.name not in initializers]
+    output_names = [v.name for v in model.graph.output]
+    bfloat16 = [v.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
+                for v in model.graph.output]
+    rtol, atol = tolerances.get(name, (RTOL, ATOL))
+    data_sets = sorted(glob.glob(os.path.join(directory, "test_data_set_*")))
+    fixed = []
     with tempfile.TemporaryDirectory(prefix="kiln-conformance-") as work:
         artifact = os.path.join(work, "model.kiln")
-        compiled = subprocess.run([kiln, "compile", model_path, "-o", artifact],
-                                  capture_output=True, text=True, errors="replace")
-        if compiled.returncode != 0:
-            message = first_line(compiled.stderr)
-            if compiled.returncode < 0:
-                return "failed", f"compiler crashed ({message})"
-            if any(marker in message for marker in UNSUPPORTED):
-                return "unsupported", message
-            return "failed", message
+        for index, data_set in enumerate(data_sets):
+            try:
+                paths = write_inputs(directory, data_set, input_names, work)
+            except (ValueError, TypeError) as error:  # a sequence or optional
+                paths, unreadable = {}, error
+            # The first data set settles which inputs must be fixed; the
+            # others compile again only when some are.
+            while index == 0 or fixed:
+                compiled = subprocess.run(
+                    [kiln, "compile", model_path, "-o", artifact] + compile_flags(fixed, paths),
+                    capture_output=True, text=True, errors="replace")
+                if compiled.returncode == 0:
+                    break
+                message = first_line(compiled.stderr)
+                if compiled.returncode < 0:
+                    return "failed", f"compiler crashed ({message})"
+                asked = FIXABLE.search(compiled.stderr)
+                if index == 0 and asked and asked.group(1) in paths and \
+                        asked.group(1) not in fixed:
+                    fixed.append(asked.group(1))
+                    continue
+                if any(marker in message for marker in UNSUPPORTED):
+                    return "unsupported", message
+                return "failed", message
 
-        if gpu_targets:
-            gpu = subprocess.run([kiln, "compile", model_path, "--target", gpu_targets,
-                                  "-o", os.path.join(work, "gpu.kiln")],
-                                 capture_output=True, text=True, errors="replace")
-            if gpu.returncode != 0:
-                kind = " crashed" if gpu.returncode < 0 else ""
-                return "failed", f"--target {gpu_targets}{kind}: {first_line(gpu.stderr)}"
+            for targets, emit in (gpu_compiles if index == 0 else []):
+                gpu = subprocess.run([kiln, "compile", model_path, "--target", targets,
+                                      "-o", os.path.join(work, "gpu." + emit)] +
+                                     (["--emit", emit] if emit != "kiln" else []) +
+                                     compile_flags(fixed, paths),
+                                     capture_output=True, text=True, errors="replace")
+                if gpu.returncode != 0:
+                    kind = " crashed" if gpu.returncode < 0 else ""
+                    return "failed", f"--target {targets}{kind}: {first_line(gpu.stderr)}"
 
-        model = onnx.load(model_path, load_external_data=False)
-        initializers = {t.name for t in model.graph.initializer}
-        input_names = [v.name for v in model.graph.input if v.name not in initializers]
-        output_names = [v.name for v in model.graph.output]
-        bfloat16 = [v.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
-                    for v in model.graph.output]
-        rtol, atol = tolerances.get(name, (RTOL, ATOL))
-        data_sets = sorted(glob.glob(os.path.join(directory, "test_data_set_*")))
-        for data_set in data_sets:
+            if len(paths) != len(input_names):
+                return "failed", f"the test data's inputs do not read as tensors: {unreadable}"
             flags = []
-            for i, input_name in enumerate(input_names):
-                array = read_tensor(os.path.join(data_set, f"input_{i}.pb"))
-                path = os.path.join(work, f"input_{i}.npy")
-                np.save(path, array if array.flags.c_contiguous else np.ascontiguousarray(array))
-                flags += ["--input", f"{input_name}={path}"]
+            for input_name in input_names:
+                if input_name not in fixed:
+                    flags += ["--input", f"{input_name}={paths[input_name]}"]
             out_dir = os.path.join(work, "out")
             ran = subprocess.run([kiln, "run", artifact, "--output-dir", out_dir] + flags,
                                  capture_output=True, text=True, errors="replace")
@@ -150,7 +201,7 @@ def run_test(kiln, directory, tolerances, gpu_targets):
                 if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
                     error = np.nanmax(np.abs(got - want))
                     return "failed", f"output {output_name}: max abs error {error:.3g}"
-    return "passed", ""
+    return "passed", ("with --input-value " + ", ".join(fixed)) if fixed else ""
 
 
 def main():
@@ -162,12 +213,17 @@ def main():
     parser.add_argument("--filter", default="", help="run only tests whose name contains this")
     parser.add_argument("--write-passing", help="write the names of passing tests here")
     parser.add_argument("--write-unsupported",
-                        help="write the unsupported tests that need no new operator, "
-                             "with kiln's reason, here")
+                        help="write the unsupported tests, with kiln's reason, here")
     parser.add_argument("--verbose", action="store_true", help="print every test's result")
     parser.add_argument("--gpu-targets", default="",
-                        help="also compile each model for these NVIDIA targets (ptxas-checked)")
+                        help="also compile each model for these GPU targets: NVIDIA ones into "
+                             "an artifact (ptxas-checked), AMD ones each into a code object")
     args = parser.parse_args()
+    # (--target list, what to emit) for each GPU compilation of a model.
+    targets = [t.strip() for t in args.gpu_targets.split(",") if t.strip()]
+    nvidia = [t for t in targets if not t.startswith("gfx")]
+    gpu_compiles = ([(",".join(nvidia), "kiln")] if nvidia else []) + \
+        [(t, "hsaco") for t in targets if t.startswith("gfx")]
 
     directories = []
     for category in CATEGORIES:
@@ -181,7 +237,7 @@ def main():
     tolerances = load_tolerances()
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(run_test, args.kiln, d, tolerances, args.gpu_targets): d
+        futures = {pool.submit(run_test, args.kiln, d, tolerances, gpu_compiles): d
                    for d in directories}
         for future in concurrent.futures.as_completed(futures):
             name = os.path.basename(futures[future])
@@ -189,14 +245,17 @@ def main():
 
     known = load_known_failures()
     counts = {"passed": 0, "failed": 0, "known": 0, "unsupported": 0}
+    fixed = 0
     for name in sorted(results):
         status, detail = results[name]
         if status == "failed" and name in known:
             status, detail = "known", f"{detail} (known: {known[name]})"
         counts[status] += 1
+        fixed += status == "passed" and bool(detail)
         if args.verbose or status in ("failed", "known"):
             print(f"{status.upper():12} {name}: {detail}")
-    print(f"ONNX backend tests: {counts['passed']} passed, "
+    print(f"ONNX backend tests: {counts['passed']} passed ({fixed} of them with graph inputs "
+          f"fixed by --input-value), "
           f"{counts['failed'] + counts['known']} failed ({counts['known']} of them known, "
           f"with reasons in known_failures.txt), {counts['unsupported']} unsupported "
           f"(of {len(results)})")
@@ -208,13 +267,12 @@ def main():
                     f.write(name + "\n")
     if args.write_unsupported:
         with open(args.write_unsupported, "w") as f:
-            f.write("# Backend tests kiln rejects for a reason other than an operator it does\n"
-                    "# not import (an opset below 11, or a supported operator used in a way\n"
-                    "# kiln does not support), with kiln's reason. Made by run.py\n"
-                    "# --write-unsupported.\n")
+            f.write("# Backend tests kiln rejects, with kiln's reason: an operator it does\n"
+                    "# not import, or a supported one used in a way it does not support.\n"
+                    "# Made by run.py --write-unsupported.\n")
             for name in sorted(results):
                 status, detail = results[name]
-                if status == "unsupported" and "unsupported operator" not in detail:
+                if status == "unsupported":
                     reason = detail.split("model.onnx: ", 1)[-1]
                     f.write(f"{name}  {reason}\n")
     if args.expected:

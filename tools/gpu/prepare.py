@@ -16,7 +16,9 @@ and part1 the kernels' checks:
 
   conformance/NAME.kiln   each ONNX backend test that passes on the host
   conformance/NAME.npz    (test/conformance/passing.txt), compiled in fp32,
-                          with its first data set
+                          with its first data set (the inputs kiln must
+                          know when compiling fixed by --input-value, as
+                          run.py fixes them)
   conformance/NAME.tf32.kiln  those with a Conv, Gemm or MatMul again in
                           tf32, where the GPU runs them on tensor cores
                           with what surrounds them fused; the .npz holds
@@ -117,8 +119,10 @@ def kiln_compile(kiln, model, out, *flags):
     done = subprocess.run([kiln, "compile", model, "-o", out, *flags],
                           capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"kiln compile {os.path.basename(model)} {' '.join(flags)}: "
-                           f"{conformance.first_line(done.stderr)}")
+        error = RuntimeError(f"kiln compile {os.path.basename(model)} {' '.join(flags)}: "
+                             f"{conformance.first_line(done.stderr)}")
+        error.stderr = done.stderr
+        raise error
 
 
 PRODUCTS = {"Conv", "Gemm", "MatMul"}
@@ -141,19 +145,30 @@ def prepare_conformance(args, out):
         if directory is None:
             return name, "not in the backend test data"
         model_path = os.path.join(directory, "model.onnx")
-        try:
-            kiln_compile(args.kiln, model_path, os.path.join(out, name + ".kiln"),
-                         "--target", with_host(args.target), "--precision", "fp32")
-        except RuntimeError as error:
-            return name, str(error)
         model = onnx.load(model_path, load_external_data=False)
         initializers = {t.name for t in model.graph.initializer}
         inputs = [v.name for v in model.graph.input if v.name not in initializers]
         data_set = sorted(glob.glob(os.path.join(directory, "test_data_set_*")))[0]
-        arrays = {}
-        for i, input_name in enumerate(inputs):
-            arrays["in:" + input_name] = conformance.read_tensor(
-                os.path.join(data_set, f"input_{i}.pb"))
+        with tempfile.TemporaryDirectory(prefix="kiln-prepare-") as work:
+            paths = conformance.write_inputs(directory, data_set, inputs, work)
+            # The inputs kiln must know when compiling, fixed as run.py
+            # fixes them.
+            fixed = []
+            while True:
+                flags = conformance.compile_flags(fixed, paths)
+                try:
+                    kiln_compile(args.kiln, model_path, os.path.join(out, name + ".kiln"),
+                                 "--target", with_host(args.target), "--precision", "fp32", *flags)
+                    break
+                except RuntimeError as error:
+                    asked = conformance.FIXABLE.search(error.stderr)
+                    if not asked or asked.group(1) not in paths or asked.group(1) in fixed:
+                        return name, str(error)
+                    fixed.append(asked.group(1))
+            arrays = {}
+            for input_name in inputs:
+                if input_name not in fixed:
+                    arrays["in:" + input_name] = np.load(paths[input_name])
         for i, output in enumerate(model.graph.output):
             arrays["out:" + output.name] = conformance.read_tensor(
                 os.path.join(data_set, f"output_{i}.pb"))
@@ -162,10 +177,13 @@ def prepare_conformance(args, out):
         if PRODUCTS & {node.op_type for node in model.graph.node}:
             tf32 = os.path.join(out, name + ".tf32.kiln")
             try:
-                for variant in variants(args.target):
-                    kiln_compile(args.kiln, model_path,
-                                 os.path.join(out, name + ".tf32" + variant["suffix"] + ".kiln"),
-                                 "--target", with_host(variant["target"]), "--precision", "tf32")
+                with tempfile.TemporaryDirectory(prefix="kiln-prepare-") as work:
+                    paths = conformance.write_inputs(directory, data_set, inputs, work)
+                    for variant in variants(args.target):
+                        kiln_compile(args.kiln, model_path,
+                                     os.path.join(out, name + ".tf32" + variant["suffix"] + ".kiln"),
+                                     "--target", with_host(variant["target"]), "--precision", "tf32",
+                                     *conformance.compile_flags(fixed, paths))
                 session = runtime.load(tf32).session("host")
                 results = session.run({k[3:]: arrays[k] for k in arrays if k.startswith("in:")})
             except RuntimeError as error:  # kiln compile's, or the runtime's KilnError

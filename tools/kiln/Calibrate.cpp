@@ -50,6 +50,10 @@ cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Fix an input's shape, e.g. input=1x3x224x224 (repeatable)"),
                 cl::value_desc("name=shape"), cl::sub(calibrateCommand));
+cl::list<std::string> inputValues("input-value",
+                                  cl::desc("Fix a graph input's value to the array in a .npy "
+                                           "file, as kiln compile does (repeatable)"),
+                                  cl::value_desc("name=file.npy"), cl::sub(calibrateCommand));
 
 /// Makes every activation a product reads an output of @main, named after
 /// its tensor; returns those names.
@@ -94,6 +98,9 @@ FailureOr<std::string> compileForCalibration(mlir::MLIRContext &context,
   CompileOptions options;
   for (const std::string &spec : inputShapes)
     if (std::string error = parseInputShape(spec, options.import); !error.empty())
+      return (reportError(error), failure());
+  for (const std::string &spec : inputValues)
+    if (std::string error = parseInputValue(spec, options.import); !error.empty())
       return (reportError(error), failure());
   options.hostCPU = "native";
   options.graph.precision = Precision::FP32;

@@ -3,6 +3,8 @@
 #ifndef KILN_TOOLS_KILN_COMPILER_H
 #define KILN_TOOLS_KILN_COMPILER_H
 
+#include "compiler/onnx/Importer.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
@@ -13,6 +15,10 @@ llvm::LogicalResult printDiagnostic(mlir::Diagnostic &diag);
 /// Whether printDiagnostic has printed an error: some MLIR components
 /// report an error and carry on, and kiln must still exit non-zero.
 extern bool reportedError;
+
+/// Reads "NAME=FILE.npy" (as given to --input-value) into `options`;
+/// returns an error message, or an empty string on success.
+std::string parseInputValue(llvm::StringRef spec, ImportOptions &options);
 
 /// An MLIR context with kiln's dialects and passes whose diagnostics go
 /// to printDiagnostic.

@@ -8,6 +8,7 @@
 
 #include "Commands.h"
 #include "Compiler.h"
+#include "Npy.h"
 #include "compiler/driver/Driver.h"
 #include "dialects/kiln/KilnDialect.h"
 
@@ -50,6 +51,18 @@ LogicalResult kiln::printDiagnostic(mlir::Diagnostic &diag) {
   for (mlir::Diagnostic &note : diag.getNotes())
     os << "kiln: note: " << note.str() << "\n";
   return success();
+}
+
+std::string kiln::parseInputValue(StringRef spec, ImportOptions &options) {
+  auto [name, path] = spec.split('=');
+  if (name.empty() || path.empty())
+    return "--input-value wants NAME=FILE.npy, got '" + spec.str() + "'";
+  NpyArray array;
+  if (std::string error = readNpy(path.str(), array); !error.empty())
+    return "--input-value " + name.str() + ": " + error;
+  options.inputValues[name] = {kiln_dtype_name(array.dtype), std::move(array.shape),
+                               std::move(array.data)};
+  return "";
 }
 
 static mlir::DialectRegistry compilerRegistry() {
@@ -121,6 +134,11 @@ cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Fix an input's shape, e.g. input=1x3x224x224 (repeatable)"),
                 cl::value_desc("name=shape"), cl::sub(compileCommand));
+cl::list<std::string> inputValues(
+    "input-value",
+    cl::desc("Fix a graph input's value (a shape, axes or sizes that kiln must know) to the "
+             "array in a .npy file; the input leaves the compiled signature (repeatable)"),
+    cl::value_desc("name=file.npy"), cl::sub(compileCommand));
 cl::opt<bool> printWeights("print-weights",
                            cl::desc("Print weights in full instead of eliding them"),
                            cl::sub(compileCommand));
@@ -199,6 +217,9 @@ FailureOr<CompileOptions> compileOptions() {
   CompileOptions options;
   for (const std::string &spec : inputShapes)
     if (std::string error = parseInputShape(spec, options.import); !error.empty())
+      return fail(error);
+  for (const std::string &spec : inputValues)
+    if (std::string error = parseInputValue(spec, options.import); !error.empty())
       return fail(error);
   if (targetList.getNumOccurrences()) {
     SmallVector<StringRef> names;

@@ -166,6 +166,41 @@ LogicalResult convertEyeLike(NodeContext &ctx) {
   return emitConstant(ctx, DenseElementsAttr::get(input.clone(element), values));
 }
 
+/// NonZero's result size depends on its input's values: kiln computes it
+/// when compiling, from a constant input.
+LogicalResult convertNonZero(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  DenseElementsAttr input = ctx.constantTensor(0, "the input");
+  if (!input)
+    return failure();
+  constexpr int64_t kMaxElements = int64_t(1) << 22;
+  if (input.getNumElements() > kMaxElements)
+    return ctx.error() << "the input has " << input.getNumElements()
+                       << " elements; kiln computes NonZero when compiling for up to "
+                       << kMaxElements;
+  ArrayRef<int64_t> shape = input.getType().getShape();
+  SmallVector<int64_t> found;
+  int64_t position = 0;
+  for (Attribute value : input.getValues<Attribute>()) {
+    bool nonZero = isa<FloatAttr>(value) ? !cast<FloatAttr>(value).getValue().isZero()
+                                         : !cast<IntegerAttr>(value).getValue().isZero();
+    if (nonZero)
+      found.push_back(position);
+    ++position;
+  }
+  // [rank, count]: row d holds each non-zero element's coordinate d.
+  int64_t rank = shape.size(), count = found.size();
+  SmallVector<int64_t> coordinates(rank * count);
+  for (int64_t n = 0; n < count; ++n)
+    for (int64_t d = rank - 1, rest = found[n]; d >= 0; --d) {
+      coordinates[d * count + n] = rest % shape[d];
+      rest /= shape[d];
+    }
+  auto type = RankedTensorType::get({rank, count}, ctx.builder().getI64Type());
+  return emitConstant(ctx, DenseElementsAttr::get(type, ArrayRef<int64_t>(coordinates)));
+}
+
 LogicalResult convertIdentity(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
@@ -187,8 +222,8 @@ LogicalResult convertDropout(NodeContext &ctx) {
     if (*training != 0 && ctx.hasInput(1) && !(ratio = ctx.constantScalar(1, "ratio")))
       return failure();
     if (*training != 0 && *ratio != 0)
-      return ctx.error() << "training_mode is true with a ratio of " << *ratio
-                         << "; kiln compiles inference";
+      return ctx.error() << "training_mode true with a ratio of " << *ratio
+                         << " is not supported; kiln compiles inference";
   }
   ctx.setOutput(0, ctx.input(0));
   if (ctx.isOutputUsed(1)) {

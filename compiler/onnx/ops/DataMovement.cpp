@@ -291,6 +291,45 @@ LogicalResult convertGather(NodeContext &ctx) {
                             {ctx.named("axis", ctx.builder().getI64IntegerAttr(*axis))});
 }
 
+/// Compress keeps the slices whose condition is true: with the condition
+/// known when compiling, a Gather of their positions.
+LogicalResult convertCompress(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  DenseElementsAttr condition = ctx.constantTensor(1, "the condition");
+  if (!condition)
+    return failure();
+  Value input = ctx.input(0);
+  RankedTensorType type = ctx.inputType(0);
+  int64_t axis = 0;
+  if (ctx.attribute("axis")) {
+    std::optional<int64_t> given = ctx.axisAttr(0, type.getRank());
+    if (!given)
+      return failure();
+    axis = *given;
+  } else {
+    std::optional<int64_t> count = elementCount(type.getShape());
+    input = count ? ctx.reshape(input, {*count}) : Value();
+    if (!input)
+      return failure();
+  }
+  int64_t extent = cast<RankedTensorType>(input.getType()).getDimSize(axis);
+  if (condition.getType().getRank() != 1 || condition.getNumElements() > extent)
+    return ctx.error() << "the condition has shape " << condition.getType()
+                       << "; it must be 1-D and no longer than " << extent;
+  SmallVector<int64_t> kept;
+  int64_t position = 0;
+  for (const APInt &flag : condition.getValues<APInt>()) {
+    if (!flag.isZero())
+      kept.push_back(position);
+    ++position;
+  }
+  auto indexType = RankedTensorType::get({int64_t(kept.size())}, ctx.builder().getI64Type());
+  Value indices = ctx.constant(DenseElementsAttr::get(indexType, ArrayRef<int64_t>(kept)));
+  return ctx.emit<GatherOp>({input, indices},
+                            {ctx.named("axis", ctx.builder().getI64IntegerAttr(axis))});
+}
+
 LogicalResult convertExpand(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();

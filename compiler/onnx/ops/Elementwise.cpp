@@ -85,7 +85,7 @@ LogicalResult convertElementwise(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
   Value x = ctx.input(0);
-  if ((op == "Pow" || op == "PRelu") && failed(ctx.requireFloat(0)))
+  if (op == "PRelu" && failed(ctx.requireFloat(0)))
     return failure();
   if (auto plain = plainBinaries().find(op); plain != plainBinaries().end())
     return plain->second(ctx);
@@ -95,6 +95,16 @@ LogicalResult convertElementwise(NodeContext &ctx) {
       return ctx.error()
              << "Mod of floats needs fmod = 1 (ONNX defines fmod = 0 for integers only)";
     return ctx.emit<ModOp>({x, ctx.input(1)}, {ctx.named("fmod", b.getBoolAttr(fmod))});
+  }
+  if (op == "BitShift") {
+    std::string direction = ctx.stringAttr("direction", "");
+    if (direction != "LEFT" && direction != "RIGHT")
+      return ctx.error() << "direction '" << direction << "' is neither LEFT nor RIGHT";
+    if (!ctx.inputType(0).getElementType().isUnsignedInteger())
+      return ctx.error() << "the operator on " << ctx.inputType(0).getElementType()
+                         << " tensors is not supported; ONNX defines it on unsigned integers";
+    return ctx.emit<BitShiftOp>({x, ctx.input(1)},
+                                {ctx.named("left", b.getBoolAttr(direction == "LEFT"))});
   }
   assert(op == "PRelu" && "an elementwise operator without a converter");
   // The slope broadcasts to X, never X to the slope.

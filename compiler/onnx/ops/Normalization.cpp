@@ -33,16 +33,11 @@ LogicalResult layerNormWithStatistics(NodeContext &ctx, int64_t axis) {
     return ctx.error() << "only stash_type 1 (float) is supported with the Mean and InvStdDev "
                           "outputs";
   Type f32 = b.getF32Type(), element = type.getElementType();
-  auto castTo = [&](Value v, Type to) {
-    return cast<RankedTensorType>(v.getType()).getElementType() == to
-               ? v
-               : ctx.make<CastOp>({v}, {ctx.named("to", TypeAttr::get(to))});
-  };
   SmallVector<NamedAttribute> along = {
       ctx.named("axes",
                 b.getDenseI64ArrayAttr(llvm::to_vector(llvm::seq<int64_t>(axis, type.getRank())))),
       ctx.named("keepdims", b.getBoolAttr(true))};
-  Value x = castTo(ctx.input(0), f32);
+  Value x = ctx.castTo(ctx.input(0), f32);
   Value mean = x ? ctx.make<ReduceMeanOp>({x}, along) : Value();
   Value centered = mean ? ctx.make<SubOp>({x, mean}) : Value();
   Value square = centered ? ctx.make<MulOp>({centered, centered}) : Value();
@@ -52,7 +47,7 @@ LogicalResult layerNormWithStatistics(NodeContext &ctx, int64_t axis) {
   Value deviation = shifted ? ctx.make<SqrtOp>({shifted}) : Value();
   Value inverse = deviation ? ctx.make<ReciprocalOp>({deviation}) : Value();
   Value normalized = inverse ? ctx.make<MulOp>({centered, inverse}) : Value();
-  normalized = normalized ? castTo(normalized, element) : Value();
+  normalized = ctx.castTo(normalized, element);
   Value y = normalized ? ctx.make<MulOp>({normalized, ctx.input(1)}) : Value();
   if (y && ctx.hasInput(2))
     y = ctx.make<AddOp>({y, ctx.input(2)});

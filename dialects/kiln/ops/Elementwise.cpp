@@ -110,12 +110,28 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
 OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
   return foldElementwise({adaptor.getLhs(), adaptor.getRhs()}, getType(),
                          [](ArrayRef<Attribute> args, Type element) -> Attribute {
-                           double base = cast<FloatAttr>(args[0]).getValueAsDouble();
-                           double exponent =
-                               isa<FloatAttr>(args[1])
-                                   ? cast<FloatAttr>(args[1]).getValueAsDouble()
-                                   : double(cast<IntegerAttr>(args[1]).getValue().getSExtValue());
-                           return FloatAttr::get(element, std::pow(base, exponent));
+                           auto number = [](Attribute value) {
+                             if (auto f = dyn_cast<FloatAttr>(value))
+                               return f.getValueAsDouble();
+                             auto integer = cast<IntegerAttr>(value);
+                             return integer.getType().isUnsignedInteger()
+                                        ? double(integer.getValue().getZExtValue())
+                                        : double(integer.getValue().getSExtValue());
+                           };
+                           double power = std::pow(number(args[0]), number(args[1]));
+                           if (isa<FloatType>(element))
+                             return FloatAttr::get(element, power);
+                           // Truncated toward zero; out of range, no fold.
+                           unsigned width = element.getIntOrFloatBitWidth();
+                           bool isUnsigned = element.isUnsignedInteger();
+                           if (!std::isfinite(power) ||
+                               power >= std::ldexp(1.0, width - (isUnsigned ? 0 : 1)) ||
+                               power <= (isUnsigned ? -1.0 : -std::ldexp(1.0, width - 1) - 1))
+                             return {};
+                           APSInt result(width, isUnsigned);
+                           bool exact;
+                           APFloat(power).convertToInteger(result, APFloat::rmTowardZero, &exact);
+                           return IntegerAttr::get(element, result);
                          });
 }
 
@@ -206,7 +222,7 @@ OpFoldResult foldNumeric(Attribute input, Type type, llvm::function_ref<APInt(co
 /// Folds an op of two i1 operands.
 /// Folds a logical operator, bitwise on wider integers.
 OpFoldResult foldLogical(ArrayRef<Attribute> operands, Type type,
-                         APInt (*function)(const APInt &, const APInt &)) {
+                         llvm::function_ref<APInt(const APInt &, const APInt &)> function) {
   return foldElementwise(operands, cast<RankedTensorType>(type),
                          [&](ArrayRef<Attribute> args, Type element) -> Attribute {
                            return IntegerAttr::get(element,
@@ -282,6 +298,14 @@ OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
 OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
   return foldLogical(adaptor.getOperands(), getType(),
                      [](const APInt &a, const APInt &b) { return a ^ b; });
+}
+OpFoldResult BitShiftOp::fold(FoldAdaptor adaptor) {
+  bool left = getLeft();
+  return foldLogical(adaptor.getOperands(), getType(), [left](const APInt &a, const APInt &b) {
+    if (b.uge(a.getBitWidth()))
+      return APInt::getZero(a.getBitWidth());
+    return left ? a.shl(b) : a.lshr(b);
+  });
 }
 OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
   return foldLogical({adaptor.getInput(), adaptor.getInput()}, getType(),

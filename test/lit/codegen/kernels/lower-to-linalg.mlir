@@ -136,16 +136,6 @@ func.func @constant() -> tensor<2xf32> {
 
 // -----
 
-// An op without a kernel generator is reported, not left behind: unsigned
-// integers have none yet.
-func.func @no_generator(%a: tensor<4xui8>) -> tensor<4xui8> {
-  // expected-error @+1 {{no kernel generator handles this 'kiln.add' yet}}
-  %0 = kiln.add %a, %a : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
-  return %0 : tensor<4xui8>
-}
-
-// -----
-
 // A grouped convolution in NCHW (the host's layout) is a batch of
 // products, one per group: the windows read input channels 2g and 2g + 1
 // (two channels per group) at stride 2 and dilation 2.
@@ -407,6 +397,17 @@ func.func @data_movement(%x: tensor<2x3x4xf32>) -> (tensor<6x4xf32>, tensor<4x3x
 
 // -----
 
+// An empty slice is an empty tensor, even one starting past the end.
+// CHECK-LABEL: func.func @empty_slice
+// CHECK: %[[EMPTY:.+]] = tensor.empty() : tensor<2x0xf32>
+// CHECK: return %[[EMPTY]]
+func.func @empty_slice(%x: tensor<2x10xf32>) -> tensor<2x0xf32> {
+  %0 = kiln.slice %x {starts = array<i64: 0, 10>, ends = array<i64: 2, 10>, steps = array<i64: 1, 1>} : (tensor<2x10xf32>) -> tensor<2x0xf32>
+  return %0 : tensor<2x0xf32>
+}
+
+// -----
+
 // Gather reads at the index, made non-negative and clamped into the axis.
 // CHECK-LABEL: func.func @gather
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<1x5xi64>)
@@ -500,4 +501,50 @@ func.func @functions(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor
   %3 = kiln.sign %2 : tensor<8xf32>
   %4 = kiln.less_or_equal %3, %x : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xi1>
   return %1, %3, %4 : tensor<8xf32>, tensor<8xf32>, tensor<8xi1>
+}
+
+// -----
+
+// Unsigned integers become signless, and the ops whose meaning depends on
+// the sign take their unsigned forms: division and remainder (by zero
+// giving zero), maximum, comparison, widening and conversion to float, and
+// maximum reduction from zero. The signature and constants go signless.
+// CHECK-LABEL: func.func @unsigned
+// CHECK-SAME: (%{{.+}}: tensor<4xi8>, %{{.+}}: tensor<4xi8>) -> (tensor<4xi8>, tensor<4xi8>, tensor<4xi8>, tensor<4xi1>, tensor<4xf32>, tensor<i8>)
+// CHECK: %[[ZERO:.+]] = arith.constant 0 : i8
+// CHECK: arith.constant dense<[1, 2, -1, 0]> : tensor<4xi8>
+// CHECK: arith.divui
+// CHECK: arith.remui
+// CHECK: arith.maxui
+// CHECK: arith.cmpi ugt
+// CHECK: arith.uitofp
+// CHECK: linalg.fill ins(%[[ZERO]] : i8)
+// CHECK: arith.maxui
+func.func @unsigned(%a: tensor<4xui8>, %b: tensor<4xui8>) -> (tensor<4xui8>, tensor<4xui8>, tensor<4xui8>, tensor<4xi1>, tensor<4xf32>, tensor<ui8>) {
+  %c = kiln.constant dense<[1, 2, 255, 0]> : tensor<4xui8>
+  %0 = kiln.div %a, %c : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %1 = kiln.mod %a, %b {fmod = false} : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %2 = kiln.max %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %3 = kiln.greater %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xi1>
+  %4 = kiln.cast %a {to = f32} : tensor<4xui8> -> tensor<4xf32>
+  %5 = kiln.reduce_max %a {axes = array<i64: 0>, keepdims = false} : (tensor<4xui8>) -> tensor<ui8>
+  return %0, %1, %2, %3, %4, %5 : tensor<4xui8>, tensor<4xui8>, tensor<4xui8>, tensor<4xi1>, tensor<4xf32>, tensor<ui8>
+}
+
+// -----
+
+// Shifts by the width or more give zero; an integer power runs in f64 and
+// truncates toward zero.
+// CHECK-LABEL: func.func @shifts_and_powers
+// CHECK: arith.shli
+// CHECK: arith.cmpi uge
+// CHECK: arith.shrui
+// CHECK: arith.sitofp {{.+}} to f64
+// CHECK: math.powf
+// CHECK: arith.fptosi {{.+}} to i32
+func.func @shifts_and_powers(%a: tensor<4xui16>, %n: tensor<4xui16>, %x: tensor<4xi32>) -> (tensor<4xui16>, tensor<4xui16>, tensor<4xi32>) {
+  %0 = kiln.bit_shift %a, %n {left = true} : (tensor<4xui16>, tensor<4xui16>) -> tensor<4xui16>
+  %1 = kiln.bit_shift %a, %n {left = false} : (tensor<4xui16>, tensor<4xui16>) -> tensor<4xui16>
+  %2 = kiln.pow %x, %x : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0, %1, %2 : tensor<4xui16>, tensor<4xui16>, tensor<4xi32>
 }
