@@ -250,6 +250,9 @@ mlir::LogicalResult convertNonZero(NodeContext &ctx);
 mlir::LogicalResult convertIf(NodeContext &ctx);
 mlir::LogicalResult convertCompress(NodeContext &ctx);
 mlir::LogicalResult convertGridSample(NodeContext &ctx);
+mlir::LogicalResult convertReverseSequence(NodeContext &ctx);
+mlir::LogicalResult convertMaxUnpool(NodeContext &ctx);
+mlir::LogicalResult convertUnique(NodeContext &ctx);
 
 } // namespace kiln
 

@@ -201,6 +201,98 @@ LogicalResult convertNonZero(NodeContext &ctx) {
   return emitConstant(ctx, DenseElementsAttr::get(type, ArrayRef<int64_t>(coordinates)));
 }
 
+/// Unique's result size depends on its input's values too: computed when
+/// compiling, from a constant input. Slices along `axis` (elements without
+/// one) compare element by element; `sorted` orders them ascending, else
+/// they keep the order they first appear in.
+LogicalResult convertUnique(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
+  DenseElementsAttr input = ctx.constantTensor(0, "the input");
+  if (!input)
+    return failure();
+  constexpr int64_t kMaxElements = int64_t(1) << 22;
+  if (input.getNumElements() > kMaxElements)
+    return ctx.error() << "the input has " << input.getNumElements()
+                       << " elements; kiln computes Unique when compiling for up to "
+                       << kMaxElements;
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t axis = 0;
+  if (ctx.attribute("axis")) {
+    std::optional<int64_t> given = ctx.axisAttr(0, type.getRank());
+    if (!given)
+      return failure();
+    axis = *given;
+  } else {
+    shape = {type.getNumElements()};
+  }
+  int64_t outer = 1, inner = 1, extent = shape[axis];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < int64_t(shape.size()); ++d)
+    inner *= shape[d];
+  auto values = llvm::to_vector(input.getValues<Attribute>());
+  auto element = [&](int64_t slice, int64_t k) { // k-th element of a slice
+    return values[(k / inner * extent + slice) * inner + k % inner];
+  };
+  bool isUnsigned = type.getElementType().isUnsignedInteger();
+  auto less = [&](Attribute a, Attribute b) {
+    if (auto fa = dyn_cast<FloatAttr>(a))
+      return fa.getValue() < cast<FloatAttr>(b).getValue();
+    const APInt &ia = cast<IntegerAttr>(a).getValue(), &ib = cast<IntegerAttr>(b).getValue();
+    return isUnsigned ? ia.ult(ib) : ia.slt(ib);
+  };
+  // -1, 0 or 1 as slice a orders before, with or after slice b.
+  auto order = [&](int64_t a, int64_t b) {
+    for (int64_t k = 0; k < outer * inner; ++k) {
+      if (less(element(a, k), element(b, k)))
+        return -1;
+      if (less(element(b, k), element(a, k)))
+        return 1;
+    }
+    return 0;
+  };
+  // Distinct slices in order of first appearance, and each slice's.
+  SmallVector<int64_t> firsts, which(extent);
+  for (int64_t slice = 0; slice < extent; ++slice) {
+    auto same = llvm::find_if(firsts, [&](int64_t first) { return order(first, slice) == 0; });
+    which[slice] = same - firsts.begin();
+    if (same == firsts.end())
+      firsts.push_back(slice);
+  }
+  SmallVector<int64_t> rank = llvm::to_vector(llvm::seq<int64_t>(0, firsts.size()));
+  if (ctx.intAttr("sorted", 1) != 0)
+    llvm::stable_sort(rank, [&](int64_t a, int64_t b) { return order(firsts[a], firsts[b]) < 0; });
+  SmallVector<int64_t> position(firsts.size()), indices, inverse, counts(firsts.size(), 0);
+  for (auto [at, distinct] : llvm::enumerate(rank))
+    position[distinct] = at;
+  for (int64_t distinct : rank)
+    indices.push_back(firsts[distinct]);
+  for (int64_t slice = 0; slice < extent; ++slice) {
+    inverse.push_back(position[which[slice]]);
+    ++counts[position[which[slice]]];
+  }
+  int64_t found = firsts.size();
+  SmallVector<int64_t> resultShape = shape;
+  resultShape[axis] = found;
+  SmallVector<Attribute> result;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t slice : indices)
+      for (int64_t i = 0; i < inner; ++i)
+        result.push_back(element(slice, o * inner + i));
+  Type i64 = ctx.builder().getI64Type();
+  auto vector = [&](ArrayRef<int64_t> data) {
+    return ctx.constant(
+        DenseElementsAttr::get(RankedTensorType::get({int64_t(data.size())}, i64), data));
+  };
+  ctx.setOutput(0, ctx.constant(DenseElementsAttr::get(type.clone(resultShape), result)));
+  ctx.setOutput(1, vector(indices));
+  ctx.setOutput(2, vector(inverse));
+  ctx.setOutput(3, vector(counts));
+  return success();
+}
+
 LogicalResult convertIdentity(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();

@@ -330,6 +330,48 @@ LogicalResult convertCompress(NodeContext &ctx) {
                             {ctx.named("axis", ctx.builder().getI64IntegerAttr(axis))});
 }
 
+/// ReverseSequence reverses the first sequence_lens[b] steps of each batch
+/// entry: a gather_elements along the time axis at an index computed from
+/// the (run-time) lengths.
+LogicalResult convertReverseSequence(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  int64_t batchAxis = ctx.intAttr("batch_axis", 1), timeAxis = ctx.intAttr("time_axis", 0);
+  if (type.getRank() < 2 || batchAxis + timeAxis != 1 || batchAxis * timeAxis != 0)
+    return ctx.error() << "batch_axis " << batchAxis << " and time_axis " << timeAxis
+                       << " must be 0 and 1 (in either order) of an input of rank 2 or more";
+  Builder &b = ctx.builder();
+  Type i64 = b.getI64Type();
+  int64_t steps = type.getDimSize(timeAxis), batch = type.getDimSize(batchAxis);
+  if (ctx.inputType(1).getShape() != ArrayRef<int64_t>{batch})
+    return ctx.error() << "sequence_lens has shape " << ctx.inputType(1) << ", not [" << batch
+                       << "]";
+  // Steps and lengths laid out as the input's first two dimensions.
+  SmallVector<int64_t> stepShape = {steps, 1}, lengthShape = {1, batch};
+  if (timeAxis == 1)
+    std::swap(stepShape[0], stepShape[1]), std::swap(lengthShape[0], lengthShape[1]);
+  auto iota = llvm::to_vector(llvm::seq<int64_t>(0, steps));
+  Value step = ctx.constant(
+      DenseElementsAttr::get(RankedTensorType::get(stepShape, i64), ArrayRef<int64_t>(iota)));
+  Value lengths = ctx.reshape(ctx.castTo(ctx.input(1), i64), lengthShape);
+  Value last = lengths ? ctx.make<SubOp>({lengths, ctx.scalarConstant(i64, 1)}) : Value();
+  Value mirrored = last ? ctx.make<SubOp>({last, step}) : Value();
+  Value inside = lengths ? ctx.make<LessOp>({step, lengths}) : Value();
+  Value index = mirrored && inside ? ctx.make<WhereOp>({inside, mirrored, step}) : Value();
+  SmallVector<int64_t> indexShape(type.getRank(), 1);
+  indexShape[0] = type.getDimSize(0);
+  indexShape[1] = type.getDimSize(1);
+  index = index ? ctx.reshape(index, indexShape) : Value();
+  index = index ? ctx.make<ExpandOp>({index},
+                                     {ctx.named("shape", b.getDenseI64ArrayAttr(type.getShape()))})
+                : Value();
+  if (!index)
+    return failure();
+  return ctx.emit<GatherElementsOp>({ctx.input(0), index},
+                                    {ctx.named("axis", b.getI64IntegerAttr(timeAxis))});
+}
+
 LogicalResult convertExpand(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();

@@ -37,6 +37,81 @@ LogicalResult convertPool(NodeContext &ctx) {
   return ctx.emit<AveragePoolOp>({ctx.input(0)}, attrs);
 }
 
+/// MaxUnpool puts each value at the flat position its MaxPool index names
+/// in a zero tensor of the unpooled shape: a scatter_elements over the
+/// flattened output.
+LogicalResult convertMaxUnpool(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
+  RankedTensorType type = ctx.inputType(0);
+  int64_t rank = type.getRank(), spatial = rank - 2;
+  if (rank < 3 || ctx.inputType(1).getShape() != type.getShape())
+    return ctx.error() << "the indices " << ctx.inputType(1) << " must have the input's shape "
+                       << type << " (of rank 3 or more)";
+  std::optional<SmallVector<int64_t>> kernel = ctx.intsAttr("kernel_shape");
+  if (!kernel || int64_t(kernel->size()) != spatial)
+    return ctx.error() << "kernel_shape must give " << spatial << " sizes";
+  SmallVector<int64_t> strides = ctx.intsAttr("strides").value_or(SmallVector<int64_t>(spatial, 1));
+  SmallVector<int64_t> pads = ctx.intsAttr("pads").value_or(SmallVector<int64_t>(2 * spatial, 0));
+  if (int64_t(strides.size()) != spatial || int64_t(pads.size()) != 2 * spatial)
+    return ctx.error() << "strides and pads must give " << spatial << " and " << 2 * spatial
+                       << " values";
+  SmallVector<int64_t> shape = {type.getDimSize(0), type.getDimSize(1)};
+  for (int64_t d = 0; d < spatial; ++d)
+    shape.push_back((type.getDimSize(d + 2) - 1) * strides[d] - pads[d] - pads[d + spatial] +
+                    (*kernel)[d]);
+  if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
+    return ctx.error() << "the unpooled shape is empty or negative";
+  Builder &b = ctx.builder();
+  Type i64 = b.getI64Type();
+  Value indices = ctx.castTo(ctx.input(1), i64);
+  if (ctx.hasInput(2)) {
+    // The indices count in the shape MaxUnpool infers; a larger given
+    // shape keeps each value at the same coordinates.
+    std::optional<SmallVector<int64_t>> given = ctx.constantInts(2, "output_shape");
+    if (!given)
+      return failure();
+    if (int64_t(given->size()) != rank)
+      return ctx.error() << "output_shape gives " << given->size() << " sizes for rank " << rank;
+    if (*given != shape) {
+      Value flat;
+      int64_t from = 1, to = 1;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if ((*given)[d] < shape[d])
+          return ctx.error() << "output_shape " << (*given)[d] << " of dimension " << d
+                             << " is smaller than the unpooled " << shape[d];
+        Value coordinate =
+            indices ? ctx.make<DivOp>({indices, ctx.scalarConstant(i64, from)}) : Value();
+        coordinate = coordinate ? ctx.make<ModOp>({coordinate, ctx.scalarConstant(i64, shape[d])},
+                                                  {ctx.named("fmod", b.getBoolAttr(false))})
+                                : Value();
+        Value term =
+            coordinate ? ctx.make<MulOp>({coordinate, ctx.scalarConstant(i64, to)}) : Value();
+        flat = !term ? Value() : flat ? ctx.make<AddOp>({flat, term}) : term;
+        from *= shape[d];
+        to *= (*given)[d];
+      }
+      indices = flat;
+      shape = *given;
+    }
+  }
+  std::optional<int64_t> total = elementCount(shape), count = elementCount(type.getShape());
+  if (!total)
+    return ctx.error() << "the unpooled shape's element count overflows";
+  Type element = type.getElementType();
+  Value zeros = ctx.constant(
+      DenseElementsAttr::get(RankedTensorType::get({*total}, element), b.getZeroAttr(element)));
+  indices = indices ? ctx.reshape(indices, {*count}) : Value();
+  Value values = ctx.reshape(ctx.input(0), {*count});
+  Value placed =
+      indices && values
+          ? ctx.make<ScatterElementsOp>({zeros, indices, values},
+                                        {ctx.named("axis", b.getI64IntegerAttr(0)),
+                                         ctx.named("reduction", b.getStringAttr("none"))})
+          : Value();
+  return ctx.setResult(placed ? ctx.reshape(placed, shape) : Value());
+}
+
 LogicalResult convertGlobalAveragePool(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();

@@ -61,7 +61,7 @@ def build(kind, out):
             helper.make_node("Relu", ["x"], ["a"], name="relu"),
             helper.make_node("StringNormalizer", ["a"], ["b"], name="strings_1"),
             helper.make_node("StringNormalizer", ["b"], ["c"], name="strings_2"),
-            helper.make_node("Unique", ["c"], ["d"], name="unique"),
+            helper.make_node("Det", ["c"], ["d"], name="det"),
             helper.make_node("FusedMatMul", ["c", "c"], ["y"], name="fused", domain="com.microsoft"),
         ]
         return graph_model(nodes, [tensor("x", [2, 2])], [tensor("y", [2, 2])],
