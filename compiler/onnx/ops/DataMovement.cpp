@@ -388,7 +388,7 @@ LogicalResult convertPad(NodeContext &ctx) {
   int64_t rank = ctx.inputType(0).getRank();
   std::string modeName = ctx.stringAttr("mode", "constant");
   std::optional<PadMode> mode = symbolizePadMode(modeName);
-  if (!mode)
+  if (!mode && modeName != "wrap")
     return ctx.error() << "pad mode '" << modeName << "' is not supported";
   auto given = ctx.constantInts(1, "pads");
   if (!given)
@@ -422,6 +422,28 @@ LogicalResult convertPad(NodeContext &ctx) {
     pads[axis + rank] = (*given)[i + axes.size()];
   }
   Builder &b = ctx.builder();
+  if (!mode) {
+    // wrap: along each padded axis a gather of positions taken modulo its
+    // size, as if the tensor's ends were joined.
+    Value result = ctx.input(0);
+    for (int64_t axis = 0; axis < rank && result; ++axis) {
+      int64_t before = pads[axis], after = pads[axis + rank];
+      int64_t size = ctx.inputType(0).getDimSize(axis), length = size + before + after;
+      if (before == 0 && after == 0)
+        continue;
+      if (size == 0 || length < 0)
+        return ctx.error() << "wrap padding of axis " << axis << " (size " << size << ") by "
+                           << before << " and " << after << " is not possible";
+      SmallVector<int64_t> positions;
+      for (int64_t i = 0; i < length; ++i)
+        positions.push_back(((i - before) % size + size) % size);
+      Value indices = ctx.constant(DenseElementsAttr::get(
+          RankedTensorType::get({length}, b.getI64Type()), ArrayRef<int64_t>(positions)));
+      result =
+          ctx.make<GatherOp>({result, indices}, {ctx.named("axis", b.getI64IntegerAttr(axis))});
+    }
+    return ctx.setResult(result);
+  }
   return ctx.emit<PadOp>({ctx.input(0)},
                          {ctx.named("pads", b.getDenseI64ArrayAttr(pads)),
                           ctx.named("mode", PadModeAttr::get(b.getContext(), *mode)),
