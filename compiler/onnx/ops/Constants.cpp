@@ -22,6 +22,20 @@ LogicalResult emitConstant(NodeContext &ctx, ElementsAttr value) {
   return success();
 }
 
+/// The constant input 0 of an operator whose result size depends on its
+/// values, computed when compiling; null after an error (not a constant,
+/// or too large to compute with here).
+DenseElementsAttr knownInput(NodeContext &ctx) {
+  constexpr int64_t kMaxElements = int64_t(1) << 22;
+  DenseElementsAttr input = ctx.constantTensor(0, "the input");
+  if (input && input.getNumElements() > kMaxElements) {
+    ctx.error() << "the input has " << input.getNumElements() << " elements; kiln computes "
+                << ctx.node().op_type() << " when compiling for up to " << kMaxElements;
+    return {};
+  }
+  return input;
+}
+
 } // namespace
 
 LogicalResult convertConstant(NodeContext &ctx) {
@@ -171,14 +185,9 @@ LogicalResult convertEyeLike(NodeContext &ctx) {
 LogicalResult convertNonZero(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
-  DenseElementsAttr input = ctx.constantTensor(0, "the input");
+  DenseElementsAttr input = knownInput(ctx);
   if (!input)
     return failure();
-  constexpr int64_t kMaxElements = int64_t(1) << 22;
-  if (input.getNumElements() > kMaxElements)
-    return ctx.error() << "the input has " << input.getNumElements()
-                       << " elements; kiln computes NonZero when compiling for up to "
-                       << kMaxElements;
   ArrayRef<int64_t> shape = input.getType().getShape();
   SmallVector<int64_t> found;
   int64_t position = 0;
@@ -208,14 +217,9 @@ LogicalResult convertNonZero(NodeContext &ctx) {
 LogicalResult convertUnique(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
-  DenseElementsAttr input = ctx.constantTensor(0, "the input");
+  DenseElementsAttr input = knownInput(ctx);
   if (!input)
     return failure();
-  constexpr int64_t kMaxElements = int64_t(1) << 22;
-  if (input.getNumElements() > kMaxElements)
-    return ctx.error() << "the input has " << input.getNumElements()
-                       << " elements; kiln computes Unique when compiling for up to "
-                       << kMaxElements;
   auto type = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> shape(type.getShape());
   int64_t axis = 0;
