@@ -45,6 +45,11 @@ struct TargetFeatures {
   bool fp8() const { return tensorCores == TensorCores::Ada || tensorCores == TensorCores::Hopper; }
 };
 
+/// A module attribute the driver sets before serialization: the plan's
+/// record (runtime/format/PlanRecord.h), which the code embeds for the
+/// loader to check the manifest against.
+constexpr llvm::StringLiteral kPlanRecordAttr = "kiln.plan_record";
+
 /// How far code generation goes.
 enum class Stage {
   Kernels, ///< GPU: bufferized, mapped and outlined into gpu.module @kernels
@@ -95,6 +100,9 @@ public:
 
   /// The chip as LLVM names it: x86-64-v3, sm_90a, gfx942, ...
   llvm::StringRef chip() const { return chipName; }
+  /// The processor the code needs, as the artifact records it: the chip,
+  /// or for the host the x86-64 level the chip has.
+  virtual std::string codeTarget() const { return chipName; }
   /// The family, as the CLI's messages name it: "host", "NVIDIA (sm_*)".
   virtual llvm::StringRef family() const = 0;
   virtual TargetFeatures features() const = 0;
@@ -146,9 +154,8 @@ llvm::ArrayRef<llvm::StringLiteral> portableHostCPUs();
 /// The targets one --target entry makes for an artifact: one, but `host`
 /// with no `hostCPU` makes one per level of portableHostCPUs(). On failure
 /// sets `error` as parseTarget does and returns none.
-llvm::SmallVector<std::unique_ptr<Target>> parseArtifactTargets(llvm::StringRef name,
-                                                                llvm::StringRef hostCPU,
-                                                                std::string &error);
+llvm::SmallVector<std::unique_ptr<Target>>
+parseArtifactTargets(llvm::StringRef name, llvm::StringRef hostCPU, std::string &error);
 
 /// Whether `target` writes --emit `format`: "kernels" (the module at
 /// Stage::Kernels, which the driver prints) or a format of its own that

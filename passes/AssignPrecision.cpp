@@ -12,12 +12,11 @@
 
 #include "dialects/kiln/Precision.h"
 #include "dialects/kiln/Weights.h"
+#include "passes/Calibration.h"
 #include "passes/Matching.h"
 #include "passes/Passes.h"
 
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
 
@@ -43,33 +42,6 @@ StringRef productType(Operation *op) {
   return "";
 }
 
-/// Reads a kiln calibrate file: {"tensors": {name: absolute maximum}}.
-FailureOr<llvm::StringMap<float>> readCalibration(StringRef path, Operation *at) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return at->emitError("cannot read the calibration file '")
-           << path << "': " << buffer.getError().message();
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse((*buffer)->getBuffer());
-  if (!json)
-    return at->emitError("the calibration file '")
-           << path << "' is not JSON: " << llvm::toString(json.takeError());
-  const llvm::json::Object *object = json->getAsObject();
-  const llvm::json::Object *tensors = object ? object->getObject("tensors") : nullptr;
-  if (!tensors)
-    return at->emitError("the calibration file '")
-           << path << "' has no \"tensors\" object (write it with kiln calibrate)";
-  llvm::StringMap<float> result;
-  for (const auto &[name, value] : *tensors) {
-    std::optional<double> number = value.getAsNumber();
-    if (!number || !std::isfinite(*number) || *number < 0)
-      return at->emitError("the calibration file '")
-             << path << "': tensor '" << name.str()
-             << "' needs a finite, non-negative absolute maximum";
-    result[name.str()] = float(*number);
-  }
-  return result;
-}
-
 /// The per-tensor FP8 scale of values whose absolute maximum is `absmax`.
 float fp8Scale(float absmax) { return absmax > 0.0f ? absmax / kFP8Max : 1.0f; }
 
@@ -86,10 +58,10 @@ struct AssignPrecision : impl::AssignPrecisionBase<AssignPrecision> {
     }
     llvm::StringMap<float> absmax;
     if (!calibration.empty()) {
-      FailureOr<llvm::StringMap<float>> read = readCalibration(calibration, module);
-      if (failed(read))
+      if (std::string error = readCalibration(calibration, absmax); !error.empty()) {
+        module.emitError(error);
         return signalPassFailure();
-      absmax = std::move(*read);
+      }
     } else if (*format == Precision::FP8) {
       module.emitError("fp8 needs the activations' scales: run kiln calibrate on sample "
                        "inputs and pass its file with --calibration");

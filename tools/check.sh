@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Sets up a fresh machine, builds kiln and runs every test (lit and unit).
+# Sets up a fresh machine, builds kiln and runs every test (lit, unit,
+# conformance), then the sanitizer checks and bounded fuzzing
+# (tools/sanitize.sh, 30 s per fuzzer here; FUZZ_SECONDS overrides).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 tools/build.sh
-cd build
-ctest --output-on-failure
+(cd build && ctest --output-on-failure)
+FUZZ_SECONDS=${FUZZ_SECONDS:-30} tools/sanitize.sh

@@ -50,9 +50,9 @@ LAYERS = {
     "compiler/driver": ["dialects", "passes", "codegen/Target.h", "codegen/kernels/Passes.h",
                         "compiler/onnx", "compiler/artifact"],
     # The CLI fills the driver's options and prints; it reads artifacts
-    # through the runtime's public API and the format.
-    "tools/kiln": ["compiler/driver", "compiler/onnx", "dialects", "passes",
-                   "runtime/format", "kiln/runtime.h"],
+    # through the runtime's public API and the format, and signs them.
+    "tools/kiln": ["compiler/driver", "compiler/onnx", "compiler/artifact/Signing.h", "dialects",
+                   "passes", "runtime/format", "kiln/runtime.h"],
     "tools/kiln-opt": ["compiler/driver"],
     "docs/examples": ["kiln/runtime.h"],
     # Tests may reach anything they test.

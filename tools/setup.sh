@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Installs what kiln's build and tests need on Debian 12 (bookworm): LLVM and
-# MLIR 22, lld, AMD's device libraries, protobuf, ONNX and FlatBuffers
-# headers, Catch2, CMake and Ninja from Debian's packages, and onnx and numpy from PyPI (test
-# models, onnxruntime for reference outputs). Safe to run again: it installs only what is
+# MLIR 22, lld, clang 22 with its sanitizer and libFuzzer runtimes, AMD's
+# device libraries, protobuf, ONNX and FlatBuffers headers, OpenSSL's
+# libcrypto and its command line, Catch2, CMake and Ninja from Debian's
+# packages, and onnx and numpy from PyPI (test models, onnxruntime for
+# reference outputs). Safe to run again: it installs only what is
 # missing. The CUDA toolkit (ptxas, libdevice) comes with the machine.
 set -euo pipefail
 
 packages=(
   cmake ninja-build g++ python3 pkg-config
   llvm-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22
+  clang-22 libclang-rt-22-dev
   rocm-device-libs
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libflatbuffers-dev flatbuffers-compiler
+  libflatbuffers-dev flatbuffers-compiler libssl-dev openssl
   catch2 libonnx-testdata
 )
 

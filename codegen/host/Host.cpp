@@ -266,6 +266,17 @@ llvm::LogicalResult addHostEntryPoint(mlir::ModuleOp module) {
 
 namespace {
 
+/// Defines `const char kiln_plan_record[]`, exported, holding `record`.
+void definePlanRecord(mlir::ModuleOp module, llvm::StringRef record) {
+  namespace LLVM = mlir::LLVM;
+  mlir::OpBuilder b = mlir::OpBuilder::atBlockEnd(module.getBody());
+  std::string text = record.str();
+  text.push_back('\0');
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), text.size());
+  LLVM::GlobalOp::create(b, module.getLoc(), type, /*isConstant=*/true, LLVM::Linkage::External,
+                         KILN_PLAN_RECORD_SYMBOL, b.getStringAttr(text));
+}
+
 /// Translates `module` to LLVM IR in an LLVM context of its own (so that
 /// several compile at once on different threads), optimizes it and emits
 /// an object; on failure, says why in `error`.
@@ -342,6 +353,9 @@ llvm::FailureOr<std::vector<std::string>> compileHostObjects(mlir::ModuleOp modu
     mlir::TimingScope splitTimer = timing.nest("split into parts");
     split = splitHostModule(module, parts);
   }
+  // The first part exports the plan's record.
+  if (auto record = module->getAttrOfType<mlir::StringAttr>(kPlanRecordAttr))
+    definePlanRecord(*split.front(), record.getValue());
   std::vector<std::string> objects(split.size()), errors(split.size());
   mlir::parallelFor(module.getContext(), 0, split.size(), [&](size_t part) {
     objects[part] = compileModule(*split[part], *target, level, timing, nullptr, errors[part]);

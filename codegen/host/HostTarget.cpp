@@ -15,6 +15,7 @@ class HostTarget : public Target {
 public:
   explicit HostTarget(std::string chip) : Target(std::move(chip)) {}
 
+  std::string codeTarget() const override { return hostLevel(chip()); }
   llvm::StringRef family() const override { return kHostFamily; }
   TargetFeatures features() const override { return {}; }
   Precision defaultPrecision() const override { return Precision::FP32; }
@@ -43,7 +44,7 @@ public:
     if (failed(object))
       return llvm::failure();
     TargetCode code;
-    code.name = hostLevel(chip());
+    code.name = codeTarget();
     code.code.push_back({CodeObject::Format::HostSharedObject, std::move(*object)});
     return code;
   }

@@ -2,6 +2,7 @@
 
 #include "compiler/artifact/Writer.h"
 
+#include "runtime/format/PlanRecord.h"
 #include "runtime/format/artifact_generated.h"
 #include "runtime/format/format.h"
 
@@ -107,6 +108,38 @@ readSignature(ModuleOp module) {
     outputs.push_back({nameOf(main.getResultAttrDict(i), i, "output"),
                        cast<RankedTensorType>(main.getResultTypes()[i])});
   return std::make_pair(std::move(inputs), std::move(outputs));
+}
+
+namespace {
+
+std::vector<format::RecordTensor> recordTensors(ArrayRef<TensorSignature> list) {
+  std::vector<format::RecordTensor> result;
+  for (const TensorSignature &tensor : list) {
+    RankedTensorType type = tensor.type;
+    uint64_t bytes = type.getNumElements() * llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    result.push_back({tensor.name, dtypeOf(type.getElementType()).value_or(artifact::DType(255)),
+                      std::vector<int64_t>(type.getShape().begin(), type.getShape().end()), bytes});
+  }
+  return result;
+}
+
+} // namespace
+
+FailureOr<std::string> planRecord(StringRef target, ArrayRef<TensorSignature> inputs,
+                                  ArrayRef<TensorSignature> outputs, ModuleOp planned) {
+  auto arena = planned->getAttrOfType<IntegerAttr>("kiln.arena_bytes");
+  auto weights = planned->getAttrOfType<IntegerAttr>("kiln.weights_bytes");
+  auto kernels = planned->getAttrOfType<ArrayAttr>("kiln.kernels");
+  if (!arena || !weights || !kernels)
+    return planned.emitError("the module's memory and kernels have not been planned");
+  format::PlanFacts facts;
+  facts.target = target;
+  facts.inputs = recordTensors(inputs);
+  facts.outputs = recordTensors(outputs);
+  facts.arenaBytes = arena.getInt();
+  facts.weightsBytes = weights.getInt();
+  facts.kernels = kernels.size();
+  return format::planRecord(facts);
 }
 
 namespace {
@@ -305,7 +338,9 @@ FailureOr<std::string> writeArtifact(ArrayRef<TensorSignature> inputs,
   header.manifest_offset = KILN_HEADER_SIZE;
   header.manifest_size = manifestSize;
   memcpy(bytes.data(), &header, sizeof(header));
-  header.checksum = kiln_checksum(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+  if (kiln_artifact_digest(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size(),
+                           header.digest) != 0)
+    return first.emitError("cannot compute the artifact's SHA-256 digest");
   memcpy(bytes.data(), &header, sizeof(header));
   return bytes;
 }

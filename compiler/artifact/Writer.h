@@ -23,6 +23,14 @@ struct TensorSignature {
 llvm::FailureOr<std::pair<std::vector<TensorSignature>, std::vector<TensorSignature>>>
 readSignature(mlir::ModuleOp module);
 
+/// The record (runtime/format/PlanRecord.h) of the plan `planned` holds,
+/// for code built for `target`: what the code embeds and the loader
+/// compares with the manifest.
+llvm::FailureOr<std::string> planRecord(llvm::StringRef target,
+                                        llvm::ArrayRef<TensorSignature> inputs,
+                                        llvm::ArrayRef<TensorSignature> outputs,
+                                        mlir::ModuleOp planned);
+
 /// One target's code and the plan it runs.
 struct CompiledTarget : TargetCode {
   /// The module kiln-plan-memory and kiln-list-kernels (and on GPUs

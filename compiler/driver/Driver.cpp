@@ -167,6 +167,13 @@ llvm::FailureOr<std::string> Compilation::artifact(mlir::ModuleOp imported) {
                              codegenTimer)))
         return llvm::failure();
     }
+    // The code embeds what it was compiled for, which the loader checks the
+    // manifest against.
+    llvm::FailureOr<std::string> record =
+        planRecord(target.codeTarget(), signature->first, signature->second, module);
+    if (failed(record))
+      return llvm::failure();
+    module->setAttr(kPlanRecordAttr, mlir::StringAttr::get(&context, *record));
     llvm::FailureOr<TargetCode> code = target.serialize(module, options.codegen, root);
     if (failed(code))
       return llvm::failure();

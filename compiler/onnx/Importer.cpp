@@ -56,6 +56,11 @@ private:
   LogicalResult readOpset();
   LogicalResult checkOperators();
   LogicalResult orderNodes();
+  /// Checks the graph inputs that share an initializer's name, which kiln
+  /// compiles as that constant: their declared type must be the
+  /// initializer's; from IR version 4, where ONNX makes them inputs with a
+  /// default, a warning names them.
+  LogicalResult checkShadowedInputs();
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &input);
   /// The constant that --input-value makes of `input`.
   FailureOr<DenseElementsAttr> fixedValue(const onnx::ValueInfoProto &input,
@@ -188,6 +193,15 @@ LogicalResult Importer::orderNodes() {
   for (const onnx::ValueInfoProto &output : graph.output())
     if (output.name().empty())
       return error() << "a graph output has no name";
+  // The artifact names its inputs and outputs: each once.
+  llvm::StringSet<> inputs, outputs;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (!inputs.insert(input.name()).second)
+      return error() << "graph input '" << input.name() << "' is listed twice";
+  for (const onnx::ValueInfoProto &output : graph.output())
+    if (!outputs.insert(output.name()).second)
+      return error() << "graph output '" << output.name()
+                     << "' is listed twice; a model's outputs need distinct names";
   llvm::StringSet<> available;
   for (const onnx::ValueInfoProto &input : graph.input())
     available.insert(input.name());
@@ -252,6 +266,58 @@ LogicalResult Importer::orderNodes() {
       if (waiting[i] > 0)
         diag << (shown++ ? ", '" : "'") << displayName(i) << "'";
     return failure();
+  }
+  return success();
+}
+
+LogicalResult Importer::checkShadowedInputs() {
+  SmallVector<StringRef> shadowed;
+  for (const onnx::ValueInfoProto &input : model_.graph().input()) {
+    auto it = initializers_.find(input.name());
+    if (it == initializers_.end())
+      continue;
+    shadowed.push_back(input.name());
+    const onnx::TensorProto &init = *it->second;
+    if (!input.type().has_tensor_type())
+      return error() << "graph input '" << input.name()
+                     << "' has an initializer of the same name but is not a tensor";
+    const onnx::TypeProto::Tensor &declared = input.type().tensor_type();
+    if (declared.elem_type() != init.data_type())
+      return error() << "graph input '" << input.name() << "' is declared "
+                     << onnxTypeName(declared.elem_type())
+                     << ", but the initializer of the same name is "
+                     << onnxTypeName(init.data_type());
+    if (!declared.has_shape())
+      continue;
+    bool agrees = declared.shape().dim_size() == init.dims_size();
+    for (int d = 0; agrees && d < init.dims_size(); ++d)
+      agrees = !declared.shape().dim(d).has_dim_value() ||
+               declared.shape().dim(d).dim_value() == init.dims(d);
+    if (!agrees) {
+      SmallVector<int64_t> initShape(init.dims().begin(), init.dims().end());
+      return error() << "graph input '" << input.name()
+                     << "' is declared with another shape than the initializer of the same name ("
+                     << joinShape(initShape) << ")";
+    }
+  }
+  // Before IR version 4 every initializer had to be listed as an input;
+  // since, such an input is one the caller may override. The artifact
+  // takes no such input: say so.
+  if (!shadowed.empty() && model_.ir_version() >= 4) {
+    InFlightDiagnostic warning =
+        emitWarning(UnknownLoc::get(&context_))
+        << path_ << ": " << shadowed.size()
+        << (shadowed.size() == 1 ? " graph input has" : " graph inputs have")
+        << " an initializer of the same name (";
+    size_t shown = std::min<size_t>(shadowed.size(), 3);
+    for (size_t i = 0; i < shown; ++i)
+      warning << (i ? ", '" : "'") << shadowed[i] << "'";
+    if (shown < shadowed.size())
+      warning << " and " << shadowed.size() - shown << " more";
+    warning << "): kiln compiles "
+            << (shadowed.size() == 1 ? "it as that constant" : "each as that constant")
+            << ", so the artifact does not take "
+            << (shadowed.size() == 1 ? "it as an input" : "them as inputs");
   }
   return success();
 }
@@ -452,6 +518,9 @@ OwningOpRef<ModuleOp> Importer::run() {
   onnx::GraphProto &graph = *model_.mutable_graph();
   for (onnx::TensorProto &init : *graph.mutable_initializer())
     initializers_[init.name()] = &init;
+
+  if (failed(checkShadowedInputs()))
+    return nullptr;
 
   // --input-shape and --input-value must name real inputs.
   llvm::StringSet<> inputNames;

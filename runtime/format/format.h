@@ -1,14 +1,24 @@
 /* The .kiln file layout, shared by the compiler's writer and the runtime's
  * loader. All integers are little-endian.
  *
- *   [0, 64)       header (below)
- *   [64, ...)     manifest: a FlatBuffer (artifact.fbs), then padding
- *   ...           code sections, each 64-byte aligned
- *   ...           each plan's weights, 4096-byte aligned (plans whose
- *                 weights are the same bytes share them)
+ *   [0, 256)      header (below)
+ *   [256, ...)    manifest: a FlatBuffer (artifact.fbs), then padding
+ *   ...           code sections, each 64-byte aligned, in the manifest's
+ *                 order
+ *   ...           each plan's weights, 4096-byte aligned, in the order the
+ *                 plans first name them (plans whose weights are the same
+ *                 bytes share them)
  *
- * The checksum covers the whole file with its own eight bytes read as zero,
- * so any change to any byte is detected.
+ * The layout is canonical: each section starts at the first aligned offset
+ * after the one before, and the file ends at the first 8-byte boundary after
+ * the last. The loader refuses any other, so no offset in the manifest can
+ * point anywhere but where the writer put its section.
+ *
+ * The digest is the SHA-256 of the whole file with the authentication
+ * fields (digest, signer, signature) read as zeros: `kiln verify` prints it.
+ * The optional signature is an Ed25519 signature, by the key `signer`, of
+ * KILN_SIGNED_PREFIX followed by the digest; an unsigned artifact has a
+ * signer and signature of zeros.
  */
 #ifndef KILN_RUNTIME_FORMAT_FORMAT_H
 #define KILN_RUNTIME_FORMAT_FORMAT_H
@@ -17,20 +27,31 @@
 #include <stdint.h>
 
 #define KILN_MAGIC "KILNMDL\0"
-#define KILN_FORMAT_VERSION 5u
-#define KILN_HEADER_SIZE 64u
+#define KILN_FORMAT_VERSION 6u
+#define KILN_HEADER_SIZE 256u
 #define KILN_WEIGHTS_ALIGNMENT 4096u
 #define KILN_SECTION_ALIGNMENT 64u
+
+#define KILN_DIGEST_BYTES 32u
+#define KILN_KEY_BYTES 32u
+#define KILN_SIGNATURE_BYTES 64u
+/* What a signature signs, before the digest: it names the format, so a
+ * kiln signature cannot be taken for one over anything else. */
+#define KILN_SIGNED_PREFIX "kiln artifact sha256:"
 
 typedef struct kiln_file_header_t {
   char magic[8];
   uint32_t format_version;
   uint32_t header_size;
   uint64_t file_size;
-  uint64_t checksum;
   uint64_t manifest_offset;
   uint64_t manifest_size;
-  uint8_t reserved[16];
+  uint8_t reserved0[8];
+  /* The authentication fields, read as zeros by the digest. */
+  uint8_t digest[KILN_DIGEST_BYTES];
+  uint8_t signer[KILN_KEY_BYTES];
+  uint8_t signature[KILN_SIGNATURE_BYTES];
+  uint8_t reserved[80];
 } kiln_file_header_t;
 
 #ifdef __cplusplus
@@ -39,8 +60,10 @@ static_assert(sizeof(kiln_file_header_t) == KILN_HEADER_SIZE, "header layout");
 _Static_assert(sizeof(kiln_file_header_t) == KILN_HEADER_SIZE, "header layout");
 #endif
 
-/* The byte offset of the checksum field. */
-#define KILN_CHECKSUM_OFFSET 24u
+/* The bytes [KILN_AUTH_OFFSET, KILN_AUTH_OFFSET + KILN_AUTH_BYTES) the
+ * digest reads as zeros. */
+#define KILN_AUTH_OFFSET 48u
+#define KILN_AUTH_BYTES (KILN_DIGEST_BYTES + KILN_KEY_BYTES + KILN_SIGNATURE_BYTES)
 
 /* The host code's entry point, `void kiln_entry(void **args)`, receives the
  * model's inputs, its outputs, the session's activation arena, the weights,
@@ -53,19 +76,29 @@ typedef struct kiln_host_context_t {
                        int64_t count);
   void *pool;
   /* Called, when not null, after each kernel of the plan with the kernel's
-   * index in the manifest's list: how the runtime times kernels. (Since
-   * format version 5.) */
+   * index in the manifest's list: how the runtime times kernels. */
   void (*kernel_end)(struct kiln_host_context_t *context, int64_t kernel);
 } kiln_host_context_t;
+
+/* The host code also exports `const char kiln_plan_record[]`: what it was
+ * compiled for (PlanRecord.h), which the loader compares with the
+ * manifest. */
+#define KILN_PLAN_RECORD_SYMBOL "kiln_plan_record"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* 64-bit FNV-1a over 8-byte words (then the tail bytes), with the checksum
- * field read as zero. Each step is a bijection of the state, so any single
- * changed byte changes the result. */
-uint64_t kiln_checksum(const uint8_t *data, size_t size);
+/* Writes the digest of the `size`-byte artifact at `data` (whose header
+ * must be whole) to `digest`; returns 0 on success, -1 when the
+ * cryptography library fails. */
+int kiln_artifact_digest(const uint8_t *data, size_t size, uint8_t digest[KILN_DIGEST_BYTES]);
+
+/* Whether `signature` is `signer`'s Ed25519 signature of `digest` (with
+ * KILN_SIGNED_PREFIX before it): 1 if it is, 0 if not. */
+int kiln_signature_valid(const uint8_t digest[KILN_DIGEST_BYTES],
+                         const uint8_t signer[KILN_KEY_BYTES],
+                         const uint8_t signature[KILN_SIGNATURE_BYTES]);
 
 #ifdef __cplusplus
 }

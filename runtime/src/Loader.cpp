@@ -1,6 +1,6 @@
 // The loader: maps or copies an artifact, verifies every byte of it that
-// the runtime reads (header, checksum, manifest, each offset and size in
-// it) and reads it into a kiln_model_t.
+// the runtime reads (header, digest, signature, manifest, each offset and
+// size in it, the layout of its sections) and reads it into a kiln_model_t.
 
 #include "runtime/src/Loader.h"
 
@@ -23,7 +23,31 @@ using namespace kiln;
 
 namespace {
 
+/// The most dimensions a tensor may have (NumPy's limit).
+constexpr size_t kMaxRank = 64;
+
 bool checkedMul(size_t a, size_t b, size_t &out) { return !__builtin_mul_overflow(a, b, &out); }
+
+std::string keyHex(const uint8_t key[KILN_KEY_BYTES]) {
+  static const char digits[] = "0123456789abcdef";
+  std::string hex;
+  for (size_t i = 0; i < KILN_KEY_BYTES; ++i) {
+    hex += digits[key[i] >> 4];
+    hex += digits[key[i] & 15];
+  }
+  return hex;
+}
+
+/// Whether a vector's elements are aligned for their type. The writer
+/// aligns them; FlatBuffers' verifier checks only the length before them,
+/// so an edited offset could leave 8-byte elements on a 4-byte boundary.
+template <typename T> bool aligned(const flatbuffers::Vector<T> *vector) {
+  return reinterpret_cast<uintptr_t>(vector->data()) % alignof(T) == 0;
+}
+
+uint64_t alignTo(uint64_t offset, uint64_t alignment) {
+  return (offset + alignment - 1) / alignment * alignment;
+}
 
 /// Whether [offset, offset + size) lies inside a file of `fileSize` bytes.
 bool inFile(uint64_t offset, uint64_t size, uint64_t fileSize) {
@@ -35,11 +59,23 @@ kiln_status_t readTensors(const flatbuffers::Vector<flatbuffers::Offset<artifact
   for (const artifact::Tensor *tensor : *list) {
     TensorInfo info;
     info.name = tensor->name()->str();
-    info.dtype = static_cast<kiln_dtype_t>(tensor->dtype());
+    if (info.name.empty())
+      return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: %s %zu has no name", what,
+                        out.size());
+    // The enum is read as its byte, and checked, before it is one.
+    auto dtype = uint8_t(tensor->dtype());
+    if (dtype > uint8_t(artifact::DType::MAX))
+      return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: %s '%s' has unknown dtype %u",
+                        what, info.name.c_str(), unsigned(dtype));
+    info.dtype = static_cast<kiln_dtype_t>(dtype);
     size_t elementSize = kiln_dtype_size(info.dtype);
-    if (info.name.empty() || elementSize == 0)
+    if (!aligned(tensor->shape()))
+      return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: %s '%s' has a misaligned shape",
+                        what, info.name.c_str());
+    if (tensor->shape()->size() > kMaxRank)
       return makeStatus(KILN_STATUS_DATA_LOSS,
-                        "corrupt artifact: an %s has no name or an unknown dtype", what);
+                        "corrupt artifact: %s '%s' has rank %u (at most %zu is allowed)", what,
+                        info.name.c_str(), tensor->shape()->size(), kMaxRank);
     size_t count = 1;
     for (int64_t dim : *tensor->shape()) {
       if (dim < 0 || !checkedMul(count, size_t(dim), count))
@@ -66,7 +102,8 @@ kiln_status_t readTensors(const flatbuffers::Vector<flatbuffers::Offset<artifact
 /// the `limit` bytes of the buffer's memory.
 bool readTensorMap(const artifact::TensorMap *map, uint64_t limit, LaunchArg &arg) {
   size_t rank = map->dims()->size();
-  if (rank < 1 || rank > 5 || map->strides()->size() != rank - 1 || map->box()->size() != rank)
+  if (rank < 1 || rank > 5 || map->strides()->size() != rank - 1 || map->box()->size() != rank ||
+      !aligned(map->dims()) || !aligned(map->strides()))
     return false;
   arg.tensorMap = true;
   arg.mapDims.assign(map->dims()->begin(), map->dims()->end());
@@ -137,7 +174,7 @@ kiln_status_t readLaunch(const artifact::Launch *in, const kiln_model_t *model, 
       return corrupt("an argument in unknown memory");
     }
     if (!arg->sizes() || !arg->strides() || arg->sizes()->size() != arg->strides()->size() ||
-        arg->byte_offset() > limit)
+        !aligned(arg->sizes()) || !aligned(arg->strides()) || arg->byte_offset() > limit)
       return corrupt("a buffer argument outside its memory");
     result.index = arg->index();
     result.byteOffset = arg->byte_offset();
@@ -153,14 +190,35 @@ kiln_status_t readLaunch(const artifact::Launch *in, const kiln_model_t *model, 
 
 /// Reads each plan: its memory, its weights' place in the file, and on a
 /// GPU its launches.
-kiln_status_t readPlans(const artifact::Model *manifest, size_t fileSize, kiln_model_t *model) {
+///
+/// Weight blocks lie where the writer puts them (format.h): a plan's is
+/// either one an earlier plan names, or the next block, at the first
+/// aligned offset after `blocksEnd` (which it advances).
+kiln_status_t readPlans(const artifact::Model *manifest, size_t fileSize, uint64_t &blocksEnd,
+                        kiln_model_t *model) {
+  std::vector<std::pair<uint64_t, uint64_t>> blocks;
   for (const artifact::Plan *in : *manifest->plans()) {
+    size_t index = model->plans.size();
     Plan &plan = model->plans.emplace_back();
     plan.arenaBytes = in->arena_bytes();
     plan.weightsSize = in->weights_size();
-    if (!inFile(in->weights_offset(), in->weights_size(), fileSize) ||
-        in->weights_offset() % KILN_WEIGHTS_ALIGNMENT != 0)
-      return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: invalid weights section");
+    std::pair<uint64_t, uint64_t> block(in->weights_offset(), in->weights_size());
+    bool shared = std::find(blocks.begin(), blocks.end(), block) != blocks.end();
+    if (!shared && block.first != alignTo(blocksEnd, KILN_WEIGHTS_ALIGNMENT))
+      return makeStatus(KILN_STATUS_DATA_LOSS,
+                        "corrupt artifact: plan %zu's weights_offset %llu is not where its "
+                        "weights lie (%llu)",
+                        index, (unsigned long long)block.first,
+                        (unsigned long long)alignTo(blocksEnd, KILN_WEIGHTS_ALIGNMENT));
+    if (!inFile(block.first, block.second, fileSize))
+      return makeStatus(KILN_STATUS_DATA_LOSS,
+                        "corrupt artifact: plan %zu's weights (%llu bytes at %llu) run past the "
+                        "end of the file",
+                        index, (unsigned long long)block.second, (unsigned long long)block.first);
+    if (!shared) {
+      blocks.push_back(block);
+      blocksEnd = block.first + block.second;
+    }
     plan.weights = model->storage.data + in->weights_offset();
     if (!in->kernels())
       continue;
@@ -176,33 +234,126 @@ kiln_status_t readPlans(const artifact::Model *manifest, size_t fileSize, kiln_m
   return nullptr;
 }
 
-/// Verifies the artifact in `model->storage` and fills in the model; loads
-/// its host code unless `loadCode` is false.
-kiln_status_t verifyAndLoad(kiln_model_t *model, bool loadCode) {
-  const uint8_t *data = model->storage.data;
-  size_t size = model->storage.size;
+/// Checks the header, the digest and, when `options` names trusted keys,
+/// the signature: all before anything else in the file is read.
+kiln_status_t verifyHeader(const uint8_t *data, size_t size, const LoadOptions &options,
+                           kiln_file_header_t &header) {
   if (size < KILN_HEADER_SIZE)
     return makeStatus(KILN_STATUS_DATA_LOSS, "not a kiln artifact: only %zu bytes", size);
-  kiln_file_header_t header;
   memcpy(&header, data, sizeof(header));
   if (memcmp(header.magic, KILN_MAGIC, 8) != 0)
     return makeStatus(KILN_STATUS_DATA_LOSS, "not a kiln artifact (wrong magic number)");
   if (header.format_version > KILN_FORMAT_VERSION)
     return makeStatus(KILN_STATUS_UNIMPLEMENTED,
-                      "the artifact has format version %u; this runtime reads up to version %u",
+                      "the artifact has format version %u; this runtime reads version %u",
                       header.format_version, KILN_FORMAT_VERSION);
+  if (header.format_version < KILN_FORMAT_VERSION)
+    return makeStatus(KILN_STATUS_UNIMPLEMENTED,
+                      "the artifact has format version %u, from before artifacts had a SHA-256 "
+                      "digest; this runtime reads version %u: compile the model again",
+                      header.format_version, KILN_FORMAT_VERSION);
+  if (header.header_size != KILN_HEADER_SIZE)
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: header_size is %u, not %u",
+                      header.header_size, KILN_HEADER_SIZE);
   if (header.file_size != size)
     return makeStatus(KILN_STATUS_DATA_LOSS,
                       "truncated or padded artifact: its header says %llu bytes, there are %zu",
                       (unsigned long long)header.file_size, size);
-  if (kiln_checksum(data, size) != header.checksum)
-    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: the checksum does not match");
-  if (header.format_version == 0 || header.header_size != KILN_HEADER_SIZE ||
-      !inFile(header.manifest_offset, header.manifest_size, size))
-    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: invalid header");
+  uint8_t digest[KILN_DIGEST_BYTES];
+  if (kiln_artifact_digest(data, size, digest) != 0)
+    return makeStatus(KILN_STATUS_INTERNAL, "cannot compute the artifact's SHA-256 digest");
+  if (memcmp(digest, header.digest, KILN_DIGEST_BYTES) != 0)
+    return makeStatus(KILN_STATUS_DATA_LOSS,
+                      "corrupt artifact: its SHA-256 digest does not match its bytes");
 
+  static const uint8_t zeros[sizeof(header.reserved)] = {};
+  static_assert(sizeof(zeros) >= KILN_SIGNATURE_BYTES, "zeros for every field");
+  bool isSigned = memcmp(header.signer, zeros, KILN_KEY_BYTES) != 0;
+  if (isSigned && !kiln_signature_valid(digest, header.signer, header.signature))
+    return makeStatus(KILN_STATUS_PERMISSION_DENIED,
+                      "the artifact's signature does not verify (signer %s)",
+                      keyHex(header.signer).c_str());
+  if (!options.trustedKeys.empty()) {
+    if (!isSigned)
+      return makeStatus(KILN_STATUS_PERMISSION_DENIED,
+                        "the artifact is not signed, and only artifacts signed by a trusted key "
+                        "may load");
+    bool trusted = false;
+    for (const TrustedKey &key : options.trustedKeys)
+      trusted |= memcmp(key.data(), header.signer, KILN_KEY_BYTES) == 0;
+    if (!trusted)
+      return makeStatus(KILN_STATUS_PERMISSION_DENIED,
+                        "the artifact is signed by %s, which is not a trusted key",
+                        keyHex(header.signer).c_str());
+  } else if (!isSigned && memcmp(header.signature, zeros, KILN_SIGNATURE_BYTES) != 0) {
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: a signature without a signer");
+  }
+  if (memcmp(header.reserved0, zeros, sizeof(header.reserved0)) != 0 ||
+      memcmp(header.reserved, zeros, sizeof(header.reserved)) != 0)
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: reserved header bytes are set");
+  if (header.manifest_offset != KILN_HEADER_SIZE || header.manifest_size == 0 ||
+      !inFile(header.manifest_offset, header.manifest_size, size))
+    return makeStatus(KILN_STATUS_DATA_LOSS,
+                      "corrupt artifact: the manifest (%llu bytes at %llu) is not where it lies "
+                      "(right after the header) or runs past the end of the file",
+                      (unsigned long long)header.manifest_size,
+                      (unsigned long long)header.manifest_offset);
   if (header.manifest_size >= FLATBUFFERS_MAX_BUFFER_SIZE)
     return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: the manifest is too large");
+  return nullptr;
+}
+
+/// Reads the code sections, which lie where the writer puts them (format.h):
+/// each at the first aligned offset after the one before, each plan's
+/// together, plans in order, every plan with code. Sets `end` to the end of
+/// the last.
+kiln_status_t readCode(const artifact::Model *manifest, const uint8_t *data, size_t size,
+                       uint64_t &end, kiln_model_t *model) {
+  using artifact::CodeKind;
+  uint32_t plans = manifest->plans()->size(), plan = 0;
+  for (const artifact::Code *code : *manifest->code()) {
+    size_t index = model->code.size();
+    auto corrupt = [&](const char *what) {
+      return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: code section %zu (%s) %s", index,
+                        code->target()->c_str(), what);
+    };
+    if (uint8_t(code->kind()) > uint8_t(CodeKind::MAX))
+      return corrupt("has an unknown kind");
+    if (code->offset() != alignTo(end, KILN_SECTION_ALIGNMENT) || code->size() == 0)
+      return corrupt("is not where its code lies, or is empty");
+    if (!inFile(code->offset(), code->size(), size))
+      return corrupt("runs past the end of the file");
+    bool samePlan = index > 0 && code->plan() == plan;
+    if (!(index == 0 ? code->plan() == 0 : samePlan || code->plan() == plan + 1) ||
+        code->plan() >= plans)
+      return corrupt("names a plan out of order or out of range");
+    if (samePlan && model->code.back().target != code->target()->str())
+      return corrupt("has another target than its plan's other code");
+    plan = code->plan();
+    end = code->offset() + code->size();
+    CodeObject::Kind kind = code->kind() == CodeKind::HostSharedObject ? CodeObject::Kind::Host
+                            : code->kind() == CodeKind::PTX            ? CodeObject::Kind::PTX
+                                                                       : CodeObject::Kind::Cubin;
+    model->code.push_back(
+        {kind, code->target()->str(), data + code->offset(), size_t(code->size()), code->plan()});
+  }
+  if (model->code.empty())
+    return makeStatus(KILN_STATUS_UNAVAILABLE, "the artifact holds no code");
+  if (plan + 1 != plans)
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: %u plans, but code for %u of them",
+                      plans, plan + 1);
+  return nullptr;
+}
+
+/// Verifies the artifact in `model->storage` and fills in the model; loads
+/// its host code if `options` asks.
+kiln_status_t verifyAndLoad(kiln_model_t *model, const LoadOptions &options) {
+  const uint8_t *data = model->storage.data;
+  size_t size = model->storage.size;
+  kiln_file_header_t header;
+  if (kiln_status_t status = verifyHeader(data, size, options, header))
+    return status;
+
   const uint8_t *manifestData = data + header.manifest_offset;
   flatbuffers::Verifier verifier(manifestData, header.manifest_size);
   if (!artifact::VerifyModelBuffer(verifier))
@@ -212,23 +363,16 @@ kiln_status_t verifyAndLoad(kiln_model_t *model, bool loadCode) {
     return status;
   if (kiln_status_t status = readTensors(manifest->outputs(), "output", model->outputs))
     return status;
-  if (kiln_status_t status = readPlans(manifest, size, model))
+  uint64_t end = header.manifest_offset + header.manifest_size;
+  if (kiln_status_t status = readCode(manifest, data, size, end, model))
     return status;
+  if (kiln_status_t status = readPlans(manifest, size, end, model))
+    return status;
+  if (alignTo(end, 8) != size)
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: %llu bytes follow the last section",
+                      (unsigned long long)(size - end));
 
-  using artifact::CodeKind;
   std::vector<const CodeObject *> host;
-  for (const artifact::Code *code : *manifest->code()) {
-    if (!inFile(code->offset(), code->size(), size) || code->plan() >= model->plans.size() ||
-        code->kind() > CodeKind::MAX)
-      return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: invalid code section");
-    CodeObject::Kind kind = code->kind() == CodeKind::HostSharedObject ? CodeObject::Kind::Host
-                            : code->kind() == CodeKind::PTX            ? CodeObject::Kind::PTX
-                                                                       : CodeObject::Kind::Cubin;
-    model->code.push_back(
-        {kind, code->target()->str(), data + code->offset(), size_t(code->size()), code->plan()});
-  }
-  if (model->code.empty())
-    return makeStatus(KILN_STATUS_UNAVAILABLE, "the artifact holds no code");
   for (const CodeObject &code : model->code) {
     if (code.kind != CodeObject::Kind::Host)
       continue;
@@ -242,7 +386,7 @@ kiln_status_t verifyAndLoad(kiln_model_t *model, bool loadCode) {
                         "corrupt artifact: the host code's plan launches GPU kernels");
     host.push_back(&code);
   }
-  if (!loadCode)
+  if (!options.loadCode)
     return nullptr;
   model->hasCode = true;
   if (host.empty()) {
@@ -253,9 +397,9 @@ kiln_status_t verifyAndLoad(kiln_model_t *model, bool loadCode) {
   return host::loadCode(*model, host);
 }
 
-kiln_status_t finishLoad(std::unique_ptr<kiln_model_t> model, bool loadCode,
+kiln_status_t finishLoad(std::unique_ptr<kiln_model_t> model, const LoadOptions &options,
                          kiln_model_t **out_model) {
-  if (kiln_status_t status = verifyAndLoad(model.get(), loadCode))
+  if (kiln_status_t status = verifyAndLoad(model.get(), options))
     return status;
   *out_model = model.release();
   return nullptr;
@@ -263,7 +407,8 @@ kiln_status_t finishLoad(std::unique_ptr<kiln_model_t> model, bool loadCode,
 
 } // namespace
 
-kiln_status_t kiln::loadFile(const char *path, bool loadCode, kiln_model_t **out_model) {
+kiln_status_t kiln::loadFile(const char *path, const LoadOptions &options,
+                             kiln_model_t **out_model) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return makeStatus(errno == ENOENT ? KILN_STATUS_NOT_FOUND : KILN_STATUS_INVALID_ARGUMENT,
@@ -290,13 +435,13 @@ kiln_status_t kiln::loadFile(const char *path, bool loadCode, kiln_model_t **out
     model->storage.mapped = true;
   }
   close(fd);
-  kiln_status_t status = finishLoad(std::move(model), loadCode, out_model);
+  kiln_status_t status = finishLoad(std::move(model), options, out_model);
   if (status && status != outOfMemory())
     status->message = std::string(path) + ": " + status->message;
   return status;
 }
 
-kiln_status_t kiln::loadMemory(const void *data, size_t size, bool loadCode,
+kiln_status_t kiln::loadMemory(const void *data, size_t size, const LoadOptions &options,
                                kiln_model_t **out_model) {
   auto model = std::unique_ptr<kiln_model_t>(new (std::nothrow) kiln_model_t);
   void *copy = nullptr;
@@ -306,5 +451,5 @@ kiln_status_t kiln::loadMemory(const void *data, size_t size, bool loadCode,
   memcpy(copy, data, size);
   model->storage.data = static_cast<uint8_t *>(copy);
   model->storage.size = size;
-  return finishLoad(std::move(model), loadCode, out_model);
+  return finishLoad(std::move(model), options, out_model);
 }

@@ -6,15 +6,28 @@
 
 #include "runtime/src/Model.h"
 
+#include <array>
+
 namespace kiln {
 
+using TrustedKey = std::array<uint8_t, 32>;
+
+struct LoadOptions {
+  /// Whether to load the host code (not KILN_MODEL_LOAD_NO_CODE).
+  bool loadCode = true;
+  /// When not empty, only artifacts signed by one of these Ed25519 public
+  /// keys load.
+  std::vector<TrustedKey> trustedKeys;
+};
+
 /// Maps the artifact at `path` and reads it into a new model, one reference
-/// held by *out_model; loads its host code unless `loadCode` is false.
-/// Errors as kiln_model_load_file's, the message led by the path.
-kiln_status_t loadFile(const char *path, bool loadCode, kiln_model_t **out_model);
+/// held by *out_model. Errors as kiln_model_load_file's, the message led by
+/// the path.
+kiln_status_t loadFile(const char *path, const LoadOptions &options, kiln_model_t **out_model);
 
 /// The same from a copy of `size` bytes at `data`.
-kiln_status_t loadMemory(const void *data, size_t size, bool loadCode, kiln_model_t **out_model);
+kiln_status_t loadMemory(const void *data, size_t size, const LoadOptions &options,
+                         kiln_model_t **out_model);
 
 } // namespace kiln
 

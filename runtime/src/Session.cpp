@@ -21,10 +21,18 @@ namespace {
 
 /// Checks a caller's tensor against the model's.
 kiln_status_t checkTensor(const kiln_tensor_t &tensor, const TensorInfo &info, const char *what) {
-  if (tensor.dtype != info.dtype)
+  // The caller's dtype is read as the integer it may be, not as an enum
+  // that may hold no enumerator.
+  uint32_t dtype;
+  static_assert(sizeof(dtype) == sizeof(tensor.dtype), "kiln_dtype_t is 32 bits");
+  memcpy(&dtype, &tensor.dtype, sizeof(dtype));
+  if (dtype != uint32_t(info.dtype)) {
+    std::string given = dtype <= uint32_t(KILN_DTYPE_F8E5M2)
+                            ? kiln_dtype_name(static_cast<kiln_dtype_t>(dtype))
+                            : "unknown (" + std::to_string(dtype) + ")";
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "%s '%s' has dtype %s; the model expects %s",
-                      what, info.name.c_str(), kiln_dtype_name(tensor.dtype),
-                      kiln_dtype_name(info.dtype));
+                      what, info.name.c_str(), given.c_str(), kiln_dtype_name(info.dtype));
+  }
   bool sameShape =
       tensor.rank == info.shape.size() &&
       (tensor.rank == 0 || (tensor.shape && memcmp(tensor.shape, info.shape.data(),
@@ -49,6 +57,19 @@ kiln_status_t checkTensor(const kiln_tensor_t &tensor, const TensorInfo &info, c
 bool overlap(const void *a, size_t aBytes, const void *b, size_t bBytes) {
   auto first = reinterpret_cast<uintptr_t>(a), second = reinterpret_cast<uintptr_t>(b);
   return first < second + bBytes && second < first + aBytes;
+}
+
+/// Whether [buffer, buffer + size) shares a byte with a buffer `session`
+/// owns (and frees).
+bool sessionOwns(const kiln_session_t &session, const void *buffer, size_t size) {
+  for (size_t i = 0; i < session.ownedOutputs.size(); ++i)
+    if (session.ownedOutputs[i] &&
+        overlap(buffer, size, session.ownedOutputs[i], session.model->outputs[i].byteSize))
+      return true;
+  for (auto [retired, bytes] : session.retiredOutputs)
+    if (overlap(buffer, size, retired, bytes))
+      return true;
+  return false;
 }
 
 /// The model tensor named `name`, or the list's size.
@@ -103,9 +124,15 @@ kiln_status_t kiln::run(kiln_session_t *session, const kiln_tensor_t *inputs, si
     if (asked[index])
       return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "output '%s' is asked for twice",
                         outputs[i].name);
-    if (outputs[i].data)
+    if (outputs[i].data) {
       if (kiln_status_t status = checkTensor(outputs[i], model->outputs[index], "output"))
         return status;
+      if (sessionOwns(*session, outputs[i].data, outputs[i].byte_size))
+        return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                          "output '%s' is given a buffer the session owns (an earlier run's "
+                          "output); give a buffer of your own, or none",
+                          outputs[i].name);
+    }
     asked[index] = true;
     outputIndex[i] = index;
     out[index] = outputs[i].data;

@@ -9,6 +9,7 @@
 #include "runtime/src/Session.h"
 #include "runtime/src/Status.h"
 
+#include <cstring>
 #include <new>
 
 using namespace kiln;
@@ -33,8 +34,35 @@ template <typename Options> kiln_status_t checkVersion(const Options *options) {
   return nullptr;
 }
 
-bool wantsCode(const kiln_model_options_t *options) {
-  return !options || !(options->flags & KILN_MODEL_LOAD_NO_CODE);
+/// `dtype` as an integer, read without loading an enum that may hold no
+/// enumerator.
+uint32_t dtypeValue(const kiln_dtype_t &dtype) {
+  uint32_t value;
+  static_assert(sizeof(value) == sizeof(dtype), "kiln_dtype_t is 32 bits");
+  memcpy(&value, &dtype, sizeof(value));
+  return value;
+}
+
+/// The loader's options from the caller's (NULL: the defaults).
+kiln_status_t loadOptions(const kiln_model_options_t *options, LoadOptions &out) {
+  if (kiln_status_t status = checkVersion(options))
+    return status;
+  if (!options)
+    return nullptr;
+  out.loadCode = !(options->flags & KILN_MODEL_LOAD_NO_CODE);
+  // The trusted keys came with API version 5: older callers' structs end
+  // before them.
+  if (options->api_version < 5 || options->trusted_key_count == 0)
+    return nullptr;
+  if (!options->trusted_keys)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_options_t: %zu trusted keys, but trusted_keys is NULL",
+                      options->trusted_key_count);
+  for (size_t i = 0; i < options->trusted_key_count; ++i) {
+    TrustedKey &key = out.trustedKeys.emplace_back();
+    memcpy(key.data(), options->trusted_keys + i * key.size(), key.size());
+  }
+  return nullptr;
 }
 
 kiln_status_t describe(const std::vector<TensorInfo> &list, size_t index, const char *what,
@@ -64,8 +92,10 @@ void kiln_status_free(kiln_status_t status) {
     delete status;
 }
 
+// A caller's dtype may hold no enumerator: it is read as an integer.
+
 size_t kiln_dtype_size(kiln_dtype_t dtype) {
-  switch (dtype) {
+  switch (dtypeValue(dtype)) {
   case KILN_DTYPE_F64:
   case KILN_DTYPE_I64:
   case KILN_DTYPE_U64:
@@ -93,7 +123,7 @@ const char *kiln_dtype_name(kiln_dtype_t dtype) {
   static const char *const names[] = {"f32", "f16", "bf16", "f64",      "i8",
                                       "i16", "i32", "i64",  "u8",       "u16",
                                       "u32", "u64", "bool", "f8e4m3fn", "f8e5m2"};
-  unsigned index = unsigned(dtype);
+  uint32_t index = dtypeValue(dtype);
   return index < sizeof(names) / sizeof(names[0]) ? names[index] : "unknown";
 }
 
@@ -104,9 +134,10 @@ kiln_status_t kiln_model_load_file(const char *path, const kiln_model_options_t 
       return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                         "kiln_model_load_file: path and out_model must not be NULL");
     *out_model = nullptr;
-    if (kiln_status_t status = checkVersion(options))
+    LoadOptions load;
+    if (kiln_status_t status = loadOptions(options, load))
       return status;
-    return loadFile(path, wantsCode(options), out_model);
+    return loadFile(path, load, out_model);
   });
 }
 
@@ -118,9 +149,10 @@ kiln_status_t kiln_model_load_memory(const void *data, size_t size,
       return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                         "kiln_model_load_memory: data and out_model must not be NULL");
     *out_model = nullptr;
-    if (kiln_status_t status = checkVersion(options))
+    LoadOptions load;
+    if (kiln_status_t status = loadOptions(options, load))
       return status;
-    return loadMemory(data, size, wantsCode(options), out_model);
+    return loadMemory(data, size, load, out_model);
   });
 }
 

@@ -6,9 +6,12 @@
 #include "kiln/runtime.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
 
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -49,6 +52,26 @@ int calibrateModel();
 /// kiln bench model.kiln --warmup N --iterations N
 extern llvm::cl::SubCommand benchCommand;
 int benchModel();
+
+/// kiln sign model.kiln --key signing.pem
+extern llvm::cl::SubCommand signCommand;
+int signModel();
+
+/// kiln verify model.kiln [--trusted-key signing.pub.pem]
+extern llvm::cl::SubCommand verifyCommand;
+int verifyModel();
+
+/// The file at `path`, read whole if it is a regular file.
+llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> readRegularFile(const std::string &path);
+
+/// Load options with KILN_MODEL_LOAD_* `flags` and the keys --trusted-key
+/// names (`keys` holds their bytes); an error's exit status (reported), or
+/// 0.
+int modelOptions(uint32_t flags, std::vector<uint8_t> &keys, kiln_model_options_t &options);
+
+/// Loads the model at `path` with `flags` and the trusted keys; an error's
+/// exit status (reported), or 0.
+int loadModel(const std::string &path, uint32_t flags, ModelPtr &out);
 
 } // namespace kiln
 

@@ -3,10 +3,12 @@
 #include "Commands.h"
 #include "Peak.h"
 
+#include "compiler/artifact/Signing.h"
 #include "kiln/runtime.h"
 #include "runtime/format/artifact_generated.h"
 #include "runtime/format/format.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -84,6 +86,11 @@ std::string bytes(uint64_t count) {
   return text;
 }
 
+/// Whether the artifact carries a signature (which loading verified).
+bool isSigned(const kiln_file_header_t &header) {
+  return llvm::any_of(header.signer, [](uint8_t byte) { return byte != 0; });
+}
+
 /// A tensor's name, dtype, shape and size.
 json::Object tensorJson(const kiln_tensor_info_t &info) {
   return json::Object{{"name", info.name},
@@ -150,6 +157,8 @@ json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
                                 {"bytes", int64_t(section->size())},
                                 {"offset", int64_t(section->offset())}});
   json::Object result{{"format_version", int64_t(header.format_version)},
+                      {"sha256", toHex(ArrayRef<uint8_t>(header.digest), true)},
+                      {"signer", isSigned(header) ? json::Value(keyHex(header.signer)) : nullptr},
                       {"bytes", int64_t(header.file_size)},
                       {"inputs", std::move(inputs)},
                       {"outputs", std::move(outputs)},
@@ -173,11 +182,15 @@ struct Artifact {
 
 /// Reads and verifies `path` into `out`; an error's exit status, or 0.
 int readArtifact(const std::string &path, Artifact &out) {
-  auto file = MemoryBuffer::getFile(path);
+  // Read once, then verified: what is described is what was verified.
+  auto file = readRegularFile(path);
   if (!file)
     return reportError("cannot read '" + path + "': " + file.getError().message());
   out.file = std::move(*file);
-  kiln_model_options_t options = {KILN_API_VERSION, KILN_MODEL_LOAD_NO_CODE};
+  kiln_model_options_t options;
+  std::vector<uint8_t> keys;
+  if (int status = modelOptions(KILN_MODEL_LOAD_NO_CODE, keys, options))
+    return status;
   kiln_model_t *raw = nullptr;
   if (kiln_status_t status = kiln_model_load_memory(out.file->getBufferStart(),
                                                     out.file->getBufferSize(), &options, &raw)) {
@@ -209,6 +222,8 @@ int inspectModel() {
   }
   os << inspectFile << ": kiln artifact, format version " << header.format_version << ", "
      << bytes(header.file_size) << "\n";
+  os << "  sha256:   " << toHex(ArrayRef<uint8_t>(header.digest), true) << "\n";
+  os << "  signed:   " << (isSigned(header) ? "by " + keyHex(header.signer) : "no") << "\n";
   if (manifest->producer())
     os << "  producer: " << manifest->producer()->str() << "\n";
   if (manifest->source())
@@ -359,10 +374,9 @@ int printProfile(const std::string &target, uint32_t threads, const std::vector<
 } // namespace
 
 int benchModel() {
-  kiln_model_t *raw = nullptr;
-  if (kiln_status_t status = kiln_model_load_file(benchFile.c_str(), nullptr, &raw))
-    return reportError(status);
-  ModelPtr model(raw);
+  ModelPtr model;
+  if (int status = loadModel(benchFile, 0, model))
+    return status;
   if (iterations == 0)
     return reportError("--iterations must be at least 1");
 

@@ -2,10 +2,16 @@
 
 #include "Npy.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
-#include <iterator>
-#include <sstream>
+#include <map>
+#include <string_view>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace kiln {
 
@@ -24,57 +30,171 @@ constexpr DescrName kDescrs[] = {
     {"<u4", KILN_DTYPE_U32}, {"<u8", KILN_DTYPE_U64}, {"|b1", KILN_DTYPE_BOOL},
 };
 
-/// The value of `key` in a Python dict literal such as
-/// {'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }.
-std::string field(const std::string &header, const std::string &key) {
-  size_t at = header.find("'" + key + "'");
-  if (at == std::string::npos)
-    return "";
-  at = header.find(':', at);
-  if (at == std::string::npos)
-    return "";
-  size_t begin = header.find_first_not_of(' ', at + 1);
-  if (begin == std::string::npos)
-    return "";
-  char open = header[begin];
-  size_t end = open == '\''  ? header.find('\'', begin + 1) + 1
-               : open == '(' ? header.find(')', begin) + 1
-                             : header.find_first_of(",}", begin);
-  if (end == std::string::npos || end == 0 || end <= begin)
-    return "";
-  return header.substr(begin, end - begin);
+/// NumPy refuses headers longer than this unless told otherwise.
+constexpr size_t kMaxHeaderBytes = 10000;
+
+/// A .npy header: the Python dict literal
+/// {'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }, read as
+/// Python reads it (a repeated key keeps its last value).
+class HeaderParser {
+public:
+  explicit HeaderParser(std::string_view text) : text(text) {}
+
+  /// Reads the dict into `fields` (key to its value's text); false if it
+  /// is not a dict of strings to strings, booleans and integer tuples.
+  bool parse(std::map<std::string, std::string> &fields) {
+    if (!eat('{'))
+      return false;
+    while (!eat('}')) {
+      std::string key, value;
+      if (!string(key) || !eat(':') || !this->value(value))
+        return false;
+      fields[key] = value;
+      if (!eat(',')) {
+        if (!eat('}'))
+          return false;
+        break;
+      }
+    }
+    skipSpace();
+    return at == text.size();
+  }
+
+private:
+  void skipSpace() {
+    while (at < text.size() && (text[at] == ' ' || text[at] == '\n'))
+      ++at;
+  }
+  bool eat(char c) {
+    skipSpace();
+    if (at < text.size() && text[at] == c) {
+      ++at;
+      return true;
+    }
+    return false;
+  }
+  bool string(std::string &out) {
+    skipSpace();
+    if (at >= text.size() || (text[at] != '\'' && text[at] != '"'))
+      return false;
+    char quote = text[at++];
+    size_t end = text.find(quote, at);
+    if (end == std::string_view::npos)
+      return false;
+    out = std::string(text.substr(at, end - at));
+    at = end + 1;
+    return true;
+  }
+  /// A string (kept with its quotes), True or False, or a tuple of
+  /// non-negative integers (kept as "(1,3)").
+  bool value(std::string &out) {
+    skipSpace();
+    if (at < text.size() && (text[at] == '\'' || text[at] == '"')) {
+      if (!string(out))
+        return false;
+      out = "'" + out + "'";
+      return true;
+    }
+    for (const char *word : {"True", "False"})
+      if (text.substr(at, strlen(word)) == word) {
+        at += strlen(word);
+        out = word;
+        return true;
+      }
+    if (!eat('('))
+      return false;
+    out = "(";
+    while (!eat(')')) {
+      skipSpace();
+      size_t start = at;
+      while (at < text.size() && text[at] >= '0' && text[at] <= '9')
+        ++at;
+      if (at == start || at - start > 18)
+        return false;
+      out += std::string(text.substr(start, at - start)) + ",";
+      if (!eat(',')) {
+        if (!eat(')'))
+          return false;
+        break;
+      }
+    }
+    out += ")";
+    return true;
+  }
+
+  std::string_view text;
+  size_t at = 0;
+};
+
+/// Reads exactly `size` bytes at `offset` of `fd` into `out`.
+bool readAt(int fd, size_t offset, size_t size, char *out) {
+  for (size_t done = 0; done < size;) {
+    ssize_t n = pread(fd, out + done, size - done, off_t(offset + done));
+    if (n <= 0)
+      return false;
+    done += size_t(n);
+  }
+  return true;
 }
+
+struct FileCloser {
+  int fd;
+  ~FileCloser() {
+    if (fd >= 0)
+      close(fd);
+  }
+};
 
 } // namespace
 
-std::string readNpy(const std::string &path, NpyArray &out) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return "cannot open '" + path + "'";
-  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+std::string readNpy(const std::string &path, NpyArray &out,
+                    const std::function<std::string(NpyArray &)> &check) {
+  // Opened without blocking (a FIFO would wait for a writer) and read only
+  // if it is a regular file, whose size bounds every read.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return "cannot open '" + path + "': " + strerror(errno);
+  FileCloser closer{fd};
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))
+    return "'" + path + "' is not a regular file";
+  size_t fileSize = size_t(info.st_size);
+  char prefix[12] = {};
+  if (fileSize < 10 || !readAt(fd, 0, std::min<size_t>(fileSize, 12), prefix) ||
+      memcmp(prefix, "\x93NUMPY", 6) != 0)
     return "'" + path + "' is not a .npy file";
-  unsigned major = uint8_t(bytes[6]);
+  unsigned major = uint8_t(prefix[6]);
   size_t headerLength, headerStart;
   if (major == 1) {
-    headerLength = uint8_t(bytes[8]) | (size_t(uint8_t(bytes[9])) << 8);
+    headerLength = uint8_t(prefix[8]) | (size_t(uint8_t(prefix[9])) << 8);
     headerStart = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12)
+    if (fileSize < 12)
       return "'" + path + "' is truncated";
     headerLength = 0;
     for (int i = 3; i >= 0; --i)
-      headerLength = (headerLength << 8) | uint8_t(bytes[8 + i]);
+      headerLength = (headerLength << 8) | uint8_t(prefix[8 + i]);
     headerStart = 12;
   } else {
     return "'" + path + "' has .npy format version " + std::to_string(major) +
            ", which kiln does not read";
   }
-  if (headerLength > bytes.size() - headerStart)
+  if (headerLength > kMaxHeaderBytes)
+    return "'" + path + "' has a " + std::to_string(headerLength) +
+           "-byte header; .npy headers are at most " + std::to_string(kMaxHeaderBytes);
+  if (headerLength > fileSize - headerStart)
     return "'" + path + "' is truncated";
-  std::string header = bytes.substr(headerStart, headerLength);
+  std::string header(headerLength, '\0');
+  if (!readAt(fd, headerStart, headerLength, header.data()))
+    return "cannot read '" + path + "'";
 
-  std::string descr = field(header, "descr");
+  std::map<std::string, std::string> fields;
+  // descr a string, fortran_order a boolean, shape a tuple.
+  if (!HeaderParser(header).parse(fields) || fields["descr"].empty() ||
+      fields["descr"][0] != '\'' || fields["fortran_order"].empty() ||
+      fields["fortran_order"][0] == '\'' || fields["shape"].empty() || fields["shape"][0] != '(')
+    return "'" + path + "' has a malformed .npy header";
+  const std::string &descr = fields["descr"];
   bool known = false;
   for (const DescrName &entry : kDescrs)
     if (descr == std::string("'") + entry.descr + "'" ||
@@ -84,31 +204,33 @@ std::string readNpy(const std::string &path, NpyArray &out) {
     }
   if (!known)
     return "'" + path + "' holds dtype " + descr + ", which kiln does not read";
-  if (field(header, "fortran_order") != "False")
+  if (fields["fortran_order"] != "False")
     return "'" + path + "' is in Fortran order; save it in C order";
 
-  std::string shape = field(header, "shape");
+  const std::string &shape = fields["shape"];
   out.shape.clear();
   size_t count = 1;
-  std::stringstream dims(shape.size() >= 2 ? shape.substr(1, shape.size() - 2) : "");
-  std::string dim;
-  while (std::getline(dims, dim, ',')) {
-    if (dim.find_first_not_of(' ') == std::string::npos)
-      continue;
-    char *end;
-    long long value = strtoll(dim.c_str(), &end, 10);
-    if (value < 0 || __builtin_mul_overflow(count, size_t(value), &count))
-      return "'" + path + "' has an invalid shape " + shape;
-    out.shape.push_back(value);
+  for (size_t at = 1; at < shape.size() - 1;) {
+    size_t comma = shape.find(',', at);
+    unsigned long long value = std::stoull(shape.substr(at, comma - at));
+    if (__builtin_mul_overflow(count, size_t(value), &count) || value > uint64_t(INT64_MAX))
+      return "'" + path + "' has a shape too large to hold, " + shape;
+    out.shape.push_back(int64_t(value));
+    at = comma + 1;
   }
   size_t size;
   if (__builtin_mul_overflow(count, kiln_dtype_size(out.dtype), &size))
-    return "'" + path + "' has an invalid shape " + shape;
+    return "'" + path + "' has a shape too large to hold, " + shape;
   size_t dataStart = headerStart + headerLength;
-  if (bytes.size() - dataStart != size)
-    return "'" + path + "' holds " + std::to_string(bytes.size() - dataStart) +
+  if (fileSize - dataStart != size)
+    return "'" + path + "' holds " + std::to_string(fileSize - dataStart) +
            " bytes of data but its shape needs " + std::to_string(size);
-  out.data = bytes.substr(dataStart);
+  if (check)
+    if (std::string error = check(out); !error.empty())
+      return error;
+  out.data.resize(size);
+  if (!readAt(fd, dataStart, size, out.data.data()))
+    return "cannot read '" + path + "'";
   return "";
 }
 

@@ -6,6 +6,7 @@
 #include "kiln/runtime.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,11 @@ struct NpyArray {
 };
 
 /// Reads a .npy file (format 1.0 to 3.0, C order, little-endian); returns an
-/// error message or "".
-std::string readNpy(const std::string &path, NpyArray &out);
+/// error message or "". Only a regular file is read, its header first:
+/// `check`, when given, sees the dtype and shape (and may relabel the
+/// dtype) before the data is read, and its error is returned instead.
+std::string readNpy(const std::string &path, NpyArray &out,
+                    const std::function<std::string(NpyArray &)> &check = nullptr);
 
 /// Writes `data` as a .npy file; returns an error message or "".
 std::string writeNpy(const std::string &path, kiln_dtype_t dtype, const std::vector<int64_t> &shape,

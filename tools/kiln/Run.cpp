@@ -35,35 +35,58 @@ cl::opt<bool>
 cl::opt<unsigned> threads("threads", cl::desc("Threads to run on (0: one per CPU)"), cl::init(0),
                           cl::sub(runCommand));
 
+/// The shape as the runtime's messages write it: 1x3x224x224, or "a scalar".
+std::string shapeText(const int64_t *shape, size_t rank) {
+  std::string text;
+  for (size_t i = 0; i < rank; ++i)
+    text += (i ? "x" : "") + std::to_string(shape[i]);
+  return rank ? text : "a scalar";
+}
+
 } // namespace
 
 int runModel() {
-  kiln_model_t *rawModel = nullptr;
-  if (kiln_status_t status = kiln_model_load_file(artifactFile.c_str(), nullptr, &rawModel))
-    return reportError(status);
-  ModelPtr model(rawModel);
+  ModelPtr model;
+  if (int status = loadModel(artifactFile, 0, model))
+    return status;
+  std::map<std::string, kiln_tensor_info_t> modelInputs;
+  for (size_t i = 0; i < kiln_model_input_count(model.get()); ++i) {
+    kiln_tensor_info_t info;
+    if (kiln_status_t status = kiln_model_input_info(model.get(), i, &info))
+      return reportError(status);
+    modelInputs[info.name] = info;
+  }
 
-  // Inputs, as the runtime will check them against the model.
+  // Inputs: each file's header is checked against the model before its
+  // data is read.
   std::map<std::string, NpyArray> arrays;
   for (const std::string &spec : inputs) {
     size_t equals = spec.rfind('=');
     if (equals == std::string::npos || equals == 0)
       return reportError("--input wants NAME=FILE.npy, got '" + spec + "'");
-    std::string name = spec.substr(0, equals);
+    std::string name = spec.substr(0, equals), path = spec.substr(equals + 1);
     if (arrays.count(name))
       return reportError("input '" + name + "' is given twice");
-    if (std::string error = readNpy(spec.substr(equals + 1), arrays[name]); !error.empty())
+    auto known = modelInputs.find(name);
+    if (known == modelInputs.end())
+      return reportError("the model has no input named '" + name + "'");
+    const kiln_tensor_info_t &info = known->second;
+    auto check = [&](NpyArray &array) -> std::string {
+      // NumPy has no bfloat16: bf16 tensors travel as uint16 arrays of
+      // their bits, as onnx's numpy_helper writes them.
+      if (info.dtype == KILN_DTYPE_BF16 && array.dtype == KILN_DTYPE_U16)
+        array.dtype = KILN_DTYPE_BF16;
+      if (array.dtype != info.dtype)
+        return "input '" + name + "' (" + path + ") holds " + kiln_dtype_name(array.dtype) +
+               "; the model expects " + kiln_dtype_name(info.dtype);
+      if (array.shape != std::vector<int64_t>(info.shape, info.shape + info.rank))
+        return "input '" + name + "' (" + path + ") has shape " +
+               shapeText(array.shape.data(), array.shape.size()) + "; the model expects " +
+               shapeText(info.shape, info.rank);
+      return "";
+    };
+    if (std::string error = readNpy(path, arrays[name], check); !error.empty())
       return reportError(error);
-  }
-  // NumPy has no bfloat16: bf16 tensors travel as uint16 arrays of their
-  // bits, as onnx's numpy_helper writes them.
-  for (size_t i = 0; i < kiln_model_input_count(model.get()); ++i) {
-    kiln_tensor_info_t info;
-    if (kiln_status_t status = kiln_model_input_info(model.get(), i, &info))
-      return reportError(status);
-    auto it = arrays.find(info.name);
-    if (it != arrays.end() && info.dtype == KILN_DTYPE_BF16 && it->second.dtype == KILN_DTYPE_U16)
-      it->second.dtype = KILN_DTYPE_BF16;
   }
   std::vector<kiln_tensor_t> tensors;
   for (auto &[name, array] : arrays)

@@ -9,6 +9,7 @@
 #include "Commands.h"
 #include "Compiler.h"
 #include "Npy.h"
+#include "compiler/artifact/Signing.h"
 #include "compiler/driver/Driver.h"
 #include "dialects/kiln/KilnDialect.h"
 
@@ -163,6 +164,10 @@ cl::list<std::string>
 cl::opt<std::string> calibration("calibration",
                                  cl::desc("Activation ranges from kiln calibrate (needed for fp8)"),
                                  cl::value_desc("scales.json"), cl::sub(compileCommand));
+cl::opt<std::string> signingKey("sign",
+                                cl::desc("Sign the artifact with this Ed25519 private key (PEM)"),
+                                cl::value_desc("key.pem"), cl::sub(compileCommand));
+
 cl::opt<std::string> ptxasPath(
     "ptxas",
     cl::desc("The ptxas that assembles NVIDIA code into cubins for the artifact (default: "
@@ -261,9 +266,14 @@ LogicalResult runCompile() {
   if (failed(options))
     return failure();
   CompilerContext compiler;
+  if (!signingKey.empty() && options->emit != Emit::Artifact)
+    return fail("--sign signs artifacts, and --emit asks for something else");
   FailureOr<std::string> bytes = compileModel(compiler.get(), inputFile, *options);
   if (failed(bytes))
     return failure();
+  if (!signingKey.empty())
+    if (std::string error = signArtifact(*bytes, signingKey); !error.empty())
+      return fail("--sign: " + error);
   std::string error;
   auto output = mlir::openOutputFile(outputFile, &error);
   if (!output)
@@ -284,19 +294,33 @@ int main(int argc, char **argv) {
                               "  kiln run model.kiln --input input=x.npy --output-dir out/\n"
                               "  kiln inspect model.kiln\n"
                               "  kiln bench model.kiln --iterations 100\n"
+                              "  kiln sign model.kiln --key signing.pem\n"
+                              "  kiln verify model.kiln --trusted-key signing.pub.pem\n"
                               "  kiln calibrate model.onnx --inputs samples/ -o scales.json\n"
                               "  kiln compile model.onnx --target host,sm_80,sm_90 -o model.kiln\n"
                               "  kiln compile model.onnx --target sm_90 --emit ptx -o model.ptx\n");
-  if (compileCommand)
-    return failed(runCompile()) || reportedError ? 1 : 0;
-  if (kiln::runCommand)
-    return kiln::runModel();
-  if (kiln::inspectCommand)
-    return kiln::inspectModel();
-  if (kiln::benchCommand)
-    return kiln::benchModel();
-  if (kiln::calibrateCommand)
-    return kiln::calibrateModel();
+  // Every error is reported where it is found; an exception reaching here
+  // is a bug, still reported as an error rather than an abort.
+  try {
+    if (compileCommand)
+      return failed(runCompile()) || reportedError ? 1 : 0;
+    if (kiln::runCommand)
+      return kiln::runModel();
+    if (kiln::inspectCommand)
+      return kiln::inspectModel();
+    if (kiln::benchCommand)
+      return kiln::benchModel();
+    if (kiln::calibrateCommand)
+      return kiln::calibrateModel();
+    if (kiln::signCommand)
+      return kiln::signModel();
+    if (kiln::verifyCommand)
+      return kiln::verifyModel();
+  } catch (const std::exception &error) {
+    return reportError(Twine("internal error: ") + error.what());
+  } catch (...) {
+    return reportError("internal error: an unknown exception");
+  }
   errs() << "kiln: give a command; see 'kiln --help'\n";
   return 1;
 }

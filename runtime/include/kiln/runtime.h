@@ -32,7 +32,7 @@ extern "C" {
 #define KILN_API __attribute__((visibility("default")))
 
 /* The version of this API; options structs carry it so the ABI can grow. */
-#define KILN_API_VERSION 4u
+#define KILN_API_VERSION 5u
 
 /* ---- Status ------------------------------------------------------------ */
 
@@ -45,6 +45,7 @@ typedef enum kiln_status_code_t {
   KILN_STATUS_UNAVAILABLE = 5,        /* a device or CPU that cannot run the model */
   KILN_STATUS_RESOURCE_EXHAUSTED = 6, /* out of memory */
   KILN_STATUS_INTERNAL = 7,
+  KILN_STATUS_PERMISSION_DENIED = 8, /* an artifact whose signature fails or is not trusted */
 } kiln_status_code_t;
 
 typedef struct kiln_status_s *kiln_status_t;
@@ -111,15 +112,25 @@ typedef struct kiln_model_s kiln_model_t;
 typedef struct kiln_model_options_t {
   uint32_t api_version; /* KILN_API_VERSION */
   uint32_t flags;       /* KILN_MODEL_LOAD_* */
+  /* Since API version 5: Ed25519 public keys, 32 bytes each, back to back.
+   * When trusted_key_count is not 0, only an artifact signed by one of them
+   * loads: an unsigned one, or one signed by another key, is refused before
+   * anything but its header and digest is read. */
+  const uint8_t *trusted_keys;
+  size_t trusted_key_count;
 } kiln_model_options_t;
 
-/* Loads and verifies the artifact at `path` (the checksum, the manifest and
- * every offset and size in it), and loads its host code if it has any. Its
- * weights are mapped, not copied. `options` may be NULL. Errors: NOT_FOUND,
- * DATA_LOSS (truncated or corrupt), UNIMPLEMENTED (a newer format version),
- * UNAVAILABLE (host code only, for a CPU level this machine lacks),
- * INVALID_ARGUMENT (NULL pointers). On success *out_model holds one
- * reference. */
+/* Loads and verifies the artifact at `path`, and loads its host code if it
+ * has any. Verifying checks the SHA-256 digest of the whole file, its
+ * signature (if signed; against the trusted keys, if given), the manifest,
+ * every offset, size and count in it against each other and the file, and
+ * that the host code was compiled for what the manifest says. Its weights
+ * are mapped, not copied. `options` may be NULL. Errors: NOT_FOUND,
+ * DATA_LOSS (truncated, corrupt or inconsistent), PERMISSION_DENIED (a
+ * signature that fails, or an artifact no trusted key signed),
+ * UNIMPLEMENTED (another format version), UNAVAILABLE (host code only, for
+ * a CPU level this machine lacks), INVALID_ARGUMENT (NULL pointers). On
+ * success *out_model holds one reference. */
 KILN_API kiln_status_t kiln_model_load_file(const char *path, const kiln_model_options_t *options,
                                             kiln_model_t **out_model);
 
@@ -209,10 +220,12 @@ KILN_API const char *kiln_session_target(const kiln_session_t *session);
  * match); one with data NULL gets a buffer the session owns until its next
  * run or its destruction, and its dtype, rank, shape and byte_size are filled
  * in. The next run writes that output into the same buffer again (passing it
- * back in, as an input or an in-place output, is allowed: that run then
- * writes elsewhere), so copy what must outlive it. Errors: INVALID_ARGUMENT (NULL pointers, unknown, missing or repeated
- * names, wrong dtypes, shapes or sizes), RESOURCE_EXHAUSTED, INTERNAL (a
- * GPU kernel failed; the session cannot run again). */
+ * back in as an input is allowed: that run then writes elsewhere), so copy
+ * what must outlive it. A buffer the session owns cannot be an in-place
+ * output (the session frees it). Errors: INVALID_ARGUMENT (NULL pointers,
+ * unknown, missing or repeated names, wrong dtypes, shapes or sizes, a
+ * session-owned buffer as an in-place output), RESOURCE_EXHAUSTED, INTERNAL
+ * (a GPU kernel failed; the session cannot run again). */
 KILN_API kiln_status_t kiln_session_run(kiln_session_t *session, const kiln_tensor_t *inputs,
                                         size_t input_count, kiln_tensor_t *outputs,
                                         size_t output_count);

@@ -1,5 +1,7 @@
 #include "runtime/src/host/HostCode.h"
 
+#include "runtime/format/PlanRecord.h"
+#include "runtime/format/format.h"
 #include "runtime/src/Status.h"
 
 #include <algorithm>
@@ -33,6 +35,25 @@ int hostLevel() {
   return level;
 }
 
+/// The record of the plan `code` runs, as the manifest describes it.
+std::string manifestRecord(const kiln_model_t &model, const CodeObject &code) {
+  auto tensors = [](const std::vector<TensorInfo> &list) {
+    std::vector<format::RecordTensor> result;
+    for (const TensorInfo &info : list)
+      result.push_back({info.name, artifact::DType(info.dtype), info.shape, info.byteSize});
+    return result;
+  };
+  const Plan &plan = model.plans[code.plan];
+  format::PlanFacts facts;
+  facts.target = code.target;
+  facts.inputs = tensors(model.inputs);
+  facts.outputs = tensors(model.outputs);
+  facts.arenaBytes = plan.arenaBytes;
+  facts.weightsBytes = plan.weightsSize;
+  facts.kernels = plan.kernels;
+  return format::planRecord(facts);
+}
+
 } // namespace
 
 // The shared object is written to an anonymous file and opened from there,
@@ -62,6 +83,9 @@ kiln_status_t HostCode::load(const uint8_t *code, size_t size) {
   entry = reinterpret_cast<void (*)(void **)>(dlsym(library, "kiln_entry"));
   if (!entry)
     return makeStatus(KILN_STATUS_DATA_LOSS, "the host code has no kiln_entry");
+  record = static_cast<const char *>(dlsym(library, KILN_PLAN_RECORD_SYMBOL));
+  if (!record)
+    return makeStatus(KILN_STATUS_DATA_LOSS, "the host code has no %s", KILN_PLAN_RECORD_SYMBOL);
   return nullptr;
 }
 
@@ -104,12 +128,17 @@ kiln_status_t loadCode(kiln_model_t &model, const std::vector<const CodeObject *
     return nullptr;
   };
   DeviceModel *loaded = nullptr;
-  kiln_status_t status = deviceModel(model, "host", make, &loaded);
-  if (!status) {
-    model.hostPlan = int(code.plan);
-    model.hostTarget = code.target;
-  }
-  return status;
+  if (kiln_status_t status = deviceModel(model, "host", make, &loaded))
+    return status;
+  std::string mismatch =
+      format::recordMismatch(manifestRecord(model, code), static_cast<HostCode *>(loaded)->record);
+  if (!mismatch.empty())
+    return makeStatus(KILN_STATUS_DATA_LOSS,
+                      "corrupt artifact: the host code for %s does not match the manifest: %s",
+                      code.target.c_str(), mismatch.c_str());
+  model.hostPlan = int(code.plan);
+  model.hostTarget = code.target;
+  return nullptr;
 }
 
 } // namespace kiln::host

@@ -22,6 +22,8 @@ public:
   /// kiln_entry: takes the inputs, the outputs, the arena, the weights and
   /// a kiln_host_context_t.
   void (*entry)(void **args) = nullptr;
+  /// What the code was compiled for (runtime/format/PlanRecord.h).
+  const char *record = nullptr;
 
 private:
   void *library = nullptr;
@@ -33,7 +35,8 @@ private:
 
 /// Loads, of `code` (the model's host code, one section per x86-64 level),
 /// the section for the highest level this CPU runs, as the model's state on
-/// "host", and makes its plan the model's `hostPlan`. The environment
+/// "host", and makes its plan the model's `hostPlan`; refuses it (DATA_LOSS)
+/// when the plan the manifest describes is not the one the code records. The environment
 /// variable KILN_HOST_LEVEL (x86-64-v2, -v3, -v4) lowers the level assumed.
 /// When the CPU runs none: UNAVAILABLE if the artifact holds no other code,
 /// else `model.hostUnavailable` says why and the GPU code may still run.

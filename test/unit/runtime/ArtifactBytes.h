@@ -1,6 +1,6 @@
 // An artifact's bytes, for the tests of what the loader refuses: read from
-// a file, and sealed again (the checksum recomputed) after a test changes
-// them.
+// a file, and sealed again (the digest recomputed, as anyone can) after a
+// test changes them.
 
 #ifndef KILN_TEST_UNIT_RUNTIME_ARTIFACTBYTES_H
 #define KILN_TEST_UNIT_RUNTIME_ARTIFACTBYTES_H
@@ -23,7 +23,8 @@ inline std::string readBytes(const std::string &path) {
 inline void reseal(std::string &bytes) {
   kiln_file_header_t header;
   std::memcpy(&header, bytes.data(), sizeof(header));
-  header.checksum = kiln_checksum(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+  REQUIRE(kiln_artifact_digest(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size(),
+                               header.digest) == 0);
   std::memcpy(bytes.data(), &header, sizeof(header));
 }
 

@@ -135,6 +135,23 @@ def build(kind, out):
         node = helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")
         return graph_model([node], [tensor("x", [2, 3]), tensor("shape", [2], TensorProto.INT64)],
                            [tensor("y", [3, 2])])
+    if kind == "duplicate-output":
+        return graph_model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                           [tensor("x", [2])], [tensor("y", [2]), tensor("y", [2])])
+    if kind == "duplicate-input":
+        return graph_model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                           [tensor("x", [2]), tensor("x", [2])], [tensor("y", [2])])
+    if kind in ("shadowed-input", "shadowed-input-old", "shadowed-input-shape"):
+        # A graph input with an initializer of the same name: an input with a
+        # default from IR version 4, a weight listed as ONNX required before.
+        weight = numpy_helper.from_array(np.arange(4, dtype=np.float32), "w")
+        node = helper.make_node("Add", ["x", "w"], ["y"], name="add_weights")
+        declared = [4, 1] if kind == "shadowed-input-shape" else [4]
+        model = graph_model([node], [tensor("x", [4]), tensor("w", declared)],
+                            [tensor("y", [4])], [weight])
+        if kind == "shadowed-input-old":
+            model.ir_version = 3
+        return model
     raise SystemExit(f"unknown kind '{kind}'")
 
 

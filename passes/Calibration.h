@@ -1,0 +1,29 @@
+//===- Calibration.h - kiln calibrate's files -------------------*- C++ -*-===//
+//
+// The file `kiln calibrate` writes and --calibration reads: JSON,
+// {"tensors": {name: absolute maximum}}. Parsing depends on LLVM's Support
+// library alone, so a fuzzer can drive it without a context.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_PASSES_CALIBRATION_H
+#define KILN_PASSES_CALIBRATION_H
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace kiln {
+
+/// Reads a calibration file's text into `out`; returns an error message
+/// (to follow the file's name), or "".
+std::string parseCalibration(llvm::StringRef text, llvm::StringMap<float> &out);
+
+/// Reads the calibration file at `path` (a regular file) into `out`;
+/// returns an error message naming the file, or "".
+std::string readCalibration(llvm::StringRef path, llvm::StringMap<float> &out);
+
+} // namespace kiln
+
+#endif // KILN_PASSES_CALIBRATION_H

@@ -1,0 +1,82 @@
+// A plan's record (PlanRecord.h).
+
+#include "runtime/format/PlanRecord.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace kiln::format {
+
+namespace {
+
+/// `name` in double quotes, with quotes, backslashes and every byte outside
+/// printable ASCII escaped, so a record line cannot be forged by a name.
+std::string quoted(std::string_view name) {
+  std::string out = "\"";
+  for (unsigned char c : name) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c < 0x20 || c > 0x7e) {
+      char escape[5];
+      snprintf(escape, sizeof(escape), "\\x%02x", c);
+      out += escape;
+    } else {
+      out += char(c);
+    }
+  }
+  return out + "\"";
+}
+
+void appendTensors(std::string &out, const char *what, const std::vector<RecordTensor> &list) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    const RecordTensor &tensor = list[i];
+    const char *dtype = artifact::EnumNameDType(tensor.dtype);
+    out += std::string(what) + " " + std::to_string(i) + " " + quoted(tensor.name) + ": " +
+           (*dtype ? dtype : "?" + std::to_string(unsigned(tensor.dtype))) + " ";
+    std::string shape;
+    for (int64_t dim : tensor.shape)
+      shape += (shape.empty() ? "" : "x") + std::to_string(dim);
+    out += (shape.empty() ? "scalar" : shape) + ", " + std::to_string(tensor.bytes) + " bytes\n";
+  }
+}
+
+/// The line of `text` starting at `start`, and moves `start` past it.
+std::string_view nextLine(std::string_view text, size_t &start) {
+  if (start >= text.size())
+    return {};
+  size_t end = std::min(text.find('\n', start), text.size());
+  std::string_view line = text.substr(start, end - start);
+  start = end + 1;
+  return line;
+}
+
+} // namespace
+
+std::string planRecord(const PlanFacts &facts) {
+  std::string out = "kiln plan record 1\n";
+  out += "target " + std::string(facts.target) + "\n";
+  appendTensors(out, "input", facts.inputs);
+  appendTensors(out, "output", facts.outputs);
+  out += "arena " + std::to_string(facts.arenaBytes) + " bytes\n";
+  out += "weights " + std::to_string(facts.weightsBytes) + " bytes\n";
+  out += "kernels " + std::to_string(facts.kernels) + "\n";
+  return out;
+}
+
+std::string recordMismatch(std::string_view manifest, std::string_view code) {
+  if (manifest == code)
+    return {};
+  auto quote = [](std::string_view text) {
+    return text.empty() ? std::string("nothing") : "`" + std::string(text) + "`";
+  };
+  for (size_t inManifest = 0, inCode = 0; inManifest < manifest.size() || inCode < code.size();) {
+    std::string_view said = nextLine(manifest, inManifest), compiled = nextLine(code, inCode);
+    if (said != compiled)
+      return "the manifest says " + quote(said) + "; the code was compiled for " + quote(compiled);
+  }
+  // Only the line breaks differ.
+  return "the manifest's record and the code's differ in their line breaks";
+}
+
+} // namespace kiln::format

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of one fuzzer from the test inputs.
+
+    seeds.py TARGET OUT --build BUILD
+
+artifact, sealed-artifact: the artifacts the runtime's tests load (BUILD's
+test/unit/conv_relu.kiln and test/unit/cuda/*.kiln; conv_relu is compiled
+with BUILD/bin/kiln when the tests have not run). npy: arrays of every dtype
+kiln reads, in each header version. calibration: calibration files as kiln
+calibrate writes them, and the lit tests' broken ones.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def artifacts(out, build):
+    unit = os.path.join(build, "test", "unit")
+    found = glob.glob(os.path.join(unit, "conv_relu.kiln")) + \
+        glob.glob(os.path.join(unit, "cuda", "*.kiln"))
+    if not found:
+        kiln = os.path.join(build, "bin", "kiln")
+        if not os.path.exists(kiln):
+            sys.exit(f"seeds.py: no artifacts in {unit} and no {kiln}: build kiln first")
+        subprocess.run([sys.executable, os.path.join(ROOT, "test", "models", "generate.py"),
+                        "--out", out, "--models", "conv_relu"], check=True,
+                       stdout=subprocess.DEVNULL)
+        model = os.path.join(out, "conv_relu.onnx")
+        subprocess.run([kiln, "compile", model, "-o", os.path.join(out, "conv_relu.kiln")],
+                       check=True)
+        os.remove(model)
+        return
+    for path in found:
+        shutil.copy(path, os.path.join(out, os.path.basename(path)))
+
+
+def npy(out):
+    import numpy as np
+    arrays = {
+        "f32": np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4),
+        "f16": np.ones((2, 2), np.float16),
+        "f64": np.arange(3, dtype=np.float64),
+        "i8": np.arange(-4, 4, dtype=np.int8),
+        "i64": np.array([[1, 2], [3, 4]], np.int64),
+        "u16": np.arange(5, dtype=np.uint16),
+        "bool": np.array([True, False, True]),
+        "scalar": np.float32(2.5),
+        "empty": np.zeros((0, 3), np.float32),
+    }
+    for name, array in arrays.items():
+        np.save(os.path.join(out, name + ".npy"), array)
+    # Header versions 2.0 and 3.0 (4-byte header lengths).
+    for version in ((2, 0), (3, 0)):
+        with open(os.path.join(out, "v%d.npy" % version[0]), "wb") as f:
+            np.lib.format.write_array(f, arrays["f32"], version=version)
+
+
+def calibration(out):
+    files = {
+        "written.json": {"tensors": {"input": 1.5, "/conv/Conv_output_0": 12.25, "a": 0}},
+        "empty.json": {"tensors": {}},
+        "nested.json": {"tensors": {"x": 1e38}, "samples": 3, "model": "m.onnx"},
+    }
+    for name, value in files.items():
+        with open(os.path.join(out, name), "w") as f:
+            json.dump(value, f)
+    for name, text in (("broken.json", '{"tensors": {"a": '), ("negative.json",
+                       '{"tensors": {"a": -1}}'), ("not-object.json", '[1, 2, 3]')):
+        with open(os.path.join(out, name), "w") as f:
+            f.write(text)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("target", choices=["artifact", "sealed-artifact", "npy", "calibration"])
+    parser.add_argument("out")
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    if args.target in ("artifact", "sealed-artifact"):
+        artifacts(args.out, args.build)
+    elif args.target == "npy":
+        npy(args.out)
+    else:
+        calibration(args.out)
+
+
+if __name__ == "__main__":
+    main()
