@@ -9,7 +9,8 @@
 // have no other user, so nothing is computed twice. For the same reason a
 // producer with loops in its body (pooling, a depthwise convolution, a
 // row's statistics) is fused only where the consumer reads each of its
-// elements once.
+// elements once. A fused body holds at most 256 ops (max-body-ops), which
+// keeps fusing a long chain linear in its length.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,11 +46,21 @@ bool hasLoops(Operation *op) {
       .wasInterrupted();
 }
 
-/// Whether the producer of `operand` (of an elementwise generic) joins it.
-bool shouldFuse(OpOperand &operand) {
+size_t bodyOps(Operation *op) {
+  return cast<linalg::GenericOp>(op).getBody()->getOperations().size();
+}
+
+/// Whether the producer of `operand` (of an elementwise generic) joins it,
+/// the fused body holding at most `maxBodyOps` ops. A kernel is
+/// compute-bound long before the default 256 (a GELU is 20), and fusing
+/// each op of a long chain into a body that holds all before it would cost
+/// time quadratic in the chain: a chain of 100,000 Relus becomes a kernel
+/// per 256.
+bool shouldFuse(OpOperand &operand, unsigned maxBodyOps) {
   Operation *producer = operand.get().getDefiningOp();
   auto consumer = cast<linalg::GenericOp>(operand.getOwner());
   return isParallelGeneric(producer) && operand.get().hasOneUse() &&
+         bodyOps(producer) + bodyOps(consumer) <= maxBodyOps &&
          (!hasLoops(producer) || consumer.getMatchingIndexingMap(&operand).isPermutation());
 }
 
@@ -57,14 +68,15 @@ bool shouldFuse(OpOperand &operand) {
 /// (the ONNX nodes `kiln inspect` names for each kernel) and the producer's
 /// layout.
 struct FuseIntoConsumer : OpRewritePattern<linalg::GenericOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FuseIntoConsumer(MLIRContext *context, unsigned maxBodyOps)
+      : OpRewritePattern(context), maxBodyOps(maxBodyOps) {}
 
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
                                 PatternRewriter &rewriter) const override {
     if (!isParallelGeneric(consumer.getOperation()))
       return failure();
     for (OpOperand &operand : consumer->getOpOperands()) {
-      if (!linalg::areElementwiseOpsFusable(&operand) || !shouldFuse(operand))
+      if (!linalg::areElementwiseOpsFusable(&operand) || !shouldFuse(operand, maxBodyOps))
         continue;
       Operation *producer = operand.get().getDefiningOp();
       FailureOr<linalg::ElementwiseOpFusionResult> fused =
@@ -84,15 +96,19 @@ struct FuseIntoConsumer : OpRewritePattern<linalg::GenericOp> {
     }
     return failure();
   }
+
+  unsigned maxBodyOps;
 };
 
 struct FuseElementwise : impl::FuseElementwiseBase<FuseElementwise> {
+  using FuseElementwiseBase::FuseElementwiseBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     // Upstream's clean-ups (fills and splat constants folded into bodies,
     // unused operands erased), with its fusion left to FuseIntoConsumer.
     linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *) { return false; });
-    patterns.add<FuseIntoConsumer>(&getContext());
+    patterns.add<FuseIntoConsumer>(&getContext(), maxBodyOps);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -58,8 +58,14 @@ def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
     memory. Products and reductions are never fused into, and a value with
     another user is never swallowed, so no work is duplicated; a producer
     with loops in its body (pooling, a depthwise convolution) only into a
-    consumer that reads each of its elements once.
+    consumer that reads each of its elements once. A fused body holds at
+    most `max-body-ops` ops, so fusing a long chain costs time linear in
+    its length.
   }];
+  let options = [
+    Option<"maxBodyOps", "max-body-ops", "unsigned", /*default=*/"256",
+           "The most ops a fused kernel's body may hold">,
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 

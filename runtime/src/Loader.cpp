@@ -38,11 +38,12 @@ std::string keyHex(const uint8_t key[KILN_KEY_BYTES]) {
   return hex;
 }
 
-/// Whether a vector's elements are aligned for their type. The writer
-/// aligns them; FlatBuffers' verifier checks only the length before them,
-/// so an edited offset could leave 8-byte elements on a 4-byte boundary.
+/// Whether a vector's elements are aligned for their type (an empty one has
+/// none to read). The writer aligns them; FlatBuffers' verifier checks only
+/// the length before them, so an edited offset could leave 8-byte elements
+/// on a 4-byte boundary.
 template <typename T> bool aligned(const flatbuffers::Vector<T> *vector) {
-  return reinterpret_cast<uintptr_t>(vector->data()) % alignof(T) == 0;
+  return vector->size() == 0 || reinterpret_cast<uintptr_t>(vector->data()) % alignof(T) == 0;
 }
 
 uint64_t alignTo(uint64_t offset, uint64_t alignment) {

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-lower-to-linalg,func.func(kiln-fuse-elementwise))' | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-lower-to-linalg,func.func(kiln-fuse-elementwise))' --mlir-print-debuginfo --mlir-print-local-scope | FileCheck %s --check-prefix=LOC
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-lower-to-linalg,func.func(kiln-fuse-elementwise{max-body-ops=5}))' | FileCheck %s --check-prefix=CAP
 
 // A residual add and the ReLU after it become one kernel.
 // CHECK-LABEL: func.func @residual
@@ -84,4 +85,22 @@ func.func @depthwise_relu(%x: tensor<1x4x4x2xf32>, %w: tensor<3x3x1x2xf32>, %b: 
       : (tensor<1x4x4x2xf32>, tensor<3x3x1x2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32> loc("/conv/Conv")
   %1 = kiln.relu %0 : tensor<1x4x4x2xf32> loc("/relu/Relu")
   return %1 : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// A long chain is fused into kernels of at most max-body-ops ops each (a
+// Relu's body is its maximumf and the yield): here two Relus a kernel.
+// CHECK-LABEL: func.func @chain
+// CHECK-COUNT-1: linalg.generic
+// CHECK-NOT: linalg.generic
+// CAP-LABEL: func.func @chain
+// CAP-COUNT-2: linalg.generic
+// CAP-NOT: linalg.generic
+func.func @chain(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = kiln.relu %x : tensor<8xf32>
+  %1 = kiln.relu %0 : tensor<8xf32>
+  %2 = kiln.relu %1 : tensor<8xf32>
+  %3 = kiln.relu %2 : tensor<8xf32>
+  return %3 : tensor<8xf32>
 }
