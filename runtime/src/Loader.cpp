@@ -68,6 +68,8 @@ kiln_status_t readTensors(const flatbuffers::Vector<flatbuffers::Offset<artifact
     if (dtype > uint8_t(artifact::DType::MAX))
       return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: %s '%s' has unknown dtype %u",
                         what, info.name.c_str(), unsigned(dtype));
+    static_assert(uint8_t(artifact::DType::MAX) == KILN_DTYPE_F8E5M2,
+                  "the manifest's dtypes are the API's");
     info.dtype = static_cast<kiln_dtype_t>(dtype);
     size_t elementSize = kiln_dtype_size(info.dtype);
     if (!aligned(tensor->shape()))

@@ -85,12 +85,29 @@ int signModel() {
   std::string bytes = (*file)->getBuffer().str();
   if (std::string error = signArtifact(bytes, signKey); !error.empty())
     return reportError(signFile + ": " + error);
+  // Written beside the target, then renamed over it: signing in place
+  // never leaves half a file.
   std::string path = signOutput.empty() ? signFile.getValue() : signOutput.getValue();
-  std::error_code error;
-  raw_fd_ostream out(path, error);
-  if (error)
+  std::string temporary = path + ".signing";
+  {
+    std::error_code error;
+    raw_fd_ostream out(temporary, error);
+    if (!error) {
+      out << bytes;
+      out.close();
+      // Taken, or the stream's destructor would abort on it.
+      error = out.error();
+      out.clear_error();
+    }
+    if (error) {
+      sys::fs::remove(temporary);
+      return reportError("cannot write '" + temporary + "': " + error.message());
+    }
+  }
+  if (std::error_code error = sys::fs::rename(temporary, path)) {
+    sys::fs::remove(temporary);
     return reportError("cannot write '" + path + "': " + error.message());
-  out << bytes;
+  }
   return 0;
 }
 
