@@ -72,24 +72,52 @@ struct TransposeToLinalg : OpRewritePattern<TransposeOp> {
   }
 };
 
-/// Concat: each input inserted at its offset along the axis.
+/// Concat: each input inserted at its offset along the axis. Bufferizing
+/// a chain of insertions into one tensor costs time that grows with the
+/// cube of its length, so a concatenation of many inputs is built in groups
+/// of at most kConcatGroup, each group inserted into the result as one (and
+/// bufferized in place all the same: a group's tensor becomes a slice of
+/// the result's). That takes 200 inputs from 180 s to 3; a thousand still
+/// take minutes, since the groups end up aliasing the one result.
+constexpr size_t kConcatGroup = 32;
+
 struct ConcatToTensor : OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConcatOp op, PatternRewriter &rewriter) const override {
     RankedTensorType type = op.getType();
-    Location loc = op.getLoc();
     int64_t axis = int64_t(op.getAxis());
+    ValueRange inputs = op.getInputs();
+    if (inputs.size() <= kConcatGroup) {
+      rewriter.replaceOp(op, concatenate(rewriter, op.getLoc(), type, axis, inputs));
+      return success();
+    }
+    SmallVector<Value> groups;
+    for (size_t first = 0; first < inputs.size(); first += kConcatGroup) {
+      ValueRange group = inputs.slice(first, std::min(kConcatGroup, inputs.size() - first));
+      SmallVector<int64_t> shape(type.getShape());
+      shape[axis] = 0;
+      for (Value input : group)
+        shape[axis] += cast<RankedTensorType>(input.getType()).getDimSize(axis);
+      groups.push_back(concatenate(rewriter, op.getLoc(), type.clone(shape), axis, group));
+    }
+    rewriter.replaceOp(op, concatenate(rewriter, op.getLoc(), type, axis, groups));
+    return success();
+  }
+
+  /// `inputs` inserted one after another along `axis` into an empty tensor
+  /// of `type`.
+  static Value concatenate(PatternRewriter &rewriter, Location loc, RankedTensorType type,
+                           int64_t axis, ValueRange inputs) {
     Value result = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
     SmallVector<int64_t> offsets(type.getRank(), 0), ones(type.getRank(), 1);
-    for (Value input : op.getInputs()) {
+    for (Value input : inputs) {
       auto inputType = cast<RankedTensorType>(input.getType());
       result = tensor::InsertSliceOp::create(
           rewriter, loc, input, result, indexAttrs(rewriter, offsets),
           indexAttrs(rewriter, inputType.getShape()), indexAttrs(rewriter, ones));
       offsets[axis] += inputType.getDimSize(axis);
     }
-    rewriter.replaceOp(op, result);
-    return success();
+    return result;
   }
 };
 
