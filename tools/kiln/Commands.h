@@ -61,6 +61,9 @@ int signModel();
 extern llvm::cl::SubCommand verifyCommand;
 int verifyModel();
 
+/// A shape as kiln's messages write it: 1x3x224x224, or "scalar".
+std::string shapeOf(const int64_t *shape, size_t rank);
+
 /// The file at `path`, read whole if it is a regular file.
 llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> readRegularFile(const std::string &path);
 

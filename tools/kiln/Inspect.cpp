@@ -67,13 +67,6 @@ int64_t tensorMapsOf(const artifact::Launch *launch) {
                         [](const artifact::LaunchArg *arg) { return arg->tensor_map(); });
 }
 
-std::string shapeOf(const int64_t *shape, size_t rank) {
-  std::string text;
-  for (size_t i = 0; i < rank; ++i)
-    text += (i ? "x" : "") + std::to_string(shape[i]);
-  return text.empty() ? "scalar" : text;
-}
-
 std::string bytes(uint64_t count) {
   std::string text;
   raw_string_ostream os(text);
@@ -206,6 +199,13 @@ int readArtifact(const std::string &path, Artifact &out) {
 }
 
 } // namespace
+
+std::string shapeOf(const int64_t *shape, size_t rank) {
+  std::string text;
+  for (size_t i = 0; i < rank; ++i)
+    text += (i ? "x" : "") + std::to_string(shape[i]);
+  return text.empty() ? "scalar" : text;
+}
 
 int inspectModel() {
   Artifact listed;

@@ -35,14 +35,6 @@ cl::opt<bool>
 cl::opt<unsigned> threads("threads", cl::desc("Threads to run on (0: one per CPU)"), cl::init(0),
                           cl::sub(runCommand));
 
-/// The shape as the runtime's messages write it: 1x3x224x224, or "a scalar".
-std::string shapeText(const int64_t *shape, size_t rank) {
-  std::string text;
-  for (size_t i = 0; i < rank; ++i)
-    text += (i ? "x" : "") + std::to_string(shape[i]);
-  return rank ? text : "a scalar";
-}
-
 } // namespace
 
 int runModel() {
@@ -81,8 +73,8 @@ int runModel() {
                "; the model expects " + kiln_dtype_name(info.dtype);
       if (array.shape != std::vector<int64_t>(info.shape, info.shape + info.rank))
         return "input '" + name + "' (" + path + ") has shape " +
-               shapeText(array.shape.data(), array.shape.size()) + "; the model expects " +
-               shapeText(info.shape, info.rank);
+               shapeOf(array.shape.data(), array.shape.size()) + "; the model expects " +
+               shapeOf(info.shape, info.rank);
       return "";
     };
     if (std::string error = readNpy(path, arrays[name], check); !error.empty())
