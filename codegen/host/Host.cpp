@@ -13,6 +13,7 @@
 #include "mlir/IR/Threading.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -226,6 +227,52 @@ llvm::LogicalResult defineKernelEndHook(mlir::ModuleOp module) {
   return llvm::success();
 }
 
+/// Makes `main` take kiln_entry's array of buffer pointers instead of one
+/// argument per buffer, each pointer loaded from the array just before the
+/// first operation of the entry block that needs it. Loaded all at once up
+/// front, a graph of thousands of inputs and outputs would keep thousands
+/// of pointers live across its kernel calls, and LLVM's register allocator
+/// takes time that grows with their product to spill them. Folding first
+/// takes each pointer out of the memref descriptor that lowering built
+/// for it at the top, so that its users are the kernels' calls.
+llvm::LogicalResult passBuffersArray(mlir::LLVM::LLVMFuncOp main) {
+  if (failed(mlir::applyPatternsGreedily(main, mlir::FrozenRewritePatternSet())))
+    return main.emitError("folding @main did not converge");
+  mlir::Block &body = main.getBody().front();
+  auto ptr = mlir::LLVM::LLVMPointerType::get(main.getContext());
+  unsigned count = body.getNumArguments();
+  // Where each pointer is first needed, found before anything is inserted
+  // (which would renumber the block for every query). The entry block
+  // dominates every other block: a user elsewhere needs the pointer loaded
+  // before the entry block's terminator.
+  llvm::SmallVector<mlir::Operation *> firsts;
+  for (mlir::BlockArgument argument : body.getArguments()) {
+    mlir::Operation *first = body.getTerminator();
+    for (mlir::Operation *user : argument.getUsers()) {
+      mlir::Operation *inEntry = body.findAncestorOpInBlock(*user);
+      if (inEntry && inEntry->isBeforeInBlock(first))
+        first = inEntry;
+    }
+    firsts.push_back(first);
+  }
+  mlir::Value buffers = body.addArgument(ptr, main.getLoc());
+  mlir::OpBuilder b(main.getContext());
+  for (unsigned i = 0; i < count; ++i) {
+    mlir::BlockArgument argument = body.getArgument(i);
+    b.setInsertionPoint(firsts[i]);
+    auto slot = mlir::LLVM::GEPOp::create(b, argument.getLoc(), ptr, ptr, buffers,
+                                          llvm::ArrayRef<mlir::LLVM::GEPArg>{int32_t(i)});
+    argument.replaceAllUsesWith(mlir::LLVM::LoadOp::create(b, argument.getLoc(), ptr, slot));
+  }
+  body.eraseArguments(0, count);
+  // kiln's argument names are no LLVM attributes (the artifact's manifest
+  // keeps them).
+  main.removeArgAttrsAttr();
+  main.setFunctionType(
+      mlir::LLVM::LLVMFunctionType::get(mlir::LLVM::LLVMVoidType::get(main.getContext()), {ptr}));
+  return llvm::success();
+}
+
 } // namespace
 
 llvm::LogicalResult addHostEntryPoint(mlir::ModuleOp module) {
@@ -237,30 +284,24 @@ llvm::LogicalResult addHostEntryPoint(mlir::ModuleOp module) {
   if (!main)
     return module.emitError("the lowered module has no @main");
   mlir::MLIRContext *context = module.getContext();
-  mlir::OpBuilder b(module.getBodyRegion());
-  b.setInsertionPointToEnd(module.getBody());
   mlir::Location loc = main.getLoc();
   auto ptr = mlir::LLVM::LLVMPointerType::get(context);
-  auto entry = mlir::LLVM::LLVMFuncOp::create(
-      b, loc, kHostEntryPoint,
-      mlir::LLVM::LLVMFunctionType::get(mlir::LLVM::LLVMVoidType::get(context), {ptr}));
+  auto voidType = mlir::LLVM::LLVMVoidType::get(context);
+  if (failed(passBuffersArray(main)))
+    return llvm::failure();
+  mlir::OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  auto entry = mlir::LLVM::LLVMFuncOp::create(b, loc, kHostEntryPoint,
+                                              mlir::LLVM::LLVMFunctionType::get(voidType, {ptr}));
   mlir::Block *block = entry.addEntryBlock(b);
   b.setInsertionPointToStart(block);
-  mlir::SmallVector<mlir::Value> args;
-  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
-    auto slot = mlir::LLVM::GEPOp::create(b, loc, ptr, ptr, block->getArgument(0),
-                                          llvm::ArrayRef<mlir::LLVM::GEPArg>{int32_t(i)});
-    args.push_back(mlir::LLVM::LoadOp::create(b, loc, ptr, slot));
-  }
-  mlir::LLVM::CallOp::create(b, loc, main, args);
+  mlir::LLVM::CallOp::create(b, loc, main, block->getArguments());
   mlir::LLVM::ReturnOp::create(b, loc, mlir::ValueRange{});
   // Only the entry point is exported (kernels, too, would otherwise be
-  // called through the PLT); kiln's argument names are no LLVM attributes
-  // (the artifact's manifest keeps them).
+  // called through the PLT).
   for (auto function : module.getOps<mlir::LLVM::LLVMFuncOp>())
     if (!function.isExternal() && function != entry)
       function.setLinkage(mlir::LLVM::Linkage::Internal);
-  main.removeArgAttrsAttr();
   return llvm::success();
 }
 
