@@ -5,6 +5,7 @@
 #include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -72,44 +73,52 @@ struct TransposeToLinalg : OpRewritePattern<TransposeOp> {
   }
 };
 
-/// Concat: each input inserted at its offset along the axis. Bufferizing
-/// a chain of insertions into one tensor costs time that grows with the
-/// cube of its length, so a concatenation of many inputs is built in groups
-/// of at most kConcatGroup, each group inserted into the result as one (and
-/// bufferized in place all the same: a group's tensor becomes a slice of
-/// the result's). That takes 200 inputs from 180 s to 3; a thousand still
-/// take minutes, since the groups end up aliasing the one result.
-constexpr size_t kConcatGroup = 32;
+/// The most slices of one buffer a Concat or Split makes. One-Shot
+/// analysis costs time that grows with the square of the number of views
+/// of one buffer (the cube, for a chain of insertions), so wider ones are
+/// built as trees of groups, each group in a buffer of its own
+/// (bufferization.alloc_tensor, which empty-tensor elimination leaves
+/// alone). Each level past the first costs a copy of the data; the
+/// analysis stays linear in the number of inputs or outputs.
+constexpr size_t kGroupWidth = 32;
+
+/// Concat: each input inserted at its offset along the axis, into an empty
+/// tensor that bufferization turns into the result's buffer, with each
+/// input's producer computing straight into its slice; past kGroupWidth
+/// inputs, groups of them concatenated first, then the groups.
 
 struct ConcatToTensor : OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConcatOp op, PatternRewriter &rewriter) const override {
     RankedTensorType type = op.getType();
     int64_t axis = int64_t(op.getAxis());
-    ValueRange inputs = op.getInputs();
-    if (inputs.size() <= kConcatGroup) {
-      rewriter.replaceOp(op, concatenate(rewriter, op.getLoc(), type, axis, inputs));
-      return success();
+    SmallVector<Value> inputs(op.getInputs());
+    while (inputs.size() > kGroupWidth) {
+      SmallVector<Value> groups;
+      for (size_t first = 0; first < inputs.size(); first += kGroupWidth) {
+        ArrayRef<Value> group =
+            ArrayRef(inputs).slice(first, std::min(kGroupWidth, inputs.size() - first));
+        SmallVector<int64_t> shape(type.getShape());
+        shape[axis] = 0;
+        for (Value input : group)
+          shape[axis] += cast<RankedTensorType>(input.getType()).getDimSize(axis);
+        Value buffer = bufferization::AllocTensorOp::create(rewriter, op.getLoc(),
+                                                            type.clone(shape), ValueRange());
+        groups.push_back(insertAll(rewriter, op.getLoc(), buffer, axis, group));
+      }
+      inputs = std::move(groups);
     }
-    SmallVector<Value> groups;
-    for (size_t first = 0; first < inputs.size(); first += kConcatGroup) {
-      ValueRange group = inputs.slice(first, std::min(kConcatGroup, inputs.size() - first));
-      SmallVector<int64_t> shape(type.getShape());
-      shape[axis] = 0;
-      for (Value input : group)
-        shape[axis] += cast<RankedTensorType>(input.getType()).getDimSize(axis);
-      groups.push_back(concatenate(rewriter, op.getLoc(), type.clone(shape), axis, group));
-    }
-    rewriter.replaceOp(op, concatenate(rewriter, op.getLoc(), type, axis, groups));
+    Value result =
+        tensor::EmptyOp::create(rewriter, op.getLoc(), type.getShape(), type.getElementType());
+    rewriter.replaceOp(op, insertAll(rewriter, op.getLoc(), result, axis, inputs));
     return success();
   }
 
-  /// `inputs` inserted one after another along `axis` into an empty tensor
-  /// of `type`.
-  static Value concatenate(PatternRewriter &rewriter, Location loc, RankedTensorType type,
-                           int64_t axis, ValueRange inputs) {
-    Value result = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
-    SmallVector<int64_t> offsets(type.getRank(), 0), ones(type.getRank(), 1);
+  /// `inputs` inserted one after another along `axis` into `result`.
+  static Value insertAll(PatternRewriter &rewriter, Location loc, Value result, int64_t axis,
+                         ArrayRef<Value> inputs) {
+    int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
+    SmallVector<int64_t> offsets(rank, 0), ones(rank, 1);
     for (Value input : inputs) {
       auto inputType = cast<RankedTensorType>(input.getType());
       result = tensor::InsertSliceOp::create(
@@ -121,21 +130,54 @@ struct ConcatToTensor : OpRewritePattern<ConcatOp> {
   }
 };
 
+/// Split: each output a slice of the input; past kGroupWidth outputs, the
+/// input sliced into at most kGroupWidth groups of outputs, each group
+/// copied into a buffer of its own and split there in turn.
 struct SplitToTensor : OpRewritePattern<SplitOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SplitOp op, PatternRewriter &rewriter) const override {
-    int64_t axis = int64_t(op.getAxis()), rank = op.getInput().getType().getRank();
-    SmallVector<int64_t> offsets(rank, 0), ones(rank, 1);
-    SmallVector<Value> results;
-    for (Value output : op.getOutputs()) {
-      auto type = cast<RankedTensorType>(output.getType());
-      results.push_back(tensor::ExtractSliceOp::create(
-          rewriter, op.getLoc(), type, op.getInput(), indexAttrs(rewriter, offsets),
-          indexAttrs(rewriter, type.getShape()), indexAttrs(rewriter, ones)));
-      offsets[axis] += type.getDimSize(axis);
-    }
-    rewriter.replaceOp(op, results);
+    SmallVector<RankedTensorType> types;
+    for (Value output : op.getOutputs())
+      types.push_back(cast<RankedTensorType>(output.getType()));
+    rewriter.replaceOp(op,
+                       split(rewriter, op.getLoc(), op.getInput(), int64_t(op.getAxis()), types));
     return success();
+  }
+
+  /// `input` cut along `axis` into consecutive slices of `types`.
+  static SmallVector<Value> split(PatternRewriter &rewriter, Location loc, Value input,
+                                  int64_t axis, ArrayRef<RankedTensorType> types) {
+    int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+    SmallVector<int64_t> offsets(rank, 0), ones(rank, 1);
+    auto slice = [&](RankedTensorType type) {
+      Value result = tensor::ExtractSliceOp::create(
+          rewriter, loc, type, input, indexAttrs(rewriter, offsets),
+          indexAttrs(rewriter, type.getShape()), indexAttrs(rewriter, ones));
+      offsets[axis] += type.getDimSize(axis);
+      return result;
+    };
+    SmallVector<Value> results;
+    if (types.size() <= kGroupWidth) {
+      for (RankedTensorType type : types)
+        results.push_back(slice(type));
+      return results;
+    }
+    size_t groupSize = kGroupWidth;
+    while (types.size() > groupSize * kGroupWidth)
+      groupSize *= kGroupWidth;
+    for (size_t first = 0; first < types.size(); first += groupSize) {
+      ArrayRef<RankedTensorType> group =
+          types.slice(first, std::min(groupSize, types.size() - first));
+      SmallVector<int64_t> shape(group.front().getShape());
+      shape[axis] = 0;
+      for (RankedTensorType type : group)
+        shape[axis] += type.getDimSize(axis);
+      auto groupType = group.front().clone(shape);
+      Value buffer = bufferization::AllocTensorOp::create(rewriter, loc, groupType, ValueRange());
+      Value copy = linalg::CopyOp::create(rewriter, loc, slice(groupType), buffer).getResult(0);
+      llvm::append_range(results, split(rewriter, loc, copy, axis, group));
+    }
+    return results;
   }
 };
 

@@ -20,7 +20,8 @@ def LowerToLinalg : Pass<"kiln-lower-to-linalg", "mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = [
-    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
+    "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect", "mlir::tensor::TensorDialect"
   ];
 }

@@ -2,6 +2,7 @@
 
 #include "compiler/onnx/NodeContext.h"
 #include "dialects/kiln/Shapes.h"
+#include "dialects/kiln/Weights.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -78,10 +79,16 @@ void NodeContext::notConstant(int index, StringRef what, StringRef kind) {
        << (sources.size() == 1 ? sources[0] : "NAME") << "=FILE.npy fixes when compiling";
 }
 
+DenseElementsAttr NodeContext::constantValue(int index) const {
+  ElementsAttr attr;
+  if (!hasInput(index) || !matchPattern(input(index), m_Constant(&attr)))
+    return {};
+  return denseOf(attr);
+}
+
 std::optional<SmallVector<int64_t>> NodeContext::constantInts(int index, StringRef what) {
-  DenseElementsAttr attr;
-  if (!hasInput(index) || !matchPattern(input(index), m_Constant(&attr)) ||
-      !isa<IntegerType>(attr.getElementType())) {
+  DenseElementsAttr attr = constantValue(index);
+  if (!attr || !isa<IntegerType>(attr.getElementType())) {
     notConstant(index, what, "a constant integer tensor");
     return std::nullopt;
   }
@@ -92,9 +99,8 @@ std::optional<SmallVector<int64_t>> NodeContext::constantInts(int index, StringR
 }
 
 std::optional<SmallVector<double>> NodeContext::constantFloats(int index, StringRef what) {
-  DenseElementsAttr attr;
-  if (!hasInput(index) || !matchPattern(input(index), m_Constant(&attr)) ||
-      !isa<FloatType>(attr.getElementType())) {
+  DenseElementsAttr attr = constantValue(index);
+  if (!attr || !isa<FloatType>(attr.getElementType())) {
     notConstant(index, what, "a constant float tensor");
     return std::nullopt;
   }
@@ -105,9 +111,8 @@ std::optional<SmallVector<double>> NodeContext::constantFloats(int index, String
 }
 
 std::optional<double> NodeContext::constantScalar(int index, StringRef what) {
-  DenseElementsAttr attr;
-  if (!hasInput(index) || !matchPattern(input(index), m_Constant(&attr)) ||
-      attr.getNumElements() != 1) {
+  DenseElementsAttr attr = constantValue(index);
+  if (!attr || attr.getNumElements() != 1) {
     notConstant(index, what, "a constant scalar");
     return std::nullopt;
   }
@@ -121,8 +126,8 @@ std::optional<double> NodeContext::constantScalar(int index, StringRef what) {
 }
 
 DenseElementsAttr NodeContext::constantTensor(int index, StringRef what) {
-  DenseElementsAttr attr;
-  if (!hasInput(index) || !matchPattern(input(index), m_Constant(&attr))) {
+  DenseElementsAttr attr = constantValue(index);
+  if (!attr) {
     notConstant(index, what, "a constant tensor");
     return {};
   }

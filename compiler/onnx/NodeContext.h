@@ -136,6 +136,9 @@ public:
   mlir::Value constant(mlir::ElementsAttr value);
 
 private:
+  /// Input `index`'s values when it is a constant, inline or a blob (large
+  /// initializers are blobs); null otherwise.
+  mlir::DenseElementsAttr constantValue(int index) const;
   /// Reports that input `index` (`what`, `kind`) is not known when
   /// compiling, and which graph inputs it comes from: fixing their values
   /// with --input-value would make it known.

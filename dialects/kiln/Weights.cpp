@@ -27,6 +27,22 @@ std::optional<std::vector<float>> readF32(mlir::ElementsAttr value) {
   return std::nullopt;
 }
 
+mlir::DenseElementsAttr denseOf(mlir::ElementsAttr value) {
+  if (auto dense = mlir::dyn_cast<mlir::DenseElementsAttr>(value))
+    return dense;
+  auto resource = mlir::dyn_cast<mlir::DenseResourceElementsAttr>(value);
+  if (!resource)
+    return {};
+  mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  auto type = mlir::cast<mlir::ShapedType>(value.getType());
+  unsigned bits = type.getElementTypeBitWidth();
+  // Blobs hold whole bytes per element; booleans are never blobs.
+  if (!blob || bits % 8 != 0 ||
+      blob->getData().size() != size_t(type.getNumElements()) * (bits / 8))
+    return {};
+  return mlir::DenseElementsAttr::getFromRawBuffer(type, blob->getData());
+}
+
 mlir::ElementsAttr makeF32(mlir::RankedTensorType type, llvm::ArrayRef<float> values,
                            llvm::StringRef name) {
   if (values.size() * sizeof(float) <= kInlineBytes)

@@ -12,6 +12,7 @@
 #define KILN_DIALECTS_KILN_WEIGHTS_H
 
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <optional>
@@ -27,6 +28,10 @@ constexpr size_t kInlineBytes = 1024;
 /// The values of an f32 constant, or nothing for another element type or a
 /// blob without data.
 std::optional<std::vector<float>> readF32(mlir::ElementsAttr value);
+
+/// A constant's values as dense elements, whatever holds them; null for a
+/// blob without data, or with a size its type does not give.
+mlir::DenseElementsAttr denseOf(mlir::ElementsAttr value);
 
 /// An f32 constant of `type` holding `values` (as many as `type` has
 /// elements); a blob is named after `name`.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measures how kiln's compile time and memory grow with a graph's width and
-depth: a chain of elementwise nodes, a Concat of many inputs, a graph with
-many outputs.
+depth: a chain of elementwise nodes, a Concat of many inputs, a Split into
+many outputs, and a graph whose many outputs are one value.
 
     python3 tools/bench/large_graphs.py [--kiln build/bin/kiln] [--sizes chain=1000,10000]
                                         [--timeout 120]
@@ -22,7 +22,7 @@ import time
 import onnx
 from onnx import TensorProto, helper
 
-DEFAULT_SIZES = "chain=1000,10000,100000;concat=100,200,400;outputs=1000,2000,4000"
+DEFAULT_SIZES = "chain=1000,10000,100000;concat=100,1000,10000;split=100,1000,10000;outputs=1000,10000"
 
 
 def tensor(name, shape):
@@ -40,6 +40,12 @@ def build(kind, n):
                                 name="concat")
         graph = helper.make_graph([node], "concat", [tensor(f"x{i}", [4]) for i in range(n)],
                                   [tensor("y", [4 * n])])
+    elif kind == "split":
+        sizes = helper.make_tensor("sizes", TensorProto.INT64, [n], [4] * n)
+        node = helper.make_node("Split", ["x", "sizes"], [f"y{i}" for i in range(n)], axis=0,
+                                name="split")
+        graph = helper.make_graph([node], "split", [tensor("x", [4 * n])],
+                                  [tensor(f"y{i}", [4]) for i in range(n)], [sizes])
     else:
         nodes = [helper.make_node("Relu", ["x"], [f"y{i}"], name=f"relu{i}") for i in range(n)]
         graph = helper.make_graph(nodes, "outputs", [tensor("x", [4])],
@@ -83,12 +89,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kiln", default="build/bin/kiln")
     parser.add_argument("--sizes", default=DEFAULT_SIZES,
-                        help="KIND=N,N;... with KIND chain, concat or outputs")
+                        help="KIND=N,N;... with KIND chain, concat, split or outputs")
     parser.add_argument("--timeout", type=float, default=120)
     args = parser.parse_args()
     print(f"{'graph':<16} {'seconds':>8} {'peak MiB':>9}  slowest phases")
     for spec in args.sizes.split(";"):
         kind, sizes = spec.split("=")
+        if kind not in ("chain", "concat", "split", "outputs"):
+            sys.exit(f"unknown graph kind '{kind}': chain, concat, split or outputs")
         for n in (int(size) for size in sizes.split(",")):
             result = measure(args.kiln, build(kind, n), args.timeout)
             label = f"{kind} {n}"
