@@ -1,26 +1,29 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer harness of test/fuzz for a number of seconds:
 #
-#   tools/fuzz.sh artifact|sealed-artifact|npy|calibration SECONDS
+#   tools/fuzz.sh artifact|sealed-artifact|npy|calibration|onnx SECONDS
 #
-# Builds build-asan/ first when needed (clang 22, ASan and UBSan, the runtime
-# and the input readers alone: a few minutes), replays the harness's
-# regression corpus (test/fuzz/regressions/TARGET), seeds a corpus from the
-# test inputs (test/fuzz/seeds.py; the artifact seeds want a built kiln in
-# build/) and fuzzes. A finding is written to build-asan/findings/TARGET/
-# and fails the run: fix it, and add the file to the regression corpus.
+# Builds the harness first when needed (clang 22, ASan and UBSan; a few
+# minutes): in build-asan/ with the runtime and the input readers alone, or,
+# for onnx, in build-asan-compiler/ with the importer and the kiln dialect.
+# Then replays the harness's regression corpus (test/fuzz/regressions/
+# TARGET), seeds a corpus from the test inputs (test/fuzz/seeds.py; the
+# artifact seeds want a built kiln in build/) and fuzzes. A finding is
+# written to BUILD/findings/TARGET/ and fails the run: fix it, and add the
+# file to the regression corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage="usage: tools/fuzz.sh artifact|sealed-artifact|npy|calibration SECONDS"
+usage="usage: tools/fuzz.sh artifact|sealed-artifact|npy|calibration|onnx SECONDS"
 target=${1:?$usage}
 seconds=${2:?$usage}
 case $target in
-  artifact | sealed-artifact | npy | calibration) ;;
+  artifact | sealed-artifact | npy | calibration) tree=asan ;;
+  onnx) tree=asan-compiler ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
 
-tools/sanitized-build.sh asan "fuzz-$target"
-build=build-asan
+tools/sanitized-build.sh "$tree" "fuzz-$target"
+build=build-$tree
 binary=$build/bin/fuzz-$target
 
 regressions=test/fuzz/regressions/$target

@@ -4,15 +4,25 @@
 # - ASan and UBSan (build-asan/): the runtime's tests and the CUDA device's
 #   (against the fake driver) on the artifacts the tests in build/ made;
 #   each fuzzer's regression corpus; then FUZZ_SECONDS (default 45) of
-#   fuzzing each harness (tools/fuzz.sh).
+#   fuzzing each harness (tools/fuzz.sh), the ONNX importer's among them
+#   (built in build-asan-compiler/).
 # - TSan (build-tsan/): the runtime's tests, among them 8 threads running
 #   one shared model 200 times each, bit for bit as one thread does.
 #
-# The compiler itself is not built sanitized here (a second full build does
-# not fit CI's time); the runtime and every reader of untrusted input
-# outside the importer are.
+#   tools/sanitize.sh --compiler
+#
+# builds all of kiln with ASan and UBSan in build-asan-compiler/ (about an
+# hour on two cores, which CI's time does not afford) and runs the lit
+# tests, the models' among them, with that kiln and runtime.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ ${1:-} == --compiler ]]; then
+  echo "sanitize: building kiln with ASan and UBSan"
+  tools/sanitized-build.sh asan-compiler
+  # The compiler's one-time allocations live until exit, by design.
+  ASAN_OPTIONS=detect_leaks=0 /usr/lib/llvm-22/bin/lit -sv build-asan-compiler/test/lit
+  exit
+fi
 unit=$PWD/build/test/unit
 if [[ ! -f $unit/conv_relu.kiln || ! -f $unit/cuda/cuda.kiln ]]; then
   echo "tools/sanitize.sh: run the tests in build/ first: they make the artifacts" >&2
@@ -24,7 +34,7 @@ echo "sanitize: building the runtime, its tests and the fuzzers with ASan and UB
 tools/sanitized-build.sh asan
 build-asan/bin/kiln-runtime-tests
 LD_LIBRARY_PATH=$PWD/build-asan/test/unit/runtime/fake-cuda build-asan/bin/kiln-cuda-tests
-for target in artifact sealed-artifact npy calibration; do
+for target in artifact sealed-artifact npy calibration onnx; do
   tools/fuzz.sh "$target" "${FUZZ_SECONDS:-45}"
 done
 

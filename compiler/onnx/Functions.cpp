@@ -160,15 +160,21 @@ private:
           if (schema->HasFunction()) {
             body = schema->GetFunction();
           } else {
+            // ONNX's builders trust the types they are given (SequenceMap's
+            // dereferences null for an unknown one): they see known types
+            // only.
             std::vector<onnx::TypeProto> inputTypes;
+            bool known = true;
             for (const std::string &input : node.input()) {
               auto it = types.find(input);
+              known = known && it != types.end() &&
+                      it->second.value_case() != onnx::TypeProto::VALUE_NOT_SET;
               inputTypes.push_back(it == types.end() ? onnx::TypeProto() : it->second);
             }
             onnx::FunctionBodyBuildContextImpl context(node, inputTypes);
             bool ok = false;
             try {
-              ok = schema->BuildContextDependentFunction(context, built);
+              ok = known && schema->BuildContextDependentFunction(context, built);
             } catch (const std::exception &) {
             }
             if (!ok) {

@@ -181,6 +181,8 @@ LogicalResult Importer::checkOperators() {
 }
 
 LogicalResult Importer::orderNodes() {
+  order_.clear();
+  consumed_.clear();
   const onnx::GraphProto &graph = model_.graph();
   // An empty name means "absent" in a node's inputs, so nothing may be
   // defined or returned under it.
@@ -499,6 +501,11 @@ FailureOr<SmallVector<Value>> Importer::importSubgraph(onnx::GraphProto &graph, 
 OwningOpRef<ModuleOp> Importer::run() {
   context_.loadDialect<KilnDialect, func::FuncDialect>();
   if (failed(parseModel()))
+    return nullptr;
+  // ONNX's version converter and function builders trust the graph they
+  // are given: it is checked before they see it (and again after, since
+  // local functions bring nodes of their own).
+  if (failed(orderNodes()))
     return nullptr;
   if (failed(readOpset())) {
     // Without the default domain, the operators of other domains are the

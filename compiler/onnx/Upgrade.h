@@ -19,10 +19,11 @@
 namespace kiln {
 
 /// Rewrites `model` to opset `target` of the default domain with ONNX's
-/// version converter, after ONNX's shape inference has recorded the shapes
-/// its adapters read. Returns the converter's reason when it refuses (an
-/// operator it has no adapter for, a graph it cannot read); `model` then
-/// holds at most more value_info than before.
+/// version converter, after ONNX's checker has accepted it and ONNX's shape
+/// inference has recorded the shapes its adapters read. Returns the
+/// checker's or the converter's reason when either refuses (a malformed
+/// graph, an operator without an adapter); `model` then holds at most more
+/// value_info than before.
 std::optional<std::string> upgradeOpset(onnx::ModelProto &model, int64_t target);
 
 } // namespace kiln

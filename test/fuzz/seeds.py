@@ -7,7 +7,9 @@ artifact, sealed-artifact: the artifacts the runtime's tests load (BUILD's
 test/unit/conv_relu.kiln and test/unit/cuda/*.kiln; conv_relu is compiled
 with BUILD/bin/kiln when the tests have not run). npy: arrays of every dtype
 kiln reads, in each header version. calibration: calibration files as kiln
-calibrate writes them, and the lit tests' broken ones.
+calibrate writes them, and the lit tests' broken ones. onnx: the ONNX
+backend tests' node models (Debian's libonnx-testdata) and the test models'
+small ones.
 """
 import argparse
 import glob
@@ -77,9 +79,18 @@ def calibration(out):
             f.write(text)
 
 
+def onnx_models(out):
+    node = "/usr/share/libonnx-testdata/data/node"
+    for path in sorted(glob.glob(os.path.join(node, "*", "model.onnx"))):
+        shutil.copy(path, os.path.join(out, os.path.basename(os.path.dirname(path)) + ".onnx"))
+    subprocess.run([sys.executable, os.path.join(ROOT, "test", "models", "generate.py"),
+                    "--out", out, "--models", "conv_relu"], check=True, stdout=subprocess.DEVNULL)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("target", choices=["artifact", "sealed-artifact", "npy", "calibration"])
+    parser.add_argument("target", choices=["artifact", "sealed-artifact", "npy", "calibration",
+                                           "onnx"])
     parser.add_argument("out")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     args = parser.parse_args()
@@ -88,6 +99,8 @@ def main():
         artifacts(args.out, args.build)
     elif args.target == "npy":
         npy(args.out)
+    elif args.target == "onnx":
+        onnx_models(args.out)
     else:
         calibration(args.out)
 

@@ -71,6 +71,16 @@ def build(kind, out):
         # them ONNX's version converter cannot move them into inputs.
         return graph_model([helper.make_node("Slice", ["x"], ["y"], name="slice")],
                            [tensor("x", [2, 3])], [tensor("y", [2, 3])], opset=9)
+    if kind == "old-opset-undefined-output":
+        # An If branch's output that nothing defines: ONNX's checker lets it
+        # through, and its version converter dereferences null (found by
+        # fuzzing, at the top level, which kiln's own checks now catch
+        # first).
+        branch = helper.make_graph([], "branch", [], [tensor("z", [2, 3])])
+        node = helper.make_node("If", ["c"], ["y"], name="if", then_branch=branch,
+                                else_branch=branch)
+        return graph_model([node], [tensor("c", [], TensorProto.BOOL)], [tensor("y", [2, 3])],
+                           opset=7)
     if kind == "new-opset":
         return relu_model(opset=30)
     if kind == "cycle":
