@@ -75,7 +75,9 @@ PKey parseKey(const std::string &text, bool isPrivate) {
 } // namespace
 
 std::string keyHex(const uint8_t *key) {
-  return llvm::toHex(llvm::ArrayRef<uint8_t>(key, KILN_KEY_BYTES), /*LowerCase=*/true);
+  char hex[2 * KILN_KEY_BYTES + 1];
+  kiln_key_hex(key, hex);
+  return hex;
 }
 
 std::string signArtifact(std::string &bytes, llvm::StringRef keyPath) {

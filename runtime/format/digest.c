@@ -1,5 +1,5 @@
-/* The artifact's digest and the check of its signature (see format.h), on
- * OpenSSL's libcrypto. */
+/* The artifact's digest, the check of its signature (see format.h), on
+ * OpenSSL's libcrypto, and signers' names. */
 #include "runtime/format/format.h"
 
 #include <openssl/evp.h>
@@ -35,4 +35,13 @@ int kiln_signature_valid(const uint8_t digest[KILN_DIGEST_BYTES],
   EVP_MD_CTX_free(context);
   EVP_PKEY_free(key);
   return valid;
+}
+
+void kiln_key_hex(const uint8_t key[KILN_KEY_BYTES], char hex[2 * KILN_KEY_BYTES + 1]) {
+  static const char digits[] = "0123456789abcdef";
+  for (size_t i = 0; i < KILN_KEY_BYTES; ++i) {
+    hex[2 * i] = digits[key[i] >> 4];
+    hex[2 * i + 1] = digits[key[i] & 15];
+  }
+  hex[2 * KILN_KEY_BYTES] = '\0';
 }

@@ -100,6 +100,10 @@ int kiln_signature_valid(const uint8_t digest[KILN_DIGEST_BYTES],
                          const uint8_t signer[KILN_KEY_BYTES],
                          const uint8_t signature[KILN_SIGNATURE_BYTES]);
 
+/* Writes `key` to `hex` as 64 lowercase hex digits and a NUL: how kiln
+ * names a signer. */
+void kiln_key_hex(const uint8_t key[KILN_KEY_BYTES], char hex[2 * KILN_KEY_BYTES + 1]);
+
 #ifdef __cplusplus
 }
 #endif

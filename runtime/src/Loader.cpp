@@ -29,12 +29,8 @@ constexpr size_t kMaxRank = 64;
 bool checkedMul(size_t a, size_t b, size_t &out) { return !__builtin_mul_overflow(a, b, &out); }
 
 std::string keyHex(const uint8_t key[KILN_KEY_BYTES]) {
-  static const char digits[] = "0123456789abcdef";
-  std::string hex;
-  for (size_t i = 0; i < KILN_KEY_BYTES; ++i) {
-    hex += digits[key[i] >> 4];
-    hex += digits[key[i] & 15];
-  }
+  char hex[2 * KILN_KEY_BYTES + 1];
+  kiln_key_hex(key, hex);
   return hex;
 }
 
