@@ -36,11 +36,12 @@ LAYERS = {
     "codegen/kernels": ["dialects", "passes"],
     "codegen/gpu": ["dialects", "passes", "codegen/Target.h"],
     # The targets: each sees the interface, the shared toolchain and GPU
-    # kernel formation, never another target.
+    # kernel formation, never another target; those whose code goes into
+    # artifacts, the format's ABI (the host context, the plan record).
     "codegen/host": ["dialects", "passes", "codegen/Target.h", "codegen/Toolchain.h",
                      "runtime/format"],
     "codegen/nvptx": ["dialects", "passes", "codegen/Target.h", "codegen/Toolchain.h",
-                      "codegen/gpu"],
+                      "codegen/gpu", "runtime/format"],
     "codegen/amdgpu": ["dialects", "passes", "codegen/Target.h", "codegen/Toolchain.h",
                        "codegen/gpu"],
     # codegen/Targets.cpp is the one place that lists the targets.

@@ -3,6 +3,7 @@
 #include "codegen/gpu/GpuCodegen.h"
 #include "codegen/nvptx/NVPTX.h"
 #include "codegen/nvptx/Passes.h"
+#include "runtime/format/format.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -17,6 +18,18 @@ std::string ptxasOf(const CodegenOptions &options) {
   if (options.ptxas == "none")
     return "";
   return options.ptxas.empty() ? findPtxas() : options.ptxas;
+}
+
+/// Adds to `ptx` the global the runtime reads (cuModuleGetGlobal) and
+/// compares with the manifest: `record` and a NUL, as bytes (PTX has no
+/// string literals). It goes into the cubin assembled from `ptx` as well.
+void appendPlanRecord(std::string &ptx, llvm::StringRef record) {
+  ptx += "\n// What this code was compiled for (runtime/format/PlanRecord.h).\n"
+         ".visible .global .align 1 .b8 " KILN_PLAN_RECORD_SYMBOL "[" +
+         std::to_string(record.size() + 1) + "] = {";
+  for (char c : record)
+    ptx += std::to_string(unsigned(uint8_t(c))) + ",";
+  ptx += "0};\n";
 }
 
 class NVPTXTarget : public Target {
@@ -71,6 +84,10 @@ public:
     llvm::FailureOr<std::string> ptx = emit(module, "ptx", timing);
     if (failed(ptx))
       return llvm::failure();
+    auto record = module->getAttrOfType<mlir::StringAttr>(kPlanRecordAttr);
+    if (!record)
+      return module.emitError("the plan has no record of what it was compiled for");
+    appendPlanRecord(*ptx, record.getValue());
     TargetCode code;
     code.name = chip().str();
     std::string ptxas = ptxasOf(options);

@@ -112,6 +112,12 @@ readSignature(ModuleOp module) {
 
 namespace {
 
+/// `dict`'s i64 array `key` as a vector of `T`.
+template <typename T> std::vector<T> arrayOf(DictionaryAttr dict, StringRef key) {
+  ArrayRef<int64_t> values = dict.getAs<DenseI64ArrayAttr>(key).asArrayRef();
+  return std::vector<T>(values.begin(), values.end());
+}
+
 std::vector<format::RecordTensor> recordTensors(ArrayRef<TensorSignature> list) {
   std::vector<format::RecordTensor> result;
   for (const TensorSignature &tensor : list) {
@@ -139,6 +145,41 @@ FailureOr<std::string> planRecord(StringRef target, ArrayRef<TensorSignature> in
   facts.arenaBytes = arena.getInt();
   facts.weightsBytes = weights.getInt();
   facts.kernels = kernels.size();
+  for (auto kernel : kernels.getAsRange<DictionaryAttr>()) {
+    auto launch = kernel.getAs<DictionaryAttr>("launch");
+    if (!launch)
+      continue;
+    format::RecordLaunch &record = facts.launches.emplace_back();
+    record.kernel = launch.getAs<StringAttr>("kernel").getValue();
+    std::vector<uint32_t> grid = arrayOf<uint32_t>(launch, "grid"),
+                          block = arrayOf<uint32_t>(launch, "block");
+    if (grid.size() != 3 || block.size() != 3)
+      return planned.emitError("a launch's grid or block is not three dimensions");
+    llvm::copy(grid, record.grid);
+    llvm::copy(block, record.block);
+    record.sharedBytes = launch.getAs<IntegerAttr>("shared").getInt();
+    for (auto arg : launch.getAs<ArrayAttr>("args").getAsRange<DictionaryAttr>()) {
+      format::RecordArg &out = record.args.emplace_back();
+      auto base = arg.getAs<StringAttr>("base");
+      if (!base) {
+        out.width = arg.getAs<IntegerAttr>("width").getInt();
+        out.bits = uint64_t(arg.getAs<IntegerAttr>("bits").getInt());
+        continue;
+      }
+      out.base = base.getValue();
+      out.index = arg.getAs<IntegerAttr>("index").getInt();
+      out.byteOffset = arg.getAs<IntegerAttr>("byte_offset").getInt();
+      out.offset = arg.getAs<IntegerAttr>("offset").getInt();
+      out.sizes = arrayOf<int64_t>(arg, "sizes");
+      out.strides = arrayOf<int64_t>(arg, "strides");
+      if (auto map = arg.getAs<DictionaryAttr>("tensor_map")) {
+        out.mapDims = arrayOf<uint64_t>(map, "dims");
+        out.mapStrides = arrayOf<uint64_t>(map, "strides");
+        out.mapBox = arrayOf<uint32_t>(map, "box");
+        out.swizzle = map.getAs<IntegerAttr>("swizzle").getInt();
+      }
+    }
+  }
   return format::planRecord(facts);
 }
 
@@ -178,12 +219,6 @@ artifact::CodeKind kindOf(CodeObject::Format format) {
     return artifact::CodeKind::Cubin;
   }
   llvm_unreachable("unknown code format");
-}
-
-/// `dict`'s i64 array `key` as a vector of `T`.
-template <typename T> std::vector<T> arrayOf(DictionaryAttr dict, StringRef key) {
-  ArrayRef<int64_t> values = dict.getAs<DenseI64ArrayAttr>(key).asArrayRef();
-  return std::vector<T>(values.begin(), values.end());
 }
 
 flatbuffers::Offset<artifact::Launch>

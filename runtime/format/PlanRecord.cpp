@@ -41,6 +41,39 @@ void appendTensors(std::string &out, const char *what, const std::vector<RecordT
   }
 }
 
+template <typename T> std::string dims(const std::vector<T> &values) {
+  std::string out;
+  for (T value : values)
+    out += (out.empty() ? "" : "x") + std::to_string(value);
+  return out.empty() ? "none" : out;
+}
+
+void appendLaunch(std::string &out, size_t index, const RecordLaunch &launch) {
+  auto triple = [](const uint32_t values[3]) {
+    return std::to_string(values[0]) + "x" + std::to_string(values[1]) + "x" +
+           std::to_string(values[2]);
+  };
+  out += "launch " + std::to_string(index) + " " + quoted(launch.kernel) + ": grid " +
+         triple(launch.grid) + ", block " + triple(launch.block) + ", shared " +
+         std::to_string(launch.sharedBytes) + " bytes\n";
+  for (size_t i = 0; i < launch.args.size(); ++i) {
+    const RecordArg &arg = launch.args[i];
+    out += "arg " + std::to_string(i) + ": ";
+    if (arg.base.empty()) {
+      out +=
+          "scalar of " + std::to_string(arg.width) + " bytes, " + std::to_string(arg.bits) + "\n";
+      continue;
+    }
+    out += std::string(arg.base) + " " + std::to_string(arg.index) + " at byte " +
+           std::to_string(arg.byteOffset) + ", offset " + std::to_string(arg.offset) + ", sizes " +
+           dims(arg.sizes) + ", strides " + dims(arg.strides);
+    if (!arg.mapDims.empty())
+      out += ", tensor map dims " + dims(arg.mapDims) + ", strides " + dims(arg.mapStrides) +
+             ", box " + dims(arg.mapBox) + ", swizzle " + std::to_string(arg.swizzle);
+    out += "\n";
+  }
+}
+
 /// The line of `text` starting at `start`, and moves `start` past it.
 std::string_view nextLine(std::string_view text, size_t &start) {
   if (start >= text.size())
@@ -61,6 +94,8 @@ std::string planRecord(const PlanFacts &facts) {
   out += "arena " + std::to_string(facts.arenaBytes) + " bytes\n";
   out += "weights " + std::to_string(facts.weightsBytes) + " bytes\n";
   out += "kernels " + std::to_string(facts.kernels) + "\n";
+  for (size_t i = 0; i < facts.launches.size(); ++i)
+    appendLaunch(out, i, facts.launches[i]);
   return out;
 }
 

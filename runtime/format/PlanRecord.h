@@ -1,9 +1,12 @@
 // A plan's record: what its code was compiled for (the target, every input
-// and output, the arena, the weights, the kernels), as text, one fact a
-// line. The compiler embeds it in the host code (format.h names the
-// symbol); the loader writes the same text from the manifest and refuses
-// the artifact when the two differ, so an edited manifest cannot make the
-// runtime hand the code buffers of other sizes than it writes.
+// and output, the arena, the weights, the kernels, and a GPU plan's
+// launches with every argument), as text, one fact a line. The compiler
+// embeds it in the code (the host code's exported symbol, a global of the
+// PTX and cubins; format.h names it); the runtime writes the same text from
+// the manifest and refuses the artifact when the two differ, so an edited
+// manifest cannot make the runtime hand the code buffers of other sizes
+// than it writes, or launch a kernel on other memory or another grid than
+// it was compiled for.
 
 #ifndef KILN_RUNTIME_FORMAT_PLANRECORD_H
 #define KILN_RUNTIME_FORMAT_PLANRECORD_H
@@ -24,10 +27,34 @@ struct RecordTensor {
   uint64_t bytes;
 };
 
+/// A GPU kernel's argument: a view of a buffer (`base` input, output,
+/// arena or weights, with the manifest's descriptor, and a TMA tensor map
+/// when `mapDims` is not empty), or a scalar (`base` empty).
+struct RecordArg {
+  std::string_view base;
+  uint64_t index = 0, byteOffset = 0;
+  int64_t offset = 0;
+  std::vector<int64_t> sizes, strides;
+  std::vector<uint64_t> mapDims, mapStrides;
+  std::vector<uint32_t> mapBox;
+  uint32_t swizzle = 0;
+  uint32_t width = 0;
+  uint64_t bits = 0;
+};
+
+struct RecordLaunch {
+  std::string_view kernel;
+  uint32_t grid[3] = {}, block[3] = {};
+  uint32_t sharedBytes = 0;
+  std::vector<RecordArg> args;
+};
+
 struct PlanFacts {
   std::string_view target;
   std::vector<RecordTensor> inputs, outputs;
   uint64_t arenaBytes = 0, weightsBytes = 0, kernels = 0;
+  /// A GPU plan's launches, in order; none for the host.
+  std::vector<RecordLaunch> launches;
 };
 
 /// The record of `facts`:
@@ -39,6 +66,12 @@ struct PlanFacts {
 ///   arena 1204224 bytes
 ///   weights 102228672 bytes
 ///   kernels 53
+///
+/// and for each of a GPU plan's launches
+///
+///   launch 0 "main_kernel": grid 8x1x1, block 128x1x1, shared 0 bytes
+///   arg 0: input 0 at byte 0, offset 0, sizes 1x64, strides 64x1
+///   arg 1: scalar of 4 bytes, 1065353216
 std::string planRecord(const PlanFacts &facts);
 
 /// Where two records first differ, as "the manifest says `A`; the code was

@@ -80,9 +80,9 @@ typedef struct kiln_host_context_t {
   void (*kernel_end)(struct kiln_host_context_t *context, int64_t kernel);
 } kiln_host_context_t;
 
-/* The host code also exports `const char kiln_plan_record[]`: what it was
- * compiled for (PlanRecord.h), which the loader compares with the
- * manifest. */
+/* The host code also exports `const char kiln_plan_record[]`, and PTX and
+ * cubins hold a global of that name: what the code was compiled for
+ * (PlanRecord.h), which the runtime compares with the manifest. */
 #define KILN_PLAN_RECORD_SYMBOL "kiln_plan_record"
 
 #ifdef __cplusplus

@@ -1,5 +1,7 @@
 #include "runtime/src/Model.h"
 
+#include "runtime/format/PlanRecord.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <sys/mman.h>
@@ -20,6 +22,52 @@ std::string kiln::codeTargets(const kiln_model_t &model) {
   for (const std::string &target : targets)
     list += (list.empty() ? "" : ", ") + target;
   return list;
+}
+
+std::string kiln::manifestRecord(const kiln_model_t &model, const CodeObject &code) {
+  auto tensors = [](const std::vector<TensorInfo> &list) {
+    std::vector<format::RecordTensor> result;
+    for (const TensorInfo &info : list)
+      result.push_back({info.name, artifact::DType(info.dtype), info.shape, info.byteSize});
+    return result;
+  };
+  const Plan &plan = model.plans[code.plan];
+  format::PlanFacts facts;
+  facts.target = code.target;
+  facts.inputs = tensors(model.inputs);
+  facts.outputs = tensors(model.outputs);
+  facts.arenaBytes = plan.arenaBytes;
+  facts.weightsBytes = plan.weightsSize;
+  facts.kernels = plan.kernels;
+  for (const Launch &launch : plan.launches) {
+    format::RecordLaunch &record = facts.launches.emplace_back();
+    record.kernel = launch.kernel;
+    std::copy(launch.grid, launch.grid + 3, record.grid);
+    std::copy(launch.block, launch.block + 3, record.block);
+    record.sharedBytes = launch.sharedBytes;
+    for (const LaunchArg &arg : launch.args) {
+      format::RecordArg &out = record.args.emplace_back();
+      if (arg.base == LaunchArg::Base::Scalar) {
+        out.width = arg.width;
+        out.bits = arg.bits;
+        continue;
+      }
+      static const char *const bases[] = {"", "input", "output", "arena", "weights"};
+      out.base = bases[size_t(arg.base)];
+      out.index = arg.index;
+      out.byteOffset = arg.byteOffset;
+      out.offset = arg.offset;
+      out.sizes = arg.sizes;
+      out.strides = arg.strides;
+      if (arg.tensorMap) {
+        out.mapDims = arg.mapDims;
+        out.mapStrides = arg.mapStrides;
+        out.mapBox = arg.mapBox;
+        out.swizzle = arg.swizzle;
+      }
+    }
+  }
+  return format::planRecord(facts);
 }
 
 kiln_status_t kiln::deviceModel(kiln_model_t &model, const std::string &device,

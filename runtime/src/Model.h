@@ -113,6 +113,10 @@ namespace kiln {
 /// "x86-64-v3, sm_80, sm_90".
 std::string codeTargets(const kiln_model_t &model);
 
+/// The record (runtime/format/PlanRecord.h) of the plan `code` runs, as the
+/// manifest describes it: what the code itself must record.
+std::string manifestRecord(const kiln_model_t &model, const CodeObject &code);
+
 /// Makes a device's state of a model; its error, if it cannot.
 using MakeDeviceModel = std::function<kiln_status_t(std::unique_ptr<DeviceModel> &out)>;
 

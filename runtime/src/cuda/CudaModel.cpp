@@ -1,9 +1,12 @@
 #include "runtime/src/cuda/CudaModel.h"
 
+#include "runtime/format/PlanRecord.h"
+#include "runtime/format/format.h"
 #include "runtime/src/Status.h"
 #include "runtime/src/cuda/DriverUtil.h"
 
 #include <cstdlib>
+#include <cstring>
 
 namespace kiln::cuda {
 
@@ -50,6 +53,30 @@ const CodeObject *chooseCode(const kiln_model_t *model, int major, int minor) {
     }
   }
   return best;
+}
+
+/// Compares the record the loaded code holds (a global of the module) with
+/// the manifest's: the launches, their arguments and the buffers' sizes
+/// must be what the code was compiled for.
+kiln_status_t checkRecord(const kiln_model_t &model, const CodeObject &code, const Driver &d,
+                          CUmodule module, int ordinal) {
+  CUdeviceptr address = 0;
+  size_t bytes = 0;
+  if (CUresult status = d.moduleGetGlobal(&address, &bytes, module, KILN_PLAN_RECORD_SYMBOL))
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: the %s code has no %s: %s",
+                      code.target.c_str(), KILN_PLAN_RECORD_SYMBOL,
+                      describeError(d, status).c_str());
+  std::string compiled(bytes, '\0');
+  if (CUresult status = d.memcpyDtoH(compiled.data(), address, bytes))
+    return failure(d, status, ordinal, "cannot read the code's plan record");
+  // The global holds the text and its NUL.
+  compiled.resize(strnlen(compiled.data(), compiled.size()));
+  std::string mismatch = format::recordMismatch(manifestRecord(model, code), compiled);
+  if (!mismatch.empty())
+    return makeStatus(KILN_STATUS_DATA_LOSS,
+                      "corrupt artifact: the %s code does not match the manifest: %s",
+                      code.target.c_str(), mismatch.c_str());
+  return nullptr;
 }
 
 /// Makes the model's state on GPU `ordinal`.
@@ -104,6 +131,8 @@ kiln_status_t makeModel(kiln_model_t *model, const Driver &d, int ordinal,
                       code->kind == CodeObject::Kind::Cubin ? "cubin" : "PTX", code->target.c_str(),
                       describeError(d, status).c_str(), log[0] ? ": " : "", log);
   }
+  if (kiln_status_t status = checkRecord(*model, *code, d, state->module, ordinal))
+    return status;
   for (const Launch &launch : state->plan->launches) {
     CUfunction function = nullptr;
     if (CUresult status = d.moduleGetFunction(&function, state->module, launch.kernel.c_str()))

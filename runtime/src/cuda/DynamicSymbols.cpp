@@ -37,6 +37,7 @@ const kiln::cuda::Loaded &kiln::cuda::loadDriver() {
     resolve(d.moduleLoadDataEx, "cuModuleLoadDataEx");
     resolve(d.moduleUnload, "cuModuleUnload");
     resolve(d.moduleGetFunction, "cuModuleGetFunction");
+    resolve(d.moduleGetGlobal, "cuModuleGetGlobal_v2");
     resolve(d.funcSetAttribute, "cuFuncSetAttribute");
     resolve(d.memAlloc, "cuMemAlloc_v2");
     resolve(d.memFree, "cuMemFree_v2");
@@ -44,6 +45,7 @@ const kiln::cuda::Loaded &kiln::cuda::loadDriver() {
     resolve(d.memFreeHost, "cuMemFreeHost");
     resolve(d.memcpyHtoD, "cuMemcpyHtoD_v2");
     resolve(d.memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+    resolve(d.memcpyDtoH, "cuMemcpyDtoH_v2");
     resolve(d.memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
     resolve(d.streamCreate, "cuStreamCreate");
     resolve(d.streamDestroy, "cuStreamDestroy_v2");

@@ -54,6 +54,7 @@ struct Driver {
   CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
   CUresult (*moduleUnload)(CUmodule);
   CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*moduleGetGlobal)(CUdeviceptr *, size_t *, CUmodule, const char *);
   CUresult (*funcSetAttribute)(CUfunction, int, int);
   CUresult (*memAlloc)(CUdeviceptr *, size_t);
   CUresult (*memFree)(CUdeviceptr);
@@ -61,6 +62,7 @@ struct Driver {
   CUresult (*memFreeHost)(void *);
   CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*memcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+  CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*memcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
   CUresult (*streamCreate)(CUstream *, unsigned);
   CUresult (*streamDestroy)(CUstream);

@@ -35,25 +35,6 @@ int hostLevel() {
   return level;
 }
 
-/// The record of the plan `code` runs, as the manifest describes it.
-std::string manifestRecord(const kiln_model_t &model, const CodeObject &code) {
-  auto tensors = [](const std::vector<TensorInfo> &list) {
-    std::vector<format::RecordTensor> result;
-    for (const TensorInfo &info : list)
-      result.push_back({info.name, artifact::DType(info.dtype), info.shape, info.byteSize});
-    return result;
-  };
-  const Plan &plan = model.plans[code.plan];
-  format::PlanFacts facts;
-  facts.target = code.target;
-  facts.inputs = tensors(model.inputs);
-  facts.outputs = tensors(model.outputs);
-  facts.arenaBytes = plan.arenaBytes;
-  facts.weightsBytes = plan.weightsSize;
-  facts.kernels = plan.kernels;
-  return format::planRecord(facts);
-}
-
 } // namespace
 
 // The shared object is written to an anonymous file and opened from there,

@@ -11,6 +11,7 @@
 #include "kiln/runtime.h"
 
 #include "ArtifactBytes.h"
+#include "runtime/format/artifact_generated.h"
 
 #include <catch2/catch.hpp>
 
@@ -302,6 +303,46 @@ TEST_CASE("a tensor map reaching past its buffer's memory is refused", "[cuda][v
   CHECK(codeOf(kiln_model_load_memory(bytes.data(), bytes.size(), nullptr, &model), &message) ==
         KILN_STATUS_DATA_LOSS);
   CHECK(message.find("has a tensor map outside its buffer's memory") != std::string::npos);
+}
+
+TEST_CASE("a launch its code was not compiled for is refused", "[cuda][verify]") {
+  // The first launch of the plan the fake sm_90 GPU runs gets one more
+  // block in x; the code (a cubin, or PTX) records the grid it was compiled
+  // for.
+  for (auto [name, target] :
+       {std::pair<const char *, std::string>{"cuda.kiln", "sm_90a"}, {"cuda_ptx.kiln", "sm_90"}}) {
+    Fake fake;
+    std::string bytes = readBytes(artifact(name));
+    kiln_file_header_t header;
+    std::memcpy(&header, bytes.data(), sizeof(header));
+    const auto *manifest = kiln::artifact::GetModel(bytes.data() + header.manifest_offset);
+    const kiln::artifact::Launch *launch = nullptr;
+    for (const kiln::artifact::Code *code : *manifest->code())
+      if (code->target()->str() == target)
+        for (const kiln::artifact::Kernel *kernel :
+             *manifest->plans()->Get(code->plan())->kernels())
+          if (!launch && kernel->launch())
+            launch = kernel->launch();
+    REQUIRE(launch);
+    size_t at = reinterpret_cast<const char *>(launch->grid()->data()) - bytes.data();
+    uint32_t blocks;
+    std::memcpy(&blocks, bytes.data() + at, 4);
+    ++blocks;
+    std::memcpy(bytes.data() + at, &blocks, 4);
+    reseal(bytes);
+    kiln_model_t *model = nullptr;
+    REQUIRE(codeOf(kiln_model_load_memory(bytes.data(), bytes.size(), nullptr, &model)) ==
+            KILN_STATUS_OK);
+    kiln_session_t *session = nullptr;
+    std::string message;
+    CHECK(open(model, "cuda:0", &session, &message) == KILN_STATUS_DATA_LOSS);
+    CHECK(message.rfind("corrupt artifact: the " + target +
+                            " code does not match the manifest: the manifest says `launch 0 ",
+                        0) == 0);
+    CHECK(message.find("grid " + std::to_string(blocks) + "x") != std::string::npos);
+    kiln_model_release(model);
+    CHECK(fake.get("allocations") == 0);
+  }
 }
 
 TEST_CASE("a failed kernel fails the run and the session", "[cuda]") {

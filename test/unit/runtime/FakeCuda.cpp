@@ -29,6 +29,9 @@ struct Kernel {
 struct Module {
   bool ptx = false;
   std::deque<Kernel> kernels; ///< handed out by address: never moved
+  /// The plan record global's bytes ("device memory" once looked up);
+  /// empty when the image has none.
+  std::string record;
 };
 
 struct Recorded {
@@ -59,6 +62,44 @@ bool inDeviceMemory(Fake &f, uint64_t address, size_t bytes) {
     return false;
   --it;
   return address >= it->first && address + bytes <= it->first + it->second;
+}
+
+/// The bytes of a PTX image's plan record global, as the code generator
+/// writes it: `.b8 kiln_plan_record[N] = {b0,b1,...};`.
+std::string ptxRecord(const char *text) {
+  const char *at = strstr(text, ".b8 kiln_plan_record[");
+  const char *open = at ? strstr(at, "= {") : nullptr;
+  std::string bytes;
+  if (!open)
+    return bytes;
+  for (const char *c = open + 3; *c && *c != '}';) {
+    char *end = nullptr;
+    long value = strtol(c, &end, 10);
+    if (end == c)
+      return std::string();
+    bytes += char(value);
+    c = *end == ',' ? end + 1 : end;
+  }
+  return bytes;
+}
+
+/// The bytes of a cubin's plan record global: its initial value lies in
+/// the ELF file as it is, from the record's first line to its NUL. The
+/// file's size comes from its header (section headers come last).
+std::string cubinRecord(const char *image) {
+  uint64_t sectionsAt;
+  uint16_t entrySize, entries;
+  memcpy(&sectionsAt, image + 0x28, 8);
+  memcpy(&entrySize, image + 0x3a, 2);
+  memcpy(&entries, image + 0x3c, 2);
+  size_t size = sectionsAt + size_t(entrySize) * entries;
+  static const char first[] = "kiln plan record ";
+  const void *at = memmem(image, size, first, sizeof(first) - 1);
+  if (!at)
+    return std::string();
+  const char *start = static_cast<const char *>(at);
+  const void *nul = memchr(start, 0, image + size - start);
+  return nul ? std::string(start, static_cast<const char *>(nul) + 1) : std::string();
 }
 
 /// Parses the kernels of a PTX image and which parameters are pointers.
@@ -201,10 +242,12 @@ API cuModuleLoadDataEx(void **module, const void *image, unsigned, int *, void *
              "\x7f"
              "ELF",
              4) == 0) {
+    loaded->record = cubinRecord(text);
     ++f.counters["cubins loaded"];
   } else if (strstr(text, ".version")) {
     *loaded = parsePtx(text);
     loaded->ptx = true;
+    loaded->record = ptxRecord(text);
     ++f.counters["ptx loaded"];
   } else {
     delete loaded;
@@ -216,6 +259,11 @@ API cuModuleLoadDataEx(void **module, const void *image, unsigned, int *, void *
 }
 
 API cuModuleUnload(void *module) {
+  {
+    Fake &f = fake();
+    std::lock_guard<std::mutex> lock(f.mutex);
+    f.allocations.erase(uintptr_t(static_cast<Module *>(module)->record.data()));
+  }
   delete static_cast<Module *>(module);
   --fake().counters["modules"];
   return kSuccess;
@@ -295,6 +343,27 @@ API cuMemcpyHtoDAsync_v2(uint64_t to, const void *from, size_t bytes, void *) {
   if (!inDeviceMemory(f, to, bytes))
     return kInvalidValue;
   memcpy(reinterpret_cast<void *>(to), from, bytes);
+  return kSuccess;
+}
+
+API cuModuleGetGlobal_v2(uint64_t *address, size_t *bytes, void *module, const char *name) {
+  Fake &f = fake();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  Module *loaded = static_cast<Module *>(module);
+  if (strcmp(name, "kiln_plan_record") != 0 || loaded->record.empty())
+    return kNotFound;
+  *address = uintptr_t(loaded->record.data());
+  *bytes = loaded->record.size();
+  f.allocations[*address] = *bytes;
+  return kSuccess;
+}
+
+API cuMemcpyDtoH_v2(void *to, uint64_t from, size_t bytes) {
+  Fake &f = fake();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  if (!inDeviceMemory(f, from, bytes))
+    return kInvalidValue;
+  memcpy(to, reinterpret_cast<void *>(from), bytes);
   return kSuccess;
 }
 
