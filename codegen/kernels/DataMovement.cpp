@@ -86,7 +86,6 @@ constexpr size_t kGroupWidth = 32;
 /// tensor that bufferization turns into the result's buffer, with each
 /// input's producer computing straight into its slice; past kGroupWidth
 /// inputs, groups of them concatenated first, then the groups.
-
 struct ConcatToTensor : OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConcatOp op, PatternRewriter &rewriter) const override {

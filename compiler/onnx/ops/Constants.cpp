@@ -27,13 +27,15 @@ LogicalResult emitConstant(NodeContext &ctx, ElementsAttr value) {
 /// or too large to compute with here).
 DenseElementsAttr knownInput(NodeContext &ctx) {
   constexpr int64_t kMaxElements = int64_t(1) << 22;
-  DenseElementsAttr input = ctx.constantTensor(0, "the input");
-  if (input && input.getNumElements() > kMaxElements) {
-    ctx.error() << "the input has " << input.getNumElements() << " elements; kiln computes "
-                << ctx.node().op_type() << " when compiling for up to " << kMaxElements;
+  // Counted before the values are read: a large initializer is a blob,
+  // which reading copies.
+  if (ctx.hasInput(0) && ctx.inputType(0).getNumElements() > kMaxElements) {
+    ctx.error() << "the input has " << ctx.inputType(0).getNumElements()
+                << " elements; kiln computes " << ctx.node().op_type()
+                << " when compiling for up to " << kMaxElements;
     return {};
   }
-  return input;
+  return ctx.constantTensor(0, "the input");
 }
 
 } // namespace
