@@ -73,14 +73,16 @@ struct CodegenOptions {
 
 /// What ptxas (or a code object's metadata) says a GPU kernel uses.
 struct KernelResources {
-  unsigned registers = 0;
-  unsigned sharedBytes = 0; ///< static shared memory
-  unsigned spillBytes = 0;  ///< spill stores and loads
+  unsigned registers = 0;       ///< per thread (AMD: VGPRs per lane)
+  unsigned sharedBytes = 0;     ///< static shared memory (AMD: LDS)
+  unsigned spillBytes = 0;      ///< NVIDIA: spill stores and loads
+  unsigned scalarRegisters = 0; ///< AMD: SGPRs per wave
+  unsigned scratchBytes = 0;    ///< AMD: private memory per lane
 };
 
 /// A piece of code an artifact carries.
 struct CodeObject {
-  enum class Format { HostSharedObject, PTX, Cubin };
+  enum class Format { HostSharedObject, PTX, Cubin, HSACO };
   Format format;
   std::string bytes;
 };

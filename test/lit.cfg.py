@@ -39,3 +39,6 @@ config.substitutions.append(("%cmake", config.cmake_command))
 
 if shutil.which("ptxas", path=config.environment["PATH"]):
     config.available_features.add("ptxas")
+# A tree built with KILN_SANITIZE (tools/sanitize.sh --compiler).
+if config.kiln_sanitize:
+    config.available_features.add("sanitized")

@@ -43,7 +43,7 @@ LAYERS = {
     "codegen/nvptx": ["dialects", "passes", "codegen/Target.h", "codegen/Toolchain.h",
                       "codegen/gpu", "runtime/format"],
     "codegen/amdgpu": ["dialects", "passes", "codegen/Target.h", "codegen/Toolchain.h",
-                       "codegen/gpu"],
+                       "codegen/gpu", "runtime/format"],
     # codegen/Targets.cpp is the one place that lists the targets.
     "codegen": ["dialects", "passes"],
     "compiler/onnx": ["dialects"],

@@ -20,7 +20,7 @@ if [[ ${1:-} == --compiler ]]; then
   echo "sanitize: building kiln with ASan and UBSan"
   tools/sanitized-build.sh asan-compiler
   # The compiler's one-time allocations live until exit, by design.
-  ASAN_OPTIONS=detect_leaks=0 /usr/lib/llvm-22/bin/lit -sv build-asan-compiler/test/lit
+  ASAN_OPTIONS=detect_leaks=0 /usr/lib/llvm-22/bin/lit -sv build-asan-compiler/test
   exit
 fi
 unit=$PWD/build/test/unit

@@ -40,6 +40,16 @@ llvm::FailureOr<std::string>
 linkCodeObject(llvm::StringRef assembly, llvm::StringRef chip,
                llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
+/// Adds to AMDGPU assembly the global the runtime reads
+/// (hipModuleGetGlobal) and compares with the manifest: `record` and a NUL.
+void appendPlanRecord(std::string &assembly, llvm::StringRef record);
+
+/// What each kernel of an HSA code object uses, from its metadata note
+/// (NT_AMDGPU_METADATA): VGPRs, SGPRs, LDS and scratch bytes.
+llvm::FailureOr<llvm::StringMap<KernelResources>>
+readKernelResources(llvm::StringRef codeObject,
+                    llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
 } // namespace kiln
 
 #endif // KILN_CODEGEN_AMDGPU_AMDGPU_H

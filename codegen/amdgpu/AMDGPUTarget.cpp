@@ -20,13 +20,6 @@ public:
   Precision defaultPrecision() const override { return Precision::TF32; }
   Layout defaultLayout() const override { return Layout::NHWC; }
 
-  bool inArtifact(const CodegenOptions &options, std::string &why) const override {
-    why = "--target " + chip().str() +
-          ": AMD code cannot go into an artifact yet (the runtime has no HIP device); "
-          "use --emit hsaco";
-    return false;
-  }
-
   llvm::LogicalResult buildPipeline(mlir::OpPassManager &pm, Stage stage,
                                     const CodegenOptions &options,
                                     llvm::raw_ostream &errors) const override {
@@ -36,9 +29,27 @@ public:
 
   llvm::FailureOr<TargetCode> serialize(mlir::ModuleOp module, const CodegenOptions &options,
                                         mlir::TimingScope &timing) const override {
-    std::string why;
-    inArtifact(options, why);
-    return module.emitError(why);
+    llvm::FailureOr<std::string> assembly = kernelObject(module);
+    if (failed(assembly))
+      return llvm::failure();
+    auto record = module->getAttrOfType<mlir::StringAttr>(kPlanRecordAttr);
+    if (!record)
+      return module.emitError("the plan has no record of what it was compiled for");
+    appendPlanRecord(*assembly, record.getValue());
+    mlir::TimingScope linkTimer = timing.nest("link code object for " + chip().str());
+    auto emitError = [&] { return module.emitError(); };
+    llvm::FailureOr<std::string> object = linkCodeObject(*assembly, chip(), emitError);
+    if (failed(object))
+      return llvm::failure();
+    llvm::FailureOr<llvm::StringMap<KernelResources>> resources =
+        readKernelResources(*object, emitError);
+    if (failed(resources))
+      return llvm::failure();
+    TargetCode code;
+    code.name = chip().str();
+    code.code.push_back({CodeObject::Format::HSACO, std::move(*object)});
+    code.resources = std::move(*resources);
+    return code;
   }
 
   llvm::FailureOr<std::string> emit(mlir::ModuleOp module, llvm::StringRef format,

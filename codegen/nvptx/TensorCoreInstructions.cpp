@@ -71,14 +71,19 @@ SmallVector<Value> KernelBuilder::multiplyWarpgroup(Value tileA, const Staging &
   MLIRContext *context = b.getContext();
   auto format = NVVM::WGMMATypesAttr::get(context, f.wgmmaType);
   auto one = NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one);
-  for (int64_t step = 0; step < kBlockK / f.k; ++step)
+  for (int64_t step = 0; step < kBlockK / f.k; ++step) {
+    // Named, so that A's descriptor comes first whatever order the C++
+    // compiler evaluates arguments in.
+    Value descriptorA = descriptor(tileA, stageA, buffer, step);
+    Value descriptorB = descriptor(tileB, stageB, buffer, step);
     d = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, type, d, descriptor(tileA, stageA, buffer, step),
-        descriptor(tileB, stageB, buffer, step), NVVM::MMAShapeAttr::get(context, tile, tile, f.k),
-        format, format, NVVM::WGMMATypesAttr::get(context, NVVM::WGMMATypes::f32),
+        b, loc, type, d, descriptorA, descriptorB,
+        NVVM::MMAShapeAttr::get(context, tile, tile, f.k), format, format,
+        NVVM::WGMMATypesAttr::get(context, NVVM::WGMMATypes::f32),
         NVVM::WGMMAScaleOutAttr::get(context, NVVM::WGMMAScaleOut::one), one, one,
         NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::row),
         NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::col), NVVM::MMAIntOverflowAttr());
+  }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   SmallVector<Value> result;

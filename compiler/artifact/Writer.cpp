@@ -217,6 +217,8 @@ artifact::CodeKind kindOf(CodeObject::Format format) {
     return artifact::CodeKind::PTX;
   case CodeObject::Format::Cubin:
     return artifact::CodeKind::Cubin;
+  case CodeObject::Format::HSACO:
+    return artifact::CodeKind::HSACO;
   }
   llvm_unreachable("unknown code format");
 }
@@ -251,9 +253,9 @@ buildLaunch(flatbuffers::FlatBufferBuilder &builder, DictionaryAttr launch,
   std::vector<uint32_t> grid = arrayOf<uint32_t>(launch, "grid"),
                         block = arrayOf<uint32_t>(launch, "block");
   KernelResources used = resources.lookup(name);
-  return artifact::CreateLaunchDirect(builder, name.c_str(), &grid, &block,
-                                      launch.getAs<IntegerAttr>("shared").getInt(), &args,
-                                      used.registers, used.sharedBytes, used.spillBytes);
+  return artifact::CreateLaunchDirect(
+      builder, name.c_str(), &grid, &block, launch.getAs<IntegerAttr>("shared").getInt(), &args,
+      used.registers, used.sharedBytes, used.spillBytes, used.scalarRegisters, used.scratchBytes);
 }
 
 } // namespace

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <new>
+#include <string_view>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -332,7 +333,17 @@ kiln_status_t readCode(const artifact::Model *manifest, const uint8_t *data, siz
     end = code->offset() + code->size();
     CodeObject::Kind kind = code->kind() == CodeKind::HostSharedObject ? CodeObject::Kind::Host
                             : code->kind() == CodeKind::PTX            ? CodeObject::Kind::PTX
-                                                                       : CodeObject::Kind::Cubin;
+                            : code->kind() == CodeKind::Cubin          ? CodeObject::Kind::Cubin
+                                                                       : CodeObject::Kind::HSACO;
+    // Each driver takes the code for its own targets: NVIDIA's are sm_*,
+    // AMD's gfx*, and the host's neither.
+    std::string_view target = code->target()->string_view();
+    bool nvidia = target.substr(0, 3) == "sm_", amd = target.substr(0, 3) == "gfx";
+    bool fits = kind == CodeObject::Kind::Host    ? !nvidia && !amd
+                : kind == CodeObject::Kind::HSACO ? amd
+                                                  : nvidia;
+    if (!fits)
+      return corrupt("is of a kind its target cannot run");
     model->code.push_back(
         {kind, code->target()->str(), data + code->offset(), size_t(code->size()), code->plan()});
   }

@@ -60,9 +60,9 @@ struct Plan {
 
 /// A code section of the artifact.
 struct CodeObject {
-  enum class Kind : uint8_t { Host, PTX, Cubin };
+  enum class Kind : uint8_t { Host, PTX, Cubin, HSACO };
   Kind kind;
-  std::string target; ///< x86-64-v3, sm_90, ...
+  std::string target; ///< x86-64-v3, sm_90, gfx942, ...
   const uint8_t *data;
   size_t size;
   uint32_t plan;

@@ -67,6 +67,14 @@ int64_t tensorMapsOf(const artifact::Launch *launch) {
                         [](const artifact::LaunchArg *arg) { return arg->tensor_map(); });
 }
 
+/// Whether plan `plan` runs on AMD GPUs: its launches then report VGPRs,
+/// SGPRs, LDS and scratch.
+bool isAMDPlan(const artifact::Model *manifest, flatbuffers::uoffset_t plan) {
+  return llvm::any_of(*manifest->code(), [&](const artifact::Code *code) {
+    return code->plan() == plan && code->kind() == artifact::CodeKind::HSACO;
+  });
+}
+
 std::string bytes(uint64_t count) {
   std::string text;
   raw_string_ostream os(text);
@@ -112,6 +120,7 @@ json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
     for (const artifact::Code *section : *manifest->code())
       if (section->plan() == p && !llvm::is_contained(targets, section->target()->str()))
         targets.push_back(section->target()->str());
+    bool amd = isAMDPlan(manifest, p);
     if (plan->kernels())
       for (const artifact::Kernel *kernel : *plan->kernels()) {
         json::Object entry{{"kind", text(kernel->kind())},
@@ -129,7 +138,12 @@ json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
           entry["registers"] = int64_t(launch->registers());
           entry["shared_bytes"] =
               int64_t(launch->shared_bytes()) + int64_t(launch->static_shared_bytes());
-          entry["spill_bytes"] = int64_t(launch->spill_bytes());
+          if (amd) {
+            entry["scalar_registers"] = int64_t(launch->scalar_registers());
+            entry["scratch_bytes"] = int64_t(launch->scratch_bytes());
+          } else {
+            entry["spill_bytes"] = int64_t(launch->spill_bytes());
+          }
           entry["tensor_maps"] = tensorMapsOf(launch);
         } else {
           entry["buffer"] = text(kernel->buffer());
@@ -253,8 +267,13 @@ int inspectModel() {
     if (!kernels)
       continue;
     bool gpu = kernels->size() && kernels->Get(0)->launch();
+    bool amd = isAMDPlan(manifest, p);
     os << "  kernels: " << kernels->size() << ", in order\n";
-    if (gpu)
+    if (gpu && amd)
+      os << format("  %5s  %-11s  %-9s  %-6s  %-14s  %-10s  %5s  %5s  %8s  %7s  %s\n", "#", "kind",
+                   "precision", "layout", "grid", "block", "vgprs", "sgprs", "lds", "scratch",
+                   "ONNX node");
+    else if (gpu)
       os << format("  %5s  %-11s  %-9s  %-6s  %-14s  %-10s  %4s  %8s  %6s  %s\n", "#", "kind",
                    "precision", "layout", "grid", "block", "regs", "smem", "spills", "ONNX node");
     else
@@ -277,6 +296,14 @@ int inspectModel() {
           return result;
         };
         uint64_t shared = uint64_t(launch->shared_bytes()) + launch->static_shared_bytes();
+        if (amd) {
+          os << format("  %5u  %-11s  %-9s  %-6s  %-14s  %-10s  %5u  %5u  %8s  %7s  %s\n",
+                       unsigned(i), text(kernel->kind()).c_str(), precision.c_str(), layout.c_str(),
+                       shape(launch->grid()).c_str(), shape(launch->block()).c_str(),
+                       launch->registers(), launch->scalar_registers(), bytes(shared).c_str(),
+                       bytes(launch->scratch_bytes()).c_str(), text(kernel->node()).c_str());
+          continue;
+        }
         os << format("  %5u  %-11s  %-9s  %-6s  %-14s  %-10s  %4u  %8s  %6s  %s\n", unsigned(i),
                      text(kernel->kind()).c_str(), precision.c_str(), layout.c_str(),
                      shape(launch->grid()).c_str(), shape(launch->block()).c_str(),

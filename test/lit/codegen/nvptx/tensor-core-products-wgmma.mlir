@@ -46,11 +46,11 @@
 // 16) from one core matrix to the next along the reduction, and 1024 (64
 // << 32) along the rows. A's: the leading dimension unused (1 << 16), 1024
 // bytes from 8 rows to the next (64 << 32), 128-byte swizzling (1 << 62).
+// CHECK: memref.extract_aligned_pointer_as_index %[[TA]]
+// CHECK: arith.constant 4611686293305360384 : i64
 // CHECK: memref.extract_aligned_pointer_as_index %[[TB]]
 // CHECK: arith.shrui
 // CHECK: arith.constant 274878431232 : i64
-// CHECK: memref.extract_aligned_pointer_as_index %[[TA]]
-// CHECK: arith.constant 4611686293305360384 : i64
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.+}} <m = 64, n = 64, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
