@@ -1,12 +1,10 @@
 #include "runtime/src/cuda/CudaModel.h"
 
-#include "runtime/format/PlanRecord.h"
-#include "runtime/format/format.h"
 #include "runtime/src/Status.h"
-#include "runtime/src/cuda/DriverUtil.h"
 
 #include <cstdlib>
-#include <cstring>
+#include <memory>
+#include <vector>
 
 namespace kiln::cuda {
 
@@ -38,7 +36,7 @@ const CodeObject *chooseCode(const kiln_model_t *model, int major, int minor) {
   const CodeObject *best = nullptr;
   int bestScore = -1;
   for (const CodeObject &code : model->code) {
-    if (code.kind == CodeObject::Kind::Host)
+    if (code.kind != CodeObject::Kind::PTX && code.kind != CodeObject::Kind::Cubin)
       continue;
     auto [arch, specific] = parseArch(code.target);
     if (arch == 0 || arch > device || (specific && arch != device))
@@ -55,68 +53,78 @@ const CodeObject *chooseCode(const kiln_model_t *model, int major, int minor) {
   return best;
 }
 
-/// Compares the record the loaded code holds (a global of the module) with
-/// the manifest's: the launches, their arguments and the buffers' sizes
-/// must be what the code was compiled for.
-kiln_status_t checkRecord(const kiln_model_t &model, const CodeObject &code, const Driver &d,
-                          CUmodule module, int ordinal) {
-  CUdeviceptr address = 0;
-  size_t bytes = 0;
-  if (CUresult status = d.moduleGetGlobal(&address, &bytes, module, KILN_PLAN_RECORD_SYMBOL))
-    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: the %s code has no %s: %s",
-                      code.target.c_str(), KILN_PLAN_RECORD_SYMBOL,
-                      describeError(d, status).c_str());
-  std::string compiled(bytes, '\0');
-  if (CUresult status = d.memcpyDtoH(compiled.data(), address, bytes))
-    return failure(d, status, ordinal, "cannot read the code's plan record");
-  // The global holds the text and its NUL.
-  compiled.resize(strnlen(compiled.data(), compiled.size()));
-  std::string mismatch = format::recordMismatch(manifestRecord(model, code), compiled);
-  if (!mismatch.empty())
-    return makeStatus(KILN_STATUS_DATA_LOSS,
-                      "corrupt artifact: the %s code does not match the manifest: %s",
-                      code.target.c_str(), mismatch.c_str());
-  return nullptr;
+} // namespace
+
+std::string CudaModel::describeError(int status) const {
+  const char *name = nullptr, *text = nullptr;
+  d.getErrorName(status, &name);
+  d.getErrorString(status, &text);
+  return std::string(name ? name : "CUDA error " + std::to_string(status)) + ": " +
+         (text ? text : "no description");
 }
 
-/// Makes the model's state on GPU `ordinal`.
-kiln_status_t makeModel(kiln_model_t *model, const Driver &d, int ordinal,
-                        std::unique_ptr<DeviceModel> &out) {
-  auto state = std::make_unique<CudaModel>();
-  state->d = &d;
-  state->ordinal = ordinal;
+int CudaModel::prepareFunction(gpu::Handle function, const Launch &launch) {
+  // Past 48 KiB a kernel must ask for its dynamic shared memory.
+  if (launch.sharedBytes <= 48 * 1024)
+    return CUDA_SUCCESS;
+  return d.funcSetAttribute(static_cast<CUfunction>(function), kMaxDynamicSharedBytes,
+                            int(launch.sharedBytes));
+}
+
+kiln_status_t CudaModel::tensorMapsUnavailable() const {
+  if (d.tensorMapEncodeTiled)
+    return nullptr;
+  return makeStatus(
+      KILN_STATUS_UNAVAILABLE,
+      "%s: the plan's kernels copy with TMA, and the CUDA driver cannot encode tensor "
+      "maps (cuTensorMapEncodeTiled, CUDA 12 and later)",
+      name.c_str());
+}
+
+int CudaModel::encodeTensorMap(void *map, const LaunchArg &arg, gpu::DevicePtr address) {
+  uint32_t rank = uint32_t(arg.mapDims.size());
+  std::vector<uint32_t> elementStrides(rank, 1);
+  // CU_TENSOR_MAP_SWIZZLE_NONE, _32B, _64B and _128B are 0 to 3.
+  int swizzle = arg.swizzle == 128 ? 3 : arg.swizzle == 64 ? 2 : arg.swizzle == 32 ? 1 : 0;
+  return d.tensorMapEncodeTiled(static_cast<TensorMap *>(map), kTensorMapFloat32, rank,
+                                reinterpret_cast<void *>(address), arg.mapDims.data(),
+                                arg.mapStrides.data(), arg.mapBox.data(), elementStrides.data(),
+                                /*interleave=*/0, swizzle, kTensorMapL2Promotion256,
+                                /*oobFill=*/0);
+}
+
+kiln_status_t CudaModel::load(const kiln_model_t &model) {
   int count = 0;
   if (CUresult status = d.deviceGetCount(&count))
-    return failure(d, status, ordinal, "cannot count the GPUs");
+    return gpu::failure(*this, status, "cannot count the GPUs");
   if (ordinal >= count)
     return makeStatus(KILN_STATUS_UNAVAILABLE,
                       "device 'cuda:%d' is not available: this machine has %d CUDA GPU%s", ordinal,
                       count, count == 1 ? "" : "s");
   int major = 0, minor = 0;
-  char name[128] = "";
-  if (CUresult status = d.deviceGet(&state->device, ordinal))
-    return failure(d, status, ordinal, "cannot open the GPU");
-  d.deviceGetAttribute(&major, kComputeCapabilityMajor, state->device);
-  d.deviceGetAttribute(&minor, kComputeCapabilityMinor, state->device);
-  d.deviceGetName(name, sizeof(name) - 1, state->device);
-  const CodeObject *code = chooseCode(model, major, minor);
+  char gpuName[128] = "";
+  if (CUresult status = d.deviceGet(&device, ordinal))
+    return gpu::failure(*this, status, "cannot open the GPU");
+  d.deviceGetAttribute(&major, kComputeCapabilityMajor, device);
+  d.deviceGetAttribute(&minor, kComputeCapabilityMinor, device);
+  d.deviceGetName(gpuName, sizeof(gpuName) - 1, device);
+  const CodeObject *code = chooseCode(&model, major, minor);
   if (!code)
     return makeStatus(KILN_STATUS_UNAVAILABLE,
                       "cuda:%d (%s) is sm_%d%d, and the artifact has no code it can run (it holds "
                       "code for %s); compile with --target sm_%d%d",
-                      ordinal, name, major, minor, codeTargets(*model).c_str(), major, minor);
-  state->plan = &model->plans[code->plan];
-  state->target = code->target;
-  state->description = "cuda:" + std::to_string(ordinal) + " (" + name + ", sm_" +
-                       std::to_string(major) + std::to_string(minor) + ", " +
-                       (code->kind == CodeObject::Kind::Cubin ? "cubin for " : "PTX for ") +
-                       code->target + ")";
+                      ordinal, gpuName, major, minor, codeTargets(model).c_str(), major, minor);
+  plan = &model.plans[code->plan];
+  target = code->target;
+  description = name + " (" + gpuName + ", sm_" + std::to_string(major) + std::to_string(minor) +
+                ", " + (code->kind == CodeObject::Kind::Cubin ? "cubin for " : "PTX for ") +
+                code->target + ")";
 
-  if (CUresult status = d.primaryCtxRetain(&state->context, state->device)) {
-    state->context = nullptr;
-    return failure(d, status, ordinal, "cannot create a context");
+  if (CUresult status = d.primaryCtxRetain(&context, device)) {
+    context = nullptr;
+    return gpu::failure(*this, status, "cannot create a context");
   }
-  Current current(d, state->context);
+  gpu::Current current(*this);
   if (!current.ok())
     return makeStatus(KILN_STATUS_INTERNAL, "cuda:%d: cannot make its context current", ordinal);
   // PTX must end in a NUL for the driver; the section holds the text only.
@@ -124,57 +132,32 @@ kiln_status_t makeModel(kiln_model_t *model, const Driver &d, int ordinal,
   char log[4096] = "";
   int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferBytes};
   void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof(log)))};
-  if (CUresult status = d.moduleLoadDataEx(&state->module, image.c_str(), 2, options, values)) {
-    state->module = nullptr;
+  if (CUresult status = d.moduleLoadDataEx(reinterpret_cast<CUmodule *>(&module), image.c_str(), 2,
+                                           options, values)) {
+    module = nullptr;
     return makeStatus(KILN_STATUS_UNAVAILABLE,
                       "cuda:%d: the driver cannot load the %s for %s: %s%s%s", ordinal,
                       code->kind == CodeObject::Kind::Cubin ? "cubin" : "PTX", code->target.c_str(),
-                      describeError(d, status).c_str(), log[0] ? ": " : "", log);
+                      describeError(status).c_str(), log[0] ? ": " : "", log);
   }
-  if (kiln_status_t status = checkRecord(*model, *code, d, state->module, ordinal))
-    return status;
-  for (const Launch &launch : state->plan->launches) {
-    CUfunction function = nullptr;
-    if (CUresult status = d.moduleGetFunction(&function, state->module, launch.kernel.c_str()))
-      return makeStatus(KILN_STATUS_DATA_LOSS, "cuda:%d: the code has no kernel '%s': %s", ordinal,
-                        launch.kernel.c_str(), describeError(d, status).c_str());
-    if (launch.sharedBytes > 48 * 1024)
-      if (CUresult status =
-              d.funcSetAttribute(function, kMaxDynamicSharedBytes, int(launch.sharedBytes)))
-        return failure(d, status, ordinal, "the GPU cannot give a kernel its shared memory");
-    state->functions.push_back(function);
-  }
-  const Plan &plan = *state->plan;
-  if (plan.weightsSize) {
-    if (CUresult status = d.memAlloc(&state->weights, plan.weightsSize)) {
-      state->weights = 0;
-      return failure(d, status, ordinal, "cannot allocate device memory for the weights");
-    }
-    if (CUresult status = d.memcpyHtoD(state->weights, plan.weights, plan.weightsSize))
-      return failure(d, status, ordinal, "cannot upload the weights");
-  }
-  out = std::move(state);
-  return nullptr;
+  return finishLoading(model, *code);
 }
-
-} // namespace
 
 CudaModel::~CudaModel() {
   if (!context)
     return;
-  {
-    Current current(*d, context);
-    if (weights)
-      d->memFree(weights);
-    if (module)
-      d->moduleUnload(module);
-  }
-  d->primaryCtxRelease(device);
+  release();
+  d.primaryCtxRelease(device);
 }
 
 kiln_status_t openModel(kiln_model_t *model, const Driver &d, int ordinal, CudaModel **out) {
-  auto make = [&](std::unique_ptr<DeviceModel> &made) {
-    return makeModel(model, d, ordinal, made);
+  auto make = [&](std::unique_ptr<DeviceModel> &made) -> kiln_status_t {
+    auto state = std::make_unique<CudaModel>(d, ordinal);
+    state->name = "cuda:" + std::to_string(ordinal);
+    if (kiln_status_t status = state->load(*model))
+      return status;
+    made = std::move(state);
+    return nullptr;
   };
   DeviceModel *state = nullptr;
   kiln_status_t status = deviceModel(*model, "cuda:" + std::to_string(ordinal), make, &state);

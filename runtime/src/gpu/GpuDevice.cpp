@@ -1,0 +1,290 @@
+#include "runtime/src/gpu/GpuDevice.h"
+
+#include "runtime/src/Status.h"
+#include "runtime/src/gpu/LaunchParams.h"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+namespace kiln::gpu {
+
+namespace {
+
+size_t align(size_t value, size_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+class GpuDevice final : public Device {
+public:
+  GpuDevice(GpuModel &state, const kiln_model_t &model) : state(state), model(model) {}
+  ~GpuDevice() override;
+
+  /// Creates the stream and events, allocates the memory, lays out the
+  /// parameters and, with `useGraph`, captures the plan.
+  kiln_status_t setUp(bool useGraph, bool profile);
+
+  const char *describe() const override { return state.description.c_str(); }
+  const char *target() const override { return state.target.c_str(); }
+  unsigned threads() const override { return 0; }
+  kiln_status_t enqueue(const std::vector<const void *> &inputs,
+                        const std::vector<void *> &outputs) override;
+  kiln_status_t wait() override;
+  double kernelMilliseconds() const override { return lastMilliseconds; }
+  size_t kernelProfile(double *milliseconds, size_t count) const override {
+    std::copy_n(profile.begin(), std::min(count, profile.size()), milliseconds);
+    return profile.size();
+  }
+
+private:
+  kiln_status_t launchAll();
+  kiln_status_t buildParams(DevicePtr maps);
+  kiln_status_t captureGraph();
+
+  GpuModel &state;
+  const kiln_model_t &model;
+  Handle stream = nullptr;
+  /// The arena, then each input, then each output, then the tensor maps:
+  /// one allocation.
+  DevicePtr memory = 0;
+  DeviceBuffers buffers;
+  /// Pinned host memory the copies go through, inputs then outputs.
+  uint8_t *staging = nullptr;
+  std::vector<size_t> inputStaging, outputStaging;
+  LaunchParams params;
+  Handle graph = nullptr;
+  /// Recorded around the plan's kernels, for the device time of a run.
+  Handle started = nullptr, finished = nullptr;
+  double lastMilliseconds = 0;
+  /// When profiling: recorded before each kernel, and each kernel's time
+  /// in the last run.
+  std::vector<Handle> marks;
+  std::vector<double> profile;
+  /// Where the queued run's outputs go when it is waited for.
+  std::vector<void *> pending;
+  bool queued = false;
+  /// A failed kernel leaves the GPU's context unusable: every later run
+  /// fails.
+  std::string broken;
+};
+
+GpuDevice::~GpuDevice() {
+  Current current(state);
+  if (stream)
+    state.streamSynchronize(stream);
+  if (graph)
+    state.graphExecDestroy(graph);
+  if (started)
+    state.eventDestroy(started);
+  if (finished)
+    state.eventDestroy(finished);
+  for (Handle mark : marks)
+    state.eventDestroy(mark);
+  if (stream)
+    state.streamDestroy(stream);
+  if (memory)
+    state.free(memory);
+  if (staging)
+    state.hostFree(staging);
+}
+
+kiln_status_t GpuDevice::launchAll() {
+  const Plan &plan = *state.plan;
+  for (size_t i = 0; i < plan.launches.size(); ++i) {
+    if (!marks.empty())
+      if (int status = state.eventRecord(marks[i], stream))
+        return failure(state, status, "cannot record an event");
+    if (int status =
+            state.launch(state.functions[i], plan.launches[i], stream, params.pointers[i].data()))
+      return failure(state, status,
+                     "cannot launch kernel " + std::to_string(i) + " (" + plan.launches[i].kernel +
+                         ")");
+  }
+  return nullptr;
+}
+
+/// Lays out every launch's parameters (LaunchParams.h); each tensor map is
+/// encoded now that its buffer's address is known, and uploaded, in the
+/// order of the arguments, to `maps`.
+kiln_status_t GpuDevice::buildParams(DevicePtr maps) {
+  const Plan &plan = *state.plan;
+  struct alignas(GpuModel::kTensorMapAlignment) Map {
+    uint8_t bytes[GpuModel::kTensorMapBytes];
+  };
+  std::vector<Map> encoded;
+  auto tensorMap = [&](size_t launch, const LaunchArg &arg, uint64_t &address) -> kiln_status_t {
+    if (int status = state.encodeTensorMap(&encoded.emplace_back(), arg,
+                                           addressOf(buffers, arg) + arg.offset * 4))
+      return failure(state, status,
+                     "cannot encode a tensor map for kernel " + std::to_string(launch) + " (" +
+                         plan.launches[launch].kernel + ")");
+    address = maps + (encoded.size() - 1) * sizeof(Map);
+    return nullptr;
+  };
+  if (kiln_status_t status = layOutParams(plan, buffers, tensorMap, params))
+    return status;
+  if (!encoded.empty())
+    if (int status = state.copyToDevice(maps, encoded.data(), encoded.size() * sizeof(Map)))
+      return failure(state, status, "cannot upload the tensor maps");
+  return nullptr;
+}
+
+/// The plan never changes: captured once, replayed every run.
+kiln_status_t GpuDevice::captureGraph() {
+  if (int status = state.beginCapture(stream))
+    return failure(state, status, "cannot capture the plan as a graph");
+  kiln_status_t launched = launchAll();
+  Handle captured = nullptr;
+  int ended = state.endCapture(stream, &captured);
+  if (launched) {
+    if (captured)
+      state.graphDestroy(captured);
+    return launched;
+  }
+  if (ended)
+    return failure(state, ended, "cannot capture the plan as a graph");
+  int instantiated = state.graphInstantiate(&graph, captured);
+  state.graphDestroy(captured);
+  if (instantiated) {
+    graph = nullptr;
+    return failure(state, instantiated, "cannot instantiate the plan's graph");
+  }
+  return nullptr;
+}
+
+kiln_status_t GpuDevice::setUp(bool useGraph, bool profile) {
+  const Plan &plan = *state.plan;
+  Current current(state);
+  if (!current.ok())
+    return makeStatus(KILN_STATUS_INTERNAL, "%s: cannot make the GPU current", state.name.c_str());
+  if (int status = state.streamCreate(&stream)) {
+    stream = nullptr;
+    return failure(state, status, "cannot create a stream");
+  }
+  std::vector<Handle *> events = {&started, &finished};
+  if (profile) {
+    marks.resize(plan.launches.size());
+    for (Handle &mark : marks)
+      events.push_back(&mark);
+  }
+  for (Handle *event : events)
+    if (int status = state.eventCreate(event)) {
+      *event = nullptr;
+      return failure(state, status, "cannot create an event");
+    }
+  // One allocation: the arena, then the inputs and outputs, 256-byte aligned.
+  size_t bytes = align(plan.arenaBytes, 256);
+  std::vector<size_t> inputOffsets, outputOffsets;
+  size_t stagingBytes = 0;
+  for (const TensorInfo &input : model.inputs) {
+    inputOffsets.push_back(bytes);
+    bytes = align(bytes + input.byteSize, 256);
+    inputStaging.push_back(stagingBytes);
+    stagingBytes = align(stagingBytes + input.byteSize, 64);
+  }
+  for (const TensorInfo &output : model.outputs) {
+    outputOffsets.push_back(bytes);
+    bytes = align(bytes + output.byteSize, 256);
+    outputStaging.push_back(stagingBytes);
+    stagingBytes = align(stagingBytes + output.byteSize, 64);
+  }
+  size_t mapsOffset = align(bytes, GpuModel::kTensorMapAlignment);
+  if (size_t maps = countTensorMaps(plan)) {
+    if (kiln_status_t status = state.tensorMapsUnavailable())
+      return status;
+    bytes = mapsOffset + maps * GpuModel::kTensorMapBytes;
+  }
+  if (int status = state.malloc(&memory, bytes ? bytes : 1)) {
+    memory = 0;
+    return failure(state, status,
+                   "cannot allocate the session's " + std::to_string(bytes) +
+                       " bytes of device memory (activations, inputs and outputs)");
+  }
+  void *pinned = nullptr;
+  if (int status = state.hostMalloc(&pinned, stagingBytes ? stagingBytes : 1))
+    return failure(state, status, "cannot allocate pinned host memory for the copies");
+  staging = static_cast<uint8_t *>(pinned);
+  buffers.arena = memory;
+  buffers.weights = state.weights;
+  for (size_t offset : inputOffsets)
+    buffers.inputs.push_back(memory + offset);
+  for (size_t offset : outputOffsets)
+    buffers.outputs.push_back(memory + offset);
+  if (kiln_status_t status = buildParams(memory + mapsOffset))
+    return status;
+  return useGraph ? captureGraph() : nullptr;
+}
+
+kiln_status_t GpuDevice::wait() {
+  if (!queued)
+    return nullptr;
+  queued = false;
+  Current current(state);
+  if (int status = state.streamSynchronize(stream)) {
+    broken = "a kernel failed: " + state.describeError(status) +
+             "; the GPU context cannot recover, so this session cannot run again";
+    return makeStatus(KILN_STATUS_INTERNAL, "%s: %s", state.name.c_str(), broken.c_str());
+  }
+  for (size_t i = 0; i < model.outputs.size(); ++i)
+    memcpy(pending[i], staging + outputStaging[i], model.outputs[i].byteSize);
+  float milliseconds = 0;
+  if (int status = state.eventElapsed(&milliseconds, started, finished))
+    return failure(state, status, "cannot time the run");
+  lastMilliseconds = milliseconds;
+  profile.clear();
+  for (size_t i = 0; i < marks.size(); ++i) {
+    Handle end = i + 1 < marks.size() ? marks[i + 1] : finished;
+    if (int status = state.eventElapsed(&milliseconds, marks[i], end))
+      return failure(state, status, "cannot time a kernel");
+    profile.push_back(milliseconds);
+  }
+  return nullptr;
+}
+
+kiln_status_t GpuDevice::enqueue(const std::vector<const void *> &inputs,
+                                 const std::vector<void *> &outputs) {
+  if (kiln_status_t status = wait())
+    return status;
+  if (!broken.empty())
+    return makeStatus(KILN_STATUS_INTERNAL, "%s: %s", state.name.c_str(), broken.c_str());
+  Current current(state);
+  for (size_t i = 0; i < model.inputs.size(); ++i) {
+    uint8_t *staged = staging + inputStaging[i];
+    memcpy(staged, inputs[i], model.inputs[i].byteSize);
+    if (int status =
+            state.copyToDeviceAsync(buffers.inputs[i], staged, model.inputs[i].byteSize, stream))
+      return failure(state, status, "cannot copy an input to the GPU");
+  }
+  if (int status = state.eventRecord(started, stream))
+    return failure(state, status, "cannot record an event");
+  if (graph) {
+    if (int status = state.graphLaunch(graph, stream))
+      return failure(state, status, "cannot launch the plan's graph");
+  } else if (kiln_status_t status = launchAll()) {
+    return status;
+  }
+  if (int status = state.eventRecord(finished, stream))
+    return failure(state, status, "cannot record an event");
+  for (size_t i = 0; i < model.outputs.size(); ++i)
+    if (int status = state.copyToHostAsync(staging + outputStaging[i], buffers.outputs[i],
+                                           model.outputs[i].byteSize, stream))
+      return failure(state, status, "cannot copy an output from the GPU");
+  pending = outputs;
+  queued = true;
+  return nullptr;
+}
+
+} // namespace
+
+kiln_status_t openGpuDevice(GpuModel &state, const kiln_model_t &model,
+                            const DeviceOptions &options, std::unique_ptr<Device> &out) {
+  auto device = std::unique_ptr<GpuDevice>(new (std::nothrow) GpuDevice(state, model));
+  if (!device)
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  if (kiln_status_t status = device->setUp(options.useGraph && !options.profile, options.profile))
+    return status;
+  out = std::move(device);
+  return nullptr;
+}
+
+} // namespace kiln::gpu
