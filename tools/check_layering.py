@@ -29,6 +29,8 @@ LAYERS = {
                          "runtime/src/Model.h", "runtime/src/Status.h"],
     "runtime/src/cuda": ["runtime/format", "kiln/runtime.h", "runtime/src/Device.h",
                          "runtime/src/Model.h", "runtime/src/Status.h", "runtime/src/gpu"],
+    "runtime/src/hip": ["runtime/format", "kiln/runtime.h", "runtime/src/Device.h",
+                        "runtime/src/Model.h", "runtime/src/Status.h", "runtime/src/gpu"],
     "runtime/src/gpu": ["runtime/format", "kiln/runtime.h", "runtime/src/Device.h",
                         "runtime/src/Model.h", "runtime/src/Status.h"],
     "dialects": [],

@@ -24,16 +24,20 @@ if [[ ${1:-} == --compiler ]]; then
   exit
 fi
 unit=$PWD/build/test/unit
-if [[ ! -f $unit/conv_relu.kiln || ! -f $unit/cuda/cuda.kiln ]]; then
+if [[ ! -f $unit/conv_relu.kiln || ! -f $unit/cuda/cuda.kiln || ! -f $unit/hip/hip.kiln ]]; then
   echo "tools/sanitize.sh: run the tests in build/ first: they make the artifacts" >&2
   exit 1
 fi
-export KILN_TEST_ARTIFACT=$unit/conv_relu.kiln KILN_TEST_ARTIFACTS=$unit/cuda
+export KILN_TEST_ARTIFACT=$unit/conv_relu.kiln
 
 echo "sanitize: building the runtime, its tests and the fuzzers with ASan and UBSan"
 tools/sanitized-build.sh asan
 build-asan/bin/kiln-runtime-tests
-LD_LIBRARY_PATH=$PWD/build-asan/test/unit/runtime/fake-cuda build-asan/bin/kiln-cuda-tests
+KILN_TEST_ARTIFACTS=$unit/cuda LD_LIBRARY_PATH=$PWD/build-asan/test/unit/runtime/fake-cuda \
+  build-asan/bin/kiln-cuda-tests
+KILN_TEST_ARTIFACTS=$unit/hip LD_LIBRARY_PATH=$PWD/build-asan/test/unit/runtime/fake-hip \
+  build-asan/bin/kiln-hip-tests "~[real]"
+KILN_TEST_ARTIFACTS=$unit/hip build-asan/bin/kiln-hip-tests "[real]"
 for target in artifact sealed-artifact npy calibration onnx; do
   tools/fuzz.sh "$target" "${FUZZ_SECONDS:-45}"
 done

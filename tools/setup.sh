@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what kiln's build and tests need on Debian 12 (bookworm): LLVM and
 # MLIR 22, lld, clang 22 with its sanitizer and libFuzzer runtimes, AMD's
-# device libraries, protobuf, ONNX and FlatBuffers headers, OpenSSL's
+# device libraries and HIP runtime (for the no-GPU test of the HIP device),
+# protobuf, ONNX and FlatBuffers headers, OpenSSL's
 # libcrypto and its command line, Catch2, CMake and Ninja from Debian's
 # packages, and onnx and numpy from PyPI (test models, onnxruntime for
 # reference outputs). Safe to run again: it installs only what is
@@ -12,7 +13,7 @@ packages=(
   cmake ninja-build g++ python3 pkg-config
   llvm-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22
   clang-22 libclang-rt-22-dev
-  rocm-device-libs
+  rocm-device-libs libamdhip64-5
   libonnx-dev libprotobuf-dev protobuf-compiler
   libflatbuffers-dev flatbuffers-compiler libssl-dev openssl
   catch2 libonnx-testdata

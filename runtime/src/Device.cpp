@@ -5,6 +5,7 @@
 
 #include "runtime/src/Status.h"
 #include "runtime/src/cuda/CudaDevice.h"
+#include "runtime/src/hip/HipDevice.h"
 #include "runtime/src/host/HostDevice.h"
 
 #include <cstring>
@@ -15,7 +16,10 @@ kiln_status_t kiln::openDevice(kiln_model_t *model, const char *name, const Devi
     return host::openDevice(model, options, out);
   if (strncmp(name, "cuda", 4) == 0 && (name[4] == '\0' || name[4] == ':'))
     return cuda::openDevice(model, name, options, out);
+  if (strncmp(name, "hip", 3) == 0 && (name[3] == '\0' || name[3] == ':'))
+    return hip::openDevice(model, name, options, out);
   return makeStatus(KILN_STATUS_UNAVAILABLE,
-                    "device '%s' is not available: this runtime runs models on 'host' and 'cuda:N'",
+                    "device '%s' is not available: this runtime runs models on 'host', 'cuda:N' "
+                    "and 'hip:N'",
                     name);
 }

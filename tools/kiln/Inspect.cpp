@@ -41,7 +41,7 @@ cl::opt<unsigned> warmup("warmup", cl::desc("Runs before timing"), cl::init(3),
                          cl::sub(benchCommand));
 cl::opt<unsigned> iterations("iterations", cl::desc("Timed runs"), cl::init(20),
                              cl::sub(benchCommand));
-cl::opt<std::string> benchDevice("device", cl::desc("Where to run: host or cuda:N"),
+cl::opt<std::string> benchDevice("device", cl::desc("Where to run: host, cuda:N or hip:N"),
                                  cl::init("host"), cl::sub(benchCommand));
 cl::opt<bool>
     benchNoCudaGraph("no-cuda-graph",

@@ -26,7 +26,7 @@ cl::list<std::string> inputs("input", cl::desc("An input: NAME=FILE.npy (repeata
                              cl::value_desc("name=file"), cl::sub(runCommand));
 cl::opt<std::string> outputDir("output-dir", cl::desc("Where to write OUTPUT_NAME.npy files"),
                                cl::value_desc("dir"), cl::init("."), cl::sub(runCommand));
-cl::opt<std::string> device("device", cl::desc("Where to run: host or cuda:N"), cl::init("host"),
+cl::opt<std::string> device("device", cl::desc("Where to run: host, cuda:N or hip:N"), cl::init("host"),
                             cl::sub(runCommand));
 cl::opt<bool>
     noCudaGraph("no-cuda-graph",

@@ -160,7 +160,8 @@ KILN_API uint64_t kiln_model_arena_bytes(const kiln_model_t *model);
 typedef struct kiln_session_s kiln_session_t;
 
 /* On a GPU, launch the plan kernel by kernel instead of replaying it as one
- * graph (a CUDA graph on cuda:N). No effect on the host. */
+ * graph (a CUDA graph on cuda:N, a HIP graph on hip:N). No effect on the
+ * host. */
 #define KILN_SESSION_NO_GRAPH 1u
 /* Its older name, kept so existing callers still build. */
 #define KILN_SESSION_NO_CUDA_GRAPH KILN_SESSION_NO_GRAPH
@@ -174,8 +175,8 @@ typedef struct kiln_session_s kiln_session_t;
 
 typedef struct kiln_session_options_t {
   uint32_t api_version; /* KILN_API_VERSION */
-  /* "host" (the default when NULL), or "cuda:N" (the Nth NVIDIA GPU;
-   * "cuda" is cuda:0). */
+  /* "host" (the default when NULL), "cuda:N" (the Nth NVIDIA GPU; "cuda"
+   * is cuda:0) or "hip:N" (the Nth AMD GPU; "hip" is hip:0). */
   const char *device;
   /* Since API version 2: the threads a host run uses, the calling thread
    * among them; 0 (the default) means one per CPU this process may run on. */
@@ -195,6 +196,10 @@ typedef struct kiln_session_options_t {
  * piece, and captures the plan once as a CUDA graph that every run replays
  * (unless KILN_SESSION_NO_GRAPH).
  *
+ * On "hip:N" the HIP runtime (libamdhip64.so, .so.6 or .so.5) is opened on
+ * first use, the code object for the GPU's architecture (gfx90a, gfx942,
+ * ...) is loaded, and the rest is as on "cuda:N", with a HIP graph.
+ *
  * Errors: INVALID_ARGUMENT, UNAVAILABLE (an unknown device, one this runtime
  * or machine cannot use: no driver, no such GPU, no code in the artifact
  * for its architecture; or a model loaded without its code),
@@ -206,8 +211,9 @@ KILN_API kiln_status_t kiln_session_create(kiln_model_t *model,
 KILN_API void kiln_session_destroy(kiln_session_t *session);
 /* The threads the session's host runs use (the calling thread among them). */
 KILN_API uint32_t kiln_session_threads(const kiln_session_t *session);
-/* What the session runs on: "host (x86-64-v4)", or "cuda:0 (NVIDIA H200,
- * sm_90, cubin for sm_90)". Valid while the session lives. */
+/* What the session runs on: "host (x86-64-v4)", "cuda:0 (NVIDIA H200,
+ * sm_90, cubin for sm_90)" or "hip:0 (AMD Instinct MI300X, gfx942, code
+ * object for gfx942)". Valid while the session lives. */
 KILN_API const char *kiln_session_device(const kiln_session_t *session);
 /* Since API version 4: the target whose code the session runs, as `kiln
  * inspect` names its plan: "x86-64-v3" on the host, "sm_90a" on an H100

@@ -20,8 +20,10 @@ kiln_status_t openDevice(kiln_model_t *model, const char *name, const DeviceOpti
   if (!loaded.error.empty())
     return makeStatus(KILN_STATUS_UNAVAILABLE, "device 'cuda:%d' is not available: %s",
                       int(ordinal), loaded.error.c_str());
-  CudaModel *state = nullptr;
-  if (kiln_status_t status = openModel(model, loaded.driver, int(ordinal), &state))
+  auto create = [&] { return std::make_unique<CudaModel>(loaded.driver, int(ordinal)); };
+  gpu::GpuModel *state = nullptr;
+  if (kiln_status_t status =
+          gpu::openGpuModel(*model, "cuda:" + std::to_string(ordinal), create, &state))
     return status;
   return gpu::openGpuDevice(*state, *model, options, out);
 }

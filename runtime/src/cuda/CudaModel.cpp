@@ -150,19 +150,4 @@ CudaModel::~CudaModel() {
   d.primaryCtxRelease(device);
 }
 
-kiln_status_t openModel(kiln_model_t *model, const Driver &d, int ordinal, CudaModel **out) {
-  auto make = [&](std::unique_ptr<DeviceModel> &made) -> kiln_status_t {
-    auto state = std::make_unique<CudaModel>(d, ordinal);
-    state->name = "cuda:" + std::to_string(ordinal);
-    if (kiln_status_t status = state->load(*model))
-      return status;
-    made = std::move(state);
-    return nullptr;
-  };
-  DeviceModel *state = nullptr;
-  kiln_status_t status = deviceModel(*model, "cuda:" + std::to_string(ordinal), make, &state);
-  *out = static_cast<CudaModel *>(state);
-  return status;
-}
-
 } // namespace kiln::cuda

@@ -18,7 +18,7 @@ public:
 
   /// Loads the model's code for the GPU's architecture (a cubin built for
   /// it, else PTX for the driver to compile) and uploads the plan's weights.
-  kiln_status_t load(const kiln_model_t &model);
+  kiln_status_t load(const kiln_model_t &model) override;
 
   std::string describeError(int status) const override;
   bool outOfMemory(int status) const override { return status == CUDA_ERROR_OUT_OF_MEMORY; }
@@ -110,9 +110,6 @@ private:
   CUdevice device = 0;
   CUcontext context = nullptr;
 };
-
-/// The model's state on GPU `ordinal`, made by the first session there.
-kiln_status_t openModel(kiln_model_t *model, const Driver &d, int ordinal, CudaModel **out);
 
 } // namespace kiln::cuda
 

@@ -1,7 +1,8 @@
 #include "runtime/src/cuda/DynamicSymbols.h"
 
+#include "runtime/src/gpu/Symbols.h"
+
 #include <dlfcn.h>
-#include <type_traits>
 
 const kiln::cuda::Loaded &kiln::cuda::loadDriver() {
   static const Loaded loaded = [] {
@@ -14,15 +15,7 @@ const kiln::cuda::Loaded &kiln::cuda::loadDriver() {
       return result;
     }
     Driver &d = result.driver;
-    bool complete = true;
-    auto resolve = [&](auto &function, const char *name) {
-      function =
-          reinterpret_cast<std::remove_reference_t<decltype(function)>>(dlsym(library, name));
-      if (!function && complete) {
-        complete = false;
-        result.error = std::string("the CUDA driver lacks ") + name + "; it is too old for kiln";
-      }
-    };
+    gpu::Symbols resolve(library);
     resolve(d.init, "cuInit");
     resolve(d.getErrorName, "cuGetErrorName");
     resolve(d.getErrorString, "cuGetErrorString");
@@ -63,8 +56,11 @@ const kiln::cuda::Loaded &kiln::cuda::loadDriver() {
     resolve(d.eventElapsedTime, "cuEventElapsedTime");
     d.tensorMapEncodeTiled = reinterpret_cast<decltype(d.tensorMapEncodeTiled)>(
         dlsym(library, "cuTensorMapEncodeTiled"));
-    if (!complete)
+    if (!resolve.missing.empty()) {
+      result.error =
+          std::string("the CUDA driver lacks ") + resolve.missing + "; it is too old for kiln";
       return result;
+    }
     if (CUresult status = d.init(0); status != CUDA_SUCCESS) {
       const char *text = nullptr;
       d.getErrorString(status, &text);

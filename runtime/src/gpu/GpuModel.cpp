@@ -14,6 +14,23 @@ kiln_status_t failure(const GpuModel &gpu, int status, const std::string &what) 
                     gpu.describeError(status).c_str());
 }
 
+kiln_status_t openGpuModel(kiln_model_t &model, const std::string &name,
+                           const std::function<std::unique_ptr<GpuModel>()> &create,
+                           GpuModel **out) {
+  auto make = [&](std::unique_ptr<DeviceModel> &made) -> kiln_status_t {
+    std::unique_ptr<GpuModel> state = create();
+    state->name = name;
+    if (kiln_status_t status = state->load(model))
+      return status;
+    made = std::move(state);
+    return nullptr;
+  };
+  DeviceModel *state = nullptr;
+  kiln_status_t status = deviceModel(model, name, make, &state);
+  *out = static_cast<GpuModel *>(state);
+  return status;
+}
+
 kiln_status_t GpuModel::finishLoading(const kiln_model_t &model, const CodeObject &code) {
   // The record the loaded code holds (a global of the module) must be the
   // manifest's: the launches, their arguments and the buffers' sizes are
@@ -55,6 +72,8 @@ kiln_status_t GpuModel::finishLoading(const kiln_model_t &model, const CodeObjec
 }
 
 void GpuModel::release() {
+  if (!weights && !module)
+    return;
   Current current(*this);
   if (weights)
     free(weights);

@@ -8,6 +8,8 @@
 
 #include "runtime/src/Model.h"
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,10 @@ public:
   Handle module = nullptr;
   DevicePtr weights = 0;
   std::vector<Handle> functions; ///< one per launch of the plan
+
+  /// Finds the GPU, chooses the model's code for it, loads the code and
+  /// uploads the plan's weights (through `finishLoading`).
+  virtual kiln_status_t load(const kiln_model_t &model) = 0;
 
   /// The driver's name and description of `status`.
   virtual std::string describeError(int status) const = 0;
@@ -92,6 +98,12 @@ protected:
   /// vendors' models' destructors call first.
   void release();
 };
+
+/// The model's state on the GPU `name` ("cuda:0"): made with `create`
+/// and loaded by the first session there, shared by those after it.
+kiln_status_t openGpuModel(kiln_model_t &model, const std::string &name,
+                           const std::function<std::unique_ptr<GpuModel>()> &create,
+                           GpuModel **out);
 
 /// A status for a failed driver call: "NAME: what: the driver's error";
 /// out of memory is RESOURCE_EXHAUSTED, anything else INTERNAL.

@@ -8,83 +8,17 @@
 // sm_80,sm_90 as PTX only, and a batched MatMul for sm_90a as PTX (tma.kiln),
 // into $KILN_TEST_ARTIFACTS.
 
-#include "kiln/runtime.h"
-
 #include "ArtifactBytes.h"
-#include "runtime/format/artifact_generated.h"
+#include "GpuTest.h"
 
-#include <catch2/catch.hpp>
-
-#include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
-#include <string>
-#include <vector>
 
 namespace {
 
-std::string artifact(const char *name) {
-  const char *dir = std::getenv("KILN_TEST_ARTIFACTS");
-  REQUIRE(dir);
-  return std::string(dir) + "/" + name;
-}
-
-/// The fake driver's controls, from the same library the runtime opens.
-struct Fake {
-  void (*set)(const char *, long);
-  long (*get)(const char *);
-  Fake() {
-    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    REQUIRE(library);
-    set = reinterpret_cast<void (*)(const char *, long)>(dlsym(library, "kiln_fake_cuda_set"));
-    get = reinterpret_cast<long (*)(const char *)>(dlsym(library, "kiln_fake_cuda_get"));
-    REQUIRE(set);
-    REQUIRE(get);
-    set("reset", 1);
-    set("devices", 1);
-    set("cc", 90);
-    set("memory", 1L << 40);
-    set("fail kernels", 0);
-    set("fail tensor maps", 0);
-  }
+/// The fake CUDA driver (FakeCuda.cpp): one sm_90 GPU.
+struct Fake : FakeDriver {
+  Fake() : FakeDriver("libcuda.so.1", "kiln_fake_cuda") {}
 };
-
-kiln_status_code_t codeOf(kiln_status_t status, std::string *message = nullptr) {
-  kiln_status_code_t code = kiln_status_code(status);
-  if (message)
-    *message = kiln_status_message(status);
-  kiln_status_free(status);
-  return code;
-}
-
-kiln_model_t *load(const char *name) {
-  kiln_model_t *model = nullptr;
-  REQUIRE(codeOf(kiln_model_load_file(artifact(name).c_str(), nullptr, &model)) == KILN_STATUS_OK);
-  return model;
-}
-
-kiln_status_code_t open(kiln_model_t *model, const char *device, kiln_session_t **session,
-                        std::string *message = nullptr, uint32_t flags = 0) {
-  kiln_session_options_t options = {KILN_API_VERSION, device, 0, flags};
-  *session = nullptr;
-  return codeOf(kiln_session_create(model, &options, session), message);
-}
-
-const int64_t kInputShape[] = {1, 3, 32, 32};
-constexpr size_t kInputBytes = 1 * 3 * 32 * 32 * 4, kOutputBytes = 1 * 16 * 32 * 32 * 4;
-
-/// Runs once; the fake runs no kernels, so the outputs come back as the
-/// zeros the device memory started as.
-kiln_status_code_t runOnce(kiln_session_t *session, std::string *message = nullptr) {
-  std::vector<float> input(kInputBytes / 4, 1.0f), output(kOutputBytes / 4, -1.0f);
-  kiln_tensor_t in = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
-  const int64_t outputShape[] = {1, 16, 32, 32};
-  kiln_tensor_t out = {"output", KILN_DTYPE_F32, 4, outputShape, output.data(), kOutputBytes};
-  kiln_status_code_t code = codeOf(kiln_session_run(session, &in, 1, &out, 1), message);
-  if (code == KILN_STATUS_OK)
-    CHECK(output == std::vector<float>(kOutputBytes / 4, 0.0f));
-  return code;
-}
 
 } // namespace
 
@@ -219,26 +153,7 @@ TEST_CASE("a profiled session times each kernel", "[cuda]") {
 TEST_CASE("an asynchronous run finishes at the wait", "[cuda]") {
   Fake fake;
   kiln_model_t *model = load("cuda.kiln");
-  kiln_session_t *session;
-  REQUIRE(open(model, "cuda:0", &session) == KILN_STATUS_OK);
-  std::vector<float> input(kInputBytes / 4, 1.0f);
-  kiln_tensor_t in = {"input", KILN_DTYPE_F32, 4, kInputShape, input.data(), kInputBytes};
-  kiln_tensor_t out = {"output"};
-  REQUIRE(codeOf(kiln_session_run_async(session, &in, 1, &out, 1)) == KILN_STATUS_OK);
-  long syncs = fake.get("syncs");
-  // The session's own output buffer is described at once.
-  REQUIRE(out.data);
-  CHECK(out.byte_size == kOutputBytes);
-  std::memset(out.data, 0xff, kOutputBytes);
-  CHECK(codeOf(kiln_session_wait(session)) == KILN_STATUS_OK);
-  CHECK(fake.get("syncs") == syncs + 1);
-  CHECK(std::vector<float>(static_cast<float *>(out.data),
-                           static_cast<float *>(out.data) + kOutputBytes / 4) ==
-        std::vector<float>(kOutputBytes / 4, 0.0f));
-  // Waiting again has nothing to wait for.
-  CHECK(codeOf(kiln_session_wait(session)) == KILN_STATUS_OK);
-  CHECK(fake.get("syncs") == syncs + 1);
-  kiln_session_destroy(session);
+  checkAsyncRun(model, "cuda:0", fake);
   kiln_model_release(model);
 }
 
@@ -313,23 +228,7 @@ TEST_CASE("a launch its code was not compiled for is refused", "[cuda][verify]")
        {std::pair<const char *, std::string>{"cuda.kiln", "sm_90a"}, {"cuda_ptx.kiln", "sm_90"}}) {
     Fake fake;
     std::string bytes = readBytes(artifact(name));
-    kiln_file_header_t header;
-    std::memcpy(&header, bytes.data(), sizeof(header));
-    const auto *manifest = kiln::artifact::GetModel(bytes.data() + header.manifest_offset);
-    const kiln::artifact::Launch *launch = nullptr;
-    for (const kiln::artifact::Code *code : *manifest->code())
-      if (code->target()->str() == target)
-        for (const kiln::artifact::Kernel *kernel :
-             *manifest->plans()->Get(code->plan())->kernels())
-          if (!launch && kernel->launch())
-            launch = kernel->launch();
-    REQUIRE(launch);
-    size_t at = reinterpret_cast<const char *>(launch->grid()->data()) - bytes.data();
-    uint32_t blocks;
-    std::memcpy(&blocks, bytes.data() + at, 4);
-    ++blocks;
-    std::memcpy(bytes.data() + at, &blocks, 4);
-    reseal(bytes);
+    uint32_t blocks = addBlock(bytes, target);
     kiln_model_t *model = nullptr;
     REQUIRE(codeOf(kiln_model_load_memory(bytes.data(), bytes.size(), nullptr, &model)) ==
             KILN_STATUS_OK);
