@@ -37,8 +37,9 @@ enum class TensorCores {
 /// What a chip has that code generation asks about.
 struct TargetFeatures {
   TensorCores tensorCores = TensorCores::None;
-  /// Lanes of a warp (or wavefront) that row statistics may split a row
-  /// across; 0 where rows take no warp (the host, and AMD for now).
+  /// Lanes of a warp (NVIDIA, 32) or wavefront (AMD, 64) that row
+  /// statistics may split a row across; 0 where rows take no warp (the
+  /// host).
   unsigned warpWidth = 0;
 
   /// Whether products can read fp8 on the chip's matrix instructions.

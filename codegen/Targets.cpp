@@ -9,6 +9,7 @@
 #include "codegen/Target.h"
 
 #include "codegen/amdgpu/AMDGPU.h"
+#include "codegen/amdgpu/Passes.h"
 #include "codegen/gpu/Passes.h"
 #include "codegen/host/Host.h"
 #include "codegen/host/Passes.h"
@@ -95,6 +96,7 @@ void registerTargetPasses() {
   registerKilnGpuPasses();
   registerKilnHostPasses();
   registerKilnNVPTXPasses();
+  registerKilnAMDGPUPasses();
 }
 
 } // namespace kiln

@@ -1,6 +1,7 @@
 //===- AMDGPUTarget.cpp - AMD GPUs as a kiln target -----------------------===//
 
 #include "codegen/amdgpu/AMDGPU.h"
+#include "codegen/amdgpu/Passes.h"
 #include "codegen/gpu/GpuCodegen.h"
 
 namespace kiln {
@@ -14,16 +15,37 @@ public:
   explicit AMDGPUTarget(std::string chip) : Target(std::move(chip)) {}
 
   llvm::StringRef family() const override { return kAMDGPUFamily; }
-  // Products and row statistics run as plain loops: no MFMA kernels and no
-  // wave-per-row reductions yet.
-  TargetFeatures features() const override { return {}; }
+  // On CDNA chips products run on MFMA (kiln-matrix-core-products), and
+  // row statistics take a wavefront of 64 a row. Other chips (RDNA's, which
+  // run wave32 and have no MFMA) keep plain loops.
+  TargetFeatures features() const override {
+    TargetFeatures features;
+    if (matrixCores())
+      features.warpWidth = 64;
+    return features;
+  }
+
+  /// gfx90a (MI200) and CDNA3 on (gfx940, gfx941, gfx942, gfx950): MFMA
+  /// for fp32, fp16 and bf16 with four bf16 a lane (gfx908's bf16 MFMA
+  /// takes two, and is left out).
+  bool matrixCores() const {
+    return llvm::is_contained({"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"}, chip());
+  }
   Precision defaultPrecision() const override { return Precision::TF32; }
   Layout defaultLayout() const override { return Layout::NHWC; }
 
   llvm::LogicalResult buildPipeline(mlir::OpPassManager &pm, Stage stage,
                                     const CodegenOptions &options,
                                     llvm::raw_ostream &errors) const override {
-    buildGpuKernelPipeline(pm, features(), [](mlir::OpPassManager &) {});
+    auto productKernels = [&](mlir::OpPassManager &functions) {
+      if (!matrixCores())
+        return;
+      MatrixCoreProductsOptions products;
+      // xf32 is CDNA3's (gfx940 to gfx942): gfx950 dropped it.
+      products.xf32 = llvm::is_contained({"gfx940", "gfx941", "gfx942"}, chip());
+      functions.addPass(createMatrixCoreProducts(products));
+    };
+    buildGpuKernelPipeline(pm, features(), productKernels);
     return stage == Stage::Object ? buildAMDGPUPipeline(pm, chip(), errors) : llvm::success();
   }
 

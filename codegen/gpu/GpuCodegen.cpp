@@ -25,8 +25,8 @@ void buildGpuKernelPipeline(mlir::OpPassManager &pm, const TargetFeatures &featu
   pm.addPass(createBufferize());
   mlir::OpPassManager &functions = pm.nest<mlir::func::FuncOp>();
   productKernels(functions);
-  if (features.warpWidth == 32)
-    functions.addPass(createWarpRowReductions());
+  if (features.warpWidth)
+    functions.addPass(createWarpRowReductions({int64_t(features.warpWidth)}));
   functions.addPass(createSharedTransposes());
   pm.addPass(createPlanMemory());
   pm.addNestedPass<mlir::func::FuncOp>(createDropEmptyBuffers());

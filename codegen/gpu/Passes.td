@@ -8,12 +8,13 @@ include "mlir/Pass/PassBase.td"
 def WarpRowReductions : Pass<"kiln-warp-row-reductions", "mlir::func::FuncOp"> {
   let summary = "Computes each row's statistics (Softmax, LayerNorm) with a warp per row";
   let description = [{
-    Runs on buffers before `kiln-plan-memory`, for NVIDIA GPUs. Each
-    all-parallel generic whose body loops over a row (of at least 32
-    elements) to reduce it, as the kernel generators write Softmax's and
-    LayerNormalization's statistics, becomes a `gpu.launch` of 8 warps a
-    block, a warp per row: the lanes split each loop (lane i takes elements
-    i, i + 32, ...), then combine their partial results with `gpu.shuffle`
+    Runs on buffers before `kiln-plan-memory`, for GPUs whose warps
+    (NVIDIA, 32 lanes) or wavefronts (AMD, 64: `warp-width=64`) shuffle.
+    Each all-parallel generic whose body loops over a row (of at least a
+    warp's elements) to reduce it, as the kernel generators write Softmax's
+    and LayerNormalization's statistics, becomes a `gpu.launch` of 256
+    threads a block, a warp per row: the lanes split each loop (lane i
+    takes elements i, i + 32, ...), then combine their partial results with `gpu.shuffle`
     xor butterflies (addf, also for an fma into the sum; maximumf;
     minimumf), so every lane has the row's total for what follows; lane 0
     stores. The launch carries `kiln.kernel = "reduce"`.
@@ -31,6 +32,10 @@ def WarpRowReductions : Pass<"kiln-warp-row-reductions", "mlir::func::FuncOp"> {
     becomes a launch of 96 blocks of 256 threads whose loop runs from the
     lane by 32, followed by five shuffles and maximumf.
   }];
+  let options = [
+    Option<"warpWidth", "warp-width", "int64_t", "32",
+           "Lanes of a warp or wavefront: 32 (NVIDIA) or 64 (AMD)">
+  ];
   let dependentDialects = [
     "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
     "mlir::memref::MemRefDialect"

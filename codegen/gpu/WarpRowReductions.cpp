@@ -4,9 +4,9 @@
 // sum, LayerNormalization's mean and deviation) as an all-parallel generic
 // whose body loops over the row, once per statistic. On a GPU that is one
 // thread per row walking it alone. Here each such generic becomes a launch
-// with a warp per row: the 32 lanes take every 32nd element of each loop,
-// then combine their partial results with butterfly shuffles, so that every
-// lane holds the row's total for what follows (the variance's loop needs
+// with a warp (NVIDIA, 32 lanes) or wavefront (AMD, 64) per row: the lanes
+// take every 32nd (64th) element of each loop, then combine their partial results with butterfly
+// shuffles, so that every lane holds the row's total for what follows (the variance's loop needs
 // the mean); lane 0 stores the results.
 //
 // A loop qualifies when it runs from 0 by 1 and each value it carries is
@@ -34,7 +34,8 @@ namespace {
 
 using namespace mlir;
 
-constexpr int64_t kWarp = 32, kWarpsPerBlock = 8;
+/// A block's threads: 8 warps of 32, or 4 wavefronts of 64.
+constexpr int64_t kBlockThreads = 256;
 
 enum class Combiner { Add, Max, Min };
 
@@ -58,11 +59,11 @@ std::optional<Combiner> combinerOf(scf::ForOp loop, unsigned i) {
 
 /// Whether `loop` runs over a row from 0 by 1, at least a warp's worth,
 /// carrying only values it combines.
-bool isRowLoop(scf::ForOp loop) {
+bool isRowLoop(scf::ForOp loop, int64_t warp) {
   std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
   std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
   std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  if (lower != 0 || step != 1 || !upper || *upper < kWarp || loop.getNumRegionIterArgs() == 0)
+  if (lower != 0 || step != 1 || !upper || *upper < warp || loop.getNumRegionIterArgs() == 0)
     return false;
   for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i)
     if (!combinerOf(loop, i))
@@ -72,7 +73,7 @@ bool isRowLoop(scf::ForOp loop) {
 
 /// A generic of row statistics: all parallel, on buffers, outputs by
 /// identity and unread, and a body whose loops are all row loops.
-bool isRowStatistics(linalg::GenericOp op) {
+bool isRowStatistics(linalg::GenericOp op, int64_t warp) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() != op.getNumParallelLoops() ||
       llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
     return false;
@@ -87,7 +88,7 @@ bool isRowStatistics(linalg::GenericOp op) {
   bool loops = false;
   for (Operation &inner : op.getRegion().front().without_terminator()) {
     auto loop = dyn_cast<scf::ForOp>(inner);
-    if (loop && !isRowLoop(loop))
+    if (loop && !isRowLoop(loop, warp))
       return false;
     if (!loop && inner.getNumRegions() != 0)
       return false;
@@ -97,12 +98,13 @@ bool isRowStatistics(linalg::GenericOp op) {
 }
 
 struct Builder : IndexArithmetic {
-  using IndexArithmetic::IndexArithmetic;
+  Builder(OpBuilder &b, Location loc, int64_t warp) : IndexArithmetic(b, loc), warp(warp) {}
+  int64_t warp;
 
   /// `value` combined across the warp's lanes: every lane gets the total.
   Value acrossWarp(Value value, Combiner combiner) {
-    Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), kWarp);
-    for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
+    Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), warp);
+    for (int64_t offset = warp / 2; offset > 0; offset /= 2) {
       Value distance = arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
       Value other = gpu::ShuffleOp::create(b, loc, value, distance, width, gpu::ShuffleMode::XOR)
                         .getShuffleResult();
@@ -130,7 +132,7 @@ struct Builder : IndexArithmetic {
       mapping.map(op.getMatchingBlockArgument(input),
                   memref::LoadOp::create(b, loc, input->get(),
                                          indicesAt(b, loc, op.getMatchingIndexingMap(input), at)));
-    Value warp = constant(kWarp);
+    Value lanes = constant(warp);
     for (Operation &inner : block.without_terminator()) {
       if (auto position = dyn_cast<linalg::IndexOp>(inner)) {
         mapping.map(position.getResult(), at[position.getDim()]);
@@ -140,9 +142,9 @@ struct Builder : IndexArithmetic {
       auto loop = dyn_cast<scf::ForOp>(copy);
       if (!loop)
         continue;
-      // Each lane takes every 32nd element, from its own.
+      // Each lane takes every 32nd (64th) element, from its own.
       loop.getLowerBoundMutable().assign(lane);
-      loop.getStepMutable().assign(warp);
+      loop.getStepMutable().assign(lanes);
       auto original = cast<scf::ForOp>(inner);
       for (unsigned i = 0; i < loop.getNumResults(); ++i)
         mapping.map(original.getResult(i), acrossWarp(loop.getResult(i), *combinerOf(original, i)));
@@ -155,29 +157,31 @@ struct Builder : IndexArithmetic {
 };
 
 struct WarpRowReductions : impl::WarpRowReductionsBase<WarpRowReductions> {
+  using WarpRowReductionsBase::WarpRowReductionsBase;
+
   void runOnOperation() override {
+    int64_t warp = warpWidth, warpsPerBlock = kBlockThreads / warp;
     SmallVector<linalg::GenericOp> ops;
     for (auto op : getOperation().getOps<linalg::GenericOp>())
-      if (isRowStatistics(op))
+      if (isRowStatistics(op, warp))
         ops.push_back(op);
     for (linalg::GenericOp op : ops) {
       Location loc = op.getLoc();
       OpBuilder b(op);
-      Builder build(b, loc);
+      Builder build(b, loc, warp);
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       int64_t rows = 1;
       for (int64_t extent : ranges)
         rows *= extent;
       Value one = build.constant(1);
       auto launch =
-          gpu::LaunchOp::create(b, loc, build.constant(llvm::divideCeil(rows, kWarpsPerBlock)), one,
-                                one, build.constant(kWarp * kWarpsPerBlock), one, one);
+          gpu::LaunchOp::create(b, loc, build.constant(llvm::divideCeil(rows, warpsPerBlock)), one,
+                                one, build.constant(kBlockThreads), one, one);
       launch->setAttr(kKernelAttr, b.getStringAttr("reduce"));
       b.setInsertionPointToStart(&launch.getBody().front());
       Value tid = launch.getThreadIds().x;
-      Value lane = build.rem(tid, kWarp);
-      Value row =
-          build.add(build.mul(launch.getBlockIds().x, kWarpsPerBlock), build.div(tid, kWarp));
+      Value lane = build.rem(tid, warp);
+      Value row = build.add(build.mul(launch.getBlockIds().x, warpsPerBlock), build.div(tid, warp));
       // The row is the same on all of a warp's lanes, so the shuffles
       // inside run on full warps.
       Value inside = build.lessThan(row, rows);

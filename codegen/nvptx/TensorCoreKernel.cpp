@@ -5,8 +5,6 @@
 #include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/IRMapping.h"
 
 namespace kiln::nvptx {
 
@@ -58,7 +56,7 @@ void KernelBuilder::build(gpu::LaunchOp launch) {
   for (int64_t i = 0; i < tilesM; ++i)
     for (int64_t j = 0; j < tilesN; ++j)
       for (int64_t r = 0; r < 4; ++r)
-        init.push_back(scaled(loadC(i, j, r), 1.0f / scale));
+        init.push_back(scaled(loadMmaC(i, j, r), 1.0f / scale));
 
   // A pipeline of `stages` stages: while the warps multiply one, the
   // next ones are on their way (cp.async, or loads and stores for
@@ -114,47 +112,8 @@ void KernelBuilder::build(gpu::LaunchOp launch) {
   for (int64_t i = 0; i < tilesM; ++i)
     for (int64_t j = 0; j < tilesN; ++j)
       for (int64_t r = 0; r < 4; ++r)
-        storeC(i, j, r, scaled(loop.getResult((i * tilesN + j) * 4 + r), scale));
+        storeMmaC(i, j, r, scaled(loop.getResult((i * tilesN + j) * 4 + r), scale));
   gpu::TerminatorOp::create(b, loc);
-}
-
-Value KernelBuilder::scaled(Value value, float scale) {
-  if (scale == 1.0f)
-    return value;
-  Value factor = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(scale));
-  return arith::MulFOp::create(b, loc, value, factor);
-}
-
-SmallVector<std::pair<unsigned, Value>> KernelBuilder::decompose(Value flat,
-                                                                 ArrayRef<unsigned> loops) {
-  SmallVector<int64_t> extents;
-  for (unsigned loop : loops)
-    extents.push_back(p.ranges[loop]);
-  SmallVector<std::pair<unsigned, Value>> indices;
-  for (auto [loop, index] : llvm::zip(loops, delinearize(b, loc, flat, extents)))
-    indices.push_back({loop, index});
-  return indices;
-}
-
-KernelBuilder::Position KernelBuilder::position(Value flat, ArrayRef<unsigned> loops, int64_t total,
-                                                std::optional<int64_t> last) {
-  Value valid = lessThan(flat, total);
-  Value clamped = arith::MinUIOp::create(b, loc, flat, constant(last.value_or(total - 1)));
-  return {decompose(clamped, loops), valid};
-}
-
-SmallVector<Value> KernelBuilder::indicesOf(AffineMap map,
-                                            ArrayRef<std::pair<unsigned, Value>> known) {
-  SmallVector<Value> indices;
-  for (AffineExpr result : map.getResults()) {
-    Value index = constant(0);
-    if (auto dim = dyn_cast<AffineDimExpr>(result))
-      for (auto [loop, value] : known)
-        if (loop == dim.getPosition())
-          index = value;
-    indices.push_back(index);
-  }
-  return indices;
 }
 
 std::pair<const KernelBuilder::Position &, const KernelBuilder::Position &>
@@ -162,89 +121,14 @@ KernelBuilder::placeOfC(int64_t i, int64_t j, int64_t r) {
   return {rows[i * 2 + r / 2], colsC[j * 2 + r % 2]};
 }
 
-SmallVector<Value> KernelBuilder::indicesOfC(const Position &row, const Position &col) {
-  SmallVector<std::pair<unsigned, Value>> known(batchIndex);
-  known.append(row.dims);
-  known.append(col.dims);
-  return indicesOf(p.mapC, known);
-}
-
-Value KernelBuilder::loadC(int64_t i, int64_t j, int64_t r) {
+Value KernelBuilder::loadMmaC(int64_t i, int64_t j, int64_t r) {
   auto [row, col] = placeOfC(i, j, r);
-  return read(p.c, indicesOfC(row, col));
+  return loadC(row, col);
 }
 
-void KernelBuilder::storeC(int64_t i, int64_t j, int64_t r, Value value) {
+void KernelBuilder::storeMmaC(int64_t i, int64_t j, int64_t r, Value value) {
   auto [row, col] = placeOfC(i, j, r);
-  auto inside = scf::IfOp::create(b, loc, both(row.valid, col.valid), /*withElse=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(inside.thenBlock());
-  SmallVector<Value> at = indicesOfC(row, col);
-  linalg::GenericOp epilogue = fusion.epilogue;
-  if (!epilogue) {
-    memref::StoreOp::create(b, loc, value, p.c, at);
-    return;
-  }
-  SmallVector<Value> inAlloc = reshapes.toAlloc(p.c, at);
-  // The epilogue reads C (each time by identity) and writes its output by
-  // identity: its loop indices are C's, through each one's reshapes.
-  SmallVector<Value> loops;
-  llvm::DenseMap<unsigned, Value> known;
-  for (OpOperand *input : epilogue.getDpsInputOperands())
-    if (rootOf(input->get()) == rootOf(p.c)) {
-      if (loops.empty())
-        loops = reshapes.fromAlloc(input->get(), inAlloc);
-      known[input->getOperandNumber()] = value;
-    }
-  memref::StoreOp::create(b, loc, compute(epilogue, loops, known), epilogue.getDpsInits()[0],
-                          loops);
-}
-
-Value KernelBuilder::read(Value buffer, ValueRange indices) {
-  memref::AllocOp alloc = reshapedAlloc(buffer);
-  Operation *writer = alloc ? fusion.writers.lookup(alloc.getResult()) : nullptr;
-  if (!writer)
-    return memref::LoadOp::create(b, loc, buffer, indices);
-  if (auto fill = dyn_cast<linalg::FillOp>(writer))
-    return fill.getInputs()[0];
-  if (auto transpose = dyn_cast<linalg::TransposeOp>(writer)) {
-    // Output dimension d is input dimension perm[d].
-    SmallVector<Value> inAlloc = reshapes.toAlloc(buffer, indices);
-    SmallVector<Value> at(inAlloc.size());
-    for (auto [d, from] : llvm::enumerate(transpose.getPermutation()))
-      at[from] = inAlloc[d];
-    return read(transpose.getInput(), at);
-  }
-  return compute(cast<linalg::GenericOp>(writer), reshapes.toAlloc(buffer, indices),
-                 llvm::DenseMap<unsigned, Value>());
-}
-
-Value KernelBuilder::compute(linalg::GenericOp op, ValueRange loops,
-                             const llvm::DenseMap<unsigned, Value> &known) {
-  Block &body = op.getRegion().front();
-  IRMapping mapping;
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    unsigned number = input->getOperandNumber();
-    BlockArgument argument = body.getArgument(number);
-    if (Value value = known.lookup(number))
-      mapping.map(argument, value);
-    else if (!argument.use_empty())
-      mapping.map(argument,
-                  read(input->get(), indicesAt(b, loc, op.getMatchingIndexingMap(input), loops)));
-  }
-  for (Operation &inner : body.without_terminator()) {
-    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-      mapping.map(index.getResult(), loops[index.getDim()]);
-    } else if (auto load = dyn_cast<memref::LoadOp>(inner)) {
-      SmallVector<Value> at;
-      for (Value index : load.getIndices())
-        at.push_back(mapping.lookupOrDefault(index));
-      mapping.map(load.getResult(), read(load.getMemRef(), at));
-    } else {
-      b.clone(inner, mapping);
-    }
-  }
-  return mapping.lookupOrDefault(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+  storeC(row, col, value);
 }
 
 } // namespace kiln::nvptx

@@ -12,9 +12,8 @@
 #ifndef KILN_CODEGEN_NVPTX_TENSORCOREKERNEL_H
 #define KILN_CODEGEN_NVPTX_TENSORCOREKERNEL_H
 
-#include "codegen/nvptx/ProductFusion.h"
+#include "codegen/gpu/ProductKernel.h"
 #include "dialects/kiln/Precision.h"
-#include "passes/Buffers.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -23,6 +22,7 @@
 namespace kiln::nvptx {
 
 using namespace mlir;
+using namespace products;
 
 /// A block is 4 warps (one warpgroup) computing a square tile of C, as
 /// large as A's and B's tiles in shared memory: 64x64 (each warp 32x32,
@@ -91,112 +91,23 @@ struct TmaOperand {
   TmaView view;
 };
 
-/// Each index of `view` (an allocation seen through reshapes) at `indices`
-/// as the allocation's, or the other way round (`fromAlloc`).
-class Reshapes {
-public:
-  Reshapes(OpBuilder &b, Location loc) : b(b), loc(loc) {}
-
-  SmallVector<Value> toAlloc(Value view, ValueRange indices) {
-    SmallVector<Value> at(indices);
-    while (Operation *reshape = view.getDefiningOp()) {
-      if (!isReshape(reshape))
-        break;
-      at = step(reshape, at, /*towardsSource=*/true);
-      view = reshape->getOperand(0);
-    }
-    return at;
-  }
-
-  SmallVector<Value> fromAlloc(Value view, ValueRange indices) {
-    SmallVector<Operation *> chain;
-    for (Value at = view; Operation *reshape = at.getDefiningOp(); at = reshape->getOperand(0)) {
-      if (!isReshape(reshape))
-        break;
-      chain.push_back(reshape);
-    }
-    SmallVector<Value> at(indices);
-    for (Operation *reshape : llvm::reverse(chain))
-      at = step(reshape, at, /*towardsSource=*/false);
-    return at;
-  }
-
-private:
-  /// Through one reshape: its groups of the expanded side's dimensions
-  /// flatten into one index of the collapsed side.
-  SmallVector<Value> step(Operation *reshape, ArrayRef<Value> at, bool towardsSource) {
-    bool collapse = isa<memref::CollapseShapeOp>(reshape);
-    auto expandedType = cast<MemRefType>(collapse ? reshape->getOperand(0).getType()
-                                                  : reshape->getResult(0).getType());
-    SmallVector<ReassociationIndices> groups =
-        collapse ? cast<memref::CollapseShapeOp>(reshape).getReassociationIndices()
-                 : cast<memref::ExpandShapeOp>(reshape).getReassociationIndices();
-    // Towards the source of a collapse, or away from that of an expand,
-    // the indices split; otherwise they join.
-    bool split = towardsSource == collapse;
-    SmallVector<Value> result;
-    for (auto [g, group] : llvm::enumerate(groups)) {
-      if (split) {
-        SmallVector<int64_t> extents;
-        for (int64_t dim : group)
-          extents.push_back(expandedType.getDimSize(dim));
-        llvm::append_range(result, delinearize(b, loc, at[g], extents));
-      } else {
-        Value flat = constant(0);
-        for (int64_t dim : group) {
-          flat = arith::MulIOp::create(b, loc, flat, constant(expandedType.getDimSize(dim)));
-          flat = arith::AddIOp::create(b, loc, flat, at[dim]);
-        }
-        result.push_back(flat);
-      }
-    }
-    return result;
-  }
-
-  Value constant(int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); }
-
-  OpBuilder &b;
-  Location loc;
-};
-
 /// Builds the kernel body; `b` is inside the launch.
-class KernelBuilder : IndexArithmetic {
+class KernelBuilder : ProductKernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc, const Product &product, const Format &format,
                 const Fusion &fusion, bool wgmma, int64_t tile, std::optional<TmaOperand> tmaA,
                 std::optional<TmaOperand> tmaB)
-      : IndexArithmetic(b, loc), p(product), f(format), fusion(fusion), wgmma(wgmma), tile(tile),
-        tmaA(tmaA), tmaB(tmaB), reshapes(b, loc), tilesM(wgmma ? 1 : tile / 2 / 16),
+      : ProductKernelBuilder(b, loc, product, fusion), f(format), wgmma(wgmma), tile(tile),
+        tmaA(tmaA), tmaB(tmaB), tilesM(wgmma ? 1 : tile / 2 / 16),
         tilesN(wgmma ? tile / 8 : tile / 2 / 8),
         stages(tile == kSmallTile ? kSmallTileStages : kStages) {}
 
   void build(gpu::LaunchOp launch);
 
 private:
-  /// A flattened index along some loops: each loop's index (clamped to the
-  /// last, so every load is in bounds) and whether it is inside.
-  struct Position {
-    SmallVector<std::pair<unsigned, Value>> dims;
-    Value valid;
-  };
-
-  Value scaled(Value value, float scale);
-
   /// mma.sync.m16n8k32 on E4M3 operands, which nvvm.mma.sync does not take:
   /// the PTX itself (sm_89 and later).
   Value mmaFP8(Type resultType, ArrayRef<Value> a, ArrayRef<Value> bFragment, ValueRange c);
-
-  /// Splits `flat` (in [0, total)) into the indices of `loops`, innermost
-  /// fastest.
-  SmallVector<std::pair<unsigned, Value>> decompose(Value flat, ArrayRef<unsigned> loops);
-
-  /// Clamped to `total - 1`, or to `last` when given (the start of the
-  /// last aligned run).
-  Position position(Value flat, ArrayRef<unsigned> loops, int64_t total,
-                    std::optional<int64_t> last = std::nullopt);
-
-  /// The indices `map` reads at these loop indices (0 for every other loop).
-  SmallVector<Value> indicesOf(AffineMap map, ArrayRef<std::pair<unsigned, Value>> known);
 
   /// How a thread stages its part of a tile x kBlockK tile of A (or B,
   /// the columns for rows): 4 runs of 4 neighbours, along the operand's
@@ -347,34 +258,19 @@ private:
   /// 2t + r % 2.
   std::pair<const Position &, const Position &> placeOfC(int64_t i, int64_t j, int64_t r);
 
-  SmallVector<Value> indicesOfC(const Position &row, const Position &col);
+  /// C's initial element `r` of mma tile (i, j).
+  Value loadMmaC(int64_t i, int64_t j, int64_t r);
 
-  /// C's initial element (at clamped indices outside it: never stored).
-  Value loadC(int64_t i, int64_t j, int64_t r);
+  /// Stores C's element `r` of mma tile (i, j).
+  void storeMmaC(int64_t i, int64_t j, int64_t r, Value value);
 
-  /// Stores C's element, or the epilogue's on it, within bounds.
-  void storeC(int64_t i, int64_t j, int64_t r, Value value);
-
-  /// The element of `buffer` at `indices`: loaded, or computed as its
-  /// fused writer computes it.
-  Value read(Value buffer, ValueRange indices);
-
-  /// What `op`'s body yields at loop indices `loops`, its inputs read there
-  /// but for those `known` gives.
-  Value compute(linalg::GenericOp op, ValueRange loops,
-                const llvm::DenseMap<unsigned, Value> &known);
-
-  const Product &p;
   const Format &f;
-  const Fusion &fusion;
   bool wgmma;
   int64_t tile; ///< a block's tile of C is tile x tile
   std::optional<TmaOperand> tmaA, tmaB;
-  Value barriers; ///< one mbarrier per stage, when an operand comes through TMA
-  Reshapes reshapes;
+  Value barriers;         ///< one mbarrier per stage, when an operand comes through TMA
   int64_t tilesM, tilesN; ///< a warp's mma tiles of 16x8 along its rows and columns
   int64_t stages;         ///< of the pipeline, each a tile x kBlockK of A and of B
-  SmallVector<std::pair<unsigned, Value>> batchIndex;
   SmallVector<Position> rows, colsC;
   Value warpRow, warpCol; ///< the warp's first row and column in the block's tile
   SmallVector<nvgpu::DeviceAsyncCopyOp> copies; ///< issued since the last commit

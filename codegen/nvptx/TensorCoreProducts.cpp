@@ -88,15 +88,7 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
     for (auto &[product, format] : products) {
       int64_t tile = tileFor(product);
       Fusion fusion = fuse(product);
-      SmallVector<Operation *> joined = {product.op};
-      if (fusion.epilogue)
-        joined.push_back(fusion.epilogue);
-      for (auto [alloc, writer] : fusion.writers)
-        joined.push_back(writer);
-      SmallVector<Location> locations;
-      for (Operation *op : joined)
-        locations.push_back(op->getLoc());
-      Location loc = FusedLoc::get(&getContext(), locations);
+      Location loc = fusedLocation(product, fusion);
 
       OpBuilder b(fusion.anchor);
       // wgmma's tf32 operands that are copied as they are come through TMA.
@@ -123,31 +115,11 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
         tmaA = tma(product.a, product.mapA, product.rows);
         tmaB = tma(product.b, product.mapB, product.cols);
       }
-      auto size = [&](int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); };
-      Value one = size(1);
-      // Rows on x, which allows the most blocks.
-      auto launch = gpu::LaunchOp::create(b, loc, size(llvm::divideCeil(product.numRows, tile)),
-                                          size(llvm::divideCeil(product.numCols, tile)),
-                                          size(product.numBatch), size(kThreads), one, one);
-      launch->setAttr(kKernelAttr, b.getStringAttr("matmul"));
-      launch->setAttr(kFlopsAttr, b.getI64IntegerAttr(contractionFlops(product.op)));
-      for (StringRef name : {kPrecisionAttr, kLayoutAttr})
-        if (Attribute value = product.op->getAttr(name))
-          launch->setAttr(name, value);
+      auto launch = createProductLaunch(b, loc, product, tile, kThreads);
       b.setInsertionPointToStart(&launch.getBody().front());
       KernelBuilder(b, loc, product, format, fusion, wgmma, tile, tmaA, tmaB).build(launch);
 
-      // What the launch computes instead of reading is stored no more.
-      SmallVector<Value> dead;
-      if (fusion.epilogue)
-        dead.push_back(rootOf(product.c));
-      for (auto [alloc, writer] : fusion.writers)
-        if (!llvm::is_contained(dead, alloc))
-          dead.push_back(alloc);
-      for (Operation *op : joined)
-        op->erase();
-      for (Value buffer : dead)
-        eraseIfDead(buffer);
+      eraseFused(product, fusion);
     }
   }
 };

@@ -2,7 +2,7 @@
 """The GPU check: runs what tools/gpu/prepare.py made on a GPU, checks every
 result, then times kiln against cuBLAS through PyTorch.
 
-    tools/gpu/check.py [--bundle gpu-check/part1] [--device cuda:0] [--no-bench]
+    tools/gpu/check.py [--bundle gpu-check/part1] [--device cuda:0|hip:0] [--no-bench]
 
 Run once per part (part1: the kernels, MobileNetV2 and BERT; part2:
 ResNet-50), each in one call of the GPU machine.
@@ -28,7 +28,12 @@ Correctness:
     onnxruntime's fp32 result, at tf32's tolerance (1e-2 of the largest
     value).
 
-Speed (needs PyTorch with CUDA): each NxN GEMM's kiln run against
+On an AMD GPU (a bundle prepared with --target gfx942, run with --device
+hip:0) the same checks run on MFMA kernels, and PyTorch's ROCm build (which
+names AMD GPUs cuda:N) stands in for CUDA's: rocBLAS and hipBLASLt for
+cuBLAS. That path has not run on AMD hardware yet.
+
+Speed (needs PyTorch with CUDA or ROCm): each NxN GEMM's kiln run against
 torch.matmul (cuBLAS; TF32 allowed for tf32, bf16 operands for bf16) and
 torch._scaled_mm for fp8, in TFLOP/s, after warm-up, both timed by CUDA
 events around the kernels (kiln_session_kernel_milliseconds); kiln's whole
@@ -341,11 +346,24 @@ def check_models(runtime, bundle, models, device, report, bench):
     return ok
 
 
+def on_gpu(device):
+    """Whether kiln's `device` is a GPU: cuda:N or hip:N."""
+    return device.startswith(("cuda", "hip"))
+
+
+def torch_device(device):
+    """PyTorch's name for kiln's `device`: its CUDA and ROCm builds both call
+    the GPUs cuda:N."""
+    if not on_gpu(device):
+        return "cpu"
+    return "cuda" + device[device.index(":"):] if ":" in device else "cuda"
+
+
 def slowest_kernels(runtime, path, device, inputs, entry, batch, count=5):
     """Report lines for the `count` slowest kernels of the model's plan,
     from a profiled session's runs (none on the host, which has no kernels
     to time)."""
-    if not device.startswith("cuda"):
+    if not on_gpu(device):
         return []
     session = runtime.load(path).session(device, graph=False, profile=True)
     if session.target != entry["target"]:
@@ -373,7 +391,7 @@ def slowest_kernels(runtime, path, device, inputs, entry, batch, count=5):
 
 def time_pytorch(name, onnx_path, inputs, device):
     """Seconds per run of the model in PyTorch eager and torch.compile (one
-    static shape, as kiln's) on kiln's `device` (cuda:N, or the CPU),
+    static shape, as kiln's) on kiln's `device` (its GPU, or the CPU),
     TF32 allowed as in kiln's default."""
     import torch
 
@@ -381,7 +399,7 @@ def time_pytorch(name, onnx_path, inputs, device):
 
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
-    net, feed = module(torch, name, onnx_path, device if device.startswith("cuda") else "cpu")
+    net, feed = module(torch, name, onnx_path, torch_device(device))
     args = feed(inputs)
     with torch.no_grad():
         eager = time_torch(torch, lambda: net(*args))
@@ -401,7 +419,7 @@ def main():
     manifest = json.load(open(os.path.join(args.bundle, "manifest.json")))
     runtime = Runtime(os.path.join(args.bundle, "libkiln_runtime.so"))
     report = [f"GPU check on {args.device}, code for {manifest['target']}"]
-    cuda = args.device.startswith("cuda")
+    gpu = on_gpu(args.device)
     models = manifest.get("models", [])
     # The first part holds the kernels' checks, and each part some models.
     steps = []
@@ -418,12 +436,12 @@ def main():
                           lambda variant=variant: check_precision(
                               runtime, args.bundle, manifest["precision"], variant,
                               args.device, report)))
-    if not args.no_bench and cuda and "gemm" in manifest:
+    if not args.no_bench and gpu and "gemm" in manifest:
         steps.append(("GEMMs", lambda: bench_gemm(runtime, args.bundle, manifest["gemm"],
                                                   args.device, report)))
-    if models and (cuda or manifest["target"] == "host"):
+    if models and (gpu or manifest["target"] == "host"):
         steps.append(("models", lambda: check_models(runtime, args.bundle, models, args.device,
-                                                     report, cuda and not args.no_bench)))
+                                                     report, gpu and not args.no_bench)))
     elif models:
         report.append(f"- models: their artifacts hold code for {manifest['target']} only")
     # A step that breaks is reported, and the others still run: the GPU

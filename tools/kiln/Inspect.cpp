@@ -131,6 +131,7 @@ json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
         if (kernel->flops())
           entry["flops"] = int64_t(kernel->flops());
         if (const artifact::Launch *launch = kernel->launch()) {
+          entry["kernel"] = text(launch->kernel());
           entry["grid"] =
               json::Array(ArrayRef<uint32_t>(launch->grid()->data(), launch->grid()->size()));
           entry["block"] =

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-warp-row-reductions))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-warp-row-reductions{warp-width=64}))' | FileCheck %s --check-prefix=WAVE64
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
@@ -25,6 +26,17 @@
 // CHECK-DAG: memref.store %{{.+}}, %[[MEAN]]
 // CHECK-DAG: memref.store %{{.+}}, %[[DEV]]
 // CHECK: kiln.kernel = "reduce"
+// On AMD a wavefront of 64 lanes takes a row, 4 rows a block: each lane
+// takes every 64th element, and six shuffles of width 64 combine them.
+// WAVE64-LABEL: func.func @layer_norm(
+// WAVE64: gpu.launch blocks({{.+}}) in (%{{.+}} = %[[C16:.+]], %{{.+}} = %[[C1:.+]], %{{.+}} = %[[C1]]) threads({{.+}}) in (%{{.+}} = %[[C256:.+]], %{{.+}} = %[[C1]], %{{.+}} = %[[C1]])
+// WAVE64: %[[C64:.+]] = arith.constant 64 : index
+// WAVE64: %[[LANE:.+]] = arith.remui %{{.+}}, %[[C64]] : index
+// WAVE64: scf.for %{{.+}} = %[[LANE]] to %{{.+}} step %{{.+}} iter_args
+// WAVE64: %[[WIDTH:.+]] = arith.constant 64 : i32
+// WAVE64: gpu.shuffle  xor %{{.+}}, %{{.+}}, %[[WIDTH]] : f32
+// WAVE64-COUNT-5: gpu.shuffle  xor
+// WAVE64: arith.divf
 func.func @layer_norm(%x: memref<64x768xf32>, %mean: memref<64x1xf32>, %dev: memref<64x1xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

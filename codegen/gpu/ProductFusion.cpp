@@ -1,15 +1,17 @@
-//===- ProductFusion.cpp - what a tensor-core launch takes in -------------===//
+//===- ProductFusion.cpp - what a matrix-unit launch takes in -------------===//
 
-#include "codegen/nvptx/ProductFusion.h"
+#include "codegen/gpu/ProductFusion.h"
 
-#include "codegen/nvptx/TensorCoreKernel.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Precision.h"
 #include "passes/Buffers.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-namespace kiln::nvptx {
+namespace kiln::products {
+
+using namespace mlir;
 
 std::optional<Product> matchProduct(linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 || !op.hasPureBufferSemantics() ||
@@ -212,6 +214,9 @@ linalg::GenericOp findEpilogue(linalg::GenericOp op) {
 
 } // namespace
 
+/// The tile the limit below counts blocks of: both vendors' large tile.
+constexpr int64_t kCountedTile = 64;
+
 /// The most blocks of 64x64 that may each compute the same element of A
 /// or B with a taken-in writer. Every block along B's columns stages the
 /// same tile of A, so a writer of A taken in runs once per column block.
@@ -232,9 +237,9 @@ Fusion fuse(const Product &product) {
     fusion.epilogue = epilogue;
     fusion.anchor = epilogue ? epilogue.getOperation() : op.getOperation();
     fuseWriter(product.c, op, fusion, /*isC=*/true);
-    if (llvm::divideCeil(product.numCols, kLargeTile) <= kMaxRecomputation)
+    if (llvm::divideCeil(product.numCols, kCountedTile) <= kMaxRecomputation)
       fuseWriter(product.a, op, fusion);
-    if (llvm::divideCeil(product.numRows, kLargeTile) <= kMaxRecomputation)
+    if (llvm::divideCeil(product.numRows, kCountedTile) <= kMaxRecomputation)
       fuseWriter(product.b, op, fusion);
     if (!epilogue)
       return fusion;
@@ -247,4 +252,4 @@ Fusion fuse(const Product &product) {
   llvm_unreachable("the second try fuses no epilogue");
 }
 
-} // namespace kiln::nvptx
+} // namespace kiln::products

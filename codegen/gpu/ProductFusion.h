@@ -1,38 +1,37 @@
-//===- ProductFusion.h - what a tensor-core launch takes in -----*- C++ -*-===//
+//===- ProductFusion.h - what a matrix-unit launch takes in -----*- C++ -*-===//
 //
-// Which linalg ops are products a tensor-core kernel can compute (the
-// loops of C += A * B by role), and which kernels around each its launch
-// takes in: the writers of its operands, computed where their elements are
-// staged, and the elementwise kernel after it, on the accumulators.
+// Which linalg ops are products a GPU's matrix units can compute (NVIDIA's
+// tensor cores, AMD's matrix cores: the loops of C += A * B by role), and
+// which kernels around each its launch takes in: the writers of its
+// operands, computed where their elements are staged, and the elementwise
+// kernel after it, on the accumulators.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_CODEGEN_NVPTX_PRODUCTFUSION_H
-#define KILN_CODEGEN_NVPTX_PRODUCTFUSION_H
+#ifndef KILN_CODEGEN_GPU_PRODUCTFUSION_H
+#define KILN_CODEGEN_GPU_PRODUCTFUSION_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "llvm/ADT/MapVector.h"
 
 #include <optional>
 
-namespace kiln::nvptx {
-
-using namespace mlir;
+namespace kiln::products {
 
 /// The loops of a product by role, outermost first.
 struct Product {
-  linalg::GenericOp op;
-  SmallVector<unsigned> batch, rows, cols;
+  mlir::linalg::GenericOp op;
+  llvm::SmallVector<unsigned> batch, rows, cols;
   unsigned k;
-  SmallVector<int64_t> ranges;
+  llvm::SmallVector<int64_t> ranges;
   int64_t numBatch = 1, numRows = 1, numCols = 1;
-  Value a, b, c;
-  AffineMap mapA, mapB, mapC;
+  mlir::Value a, b, c;
+  mlir::AffineMap mapA, mapB, mapC;
   float scaleA = 1.0f, scaleB = 1.0f;
 };
 
 /// The product `op` computes, when it is one a kernel here can take.
-std::optional<Product> matchProduct(linalg::GenericOp op);
+std::optional<Product> matchProduct(mlir::linalg::GenericOp op);
 
 /// The kernels a product's launch takes in.
 struct Fusion {
@@ -41,13 +40,13 @@ struct Fusion {
   /// allocation). Writers of A and B (an im2col gather, a rounding, a
   /// transpose) and of C (its initial value), and the writers of what
   /// those read, when only their reader reads them.
-  llvm::MapVector<Value, Operation *> writers;
+  llvm::MapVector<mlir::Value, mlir::Operation *> writers;
   /// The elementwise kernel after the product that reads C (bias,
   /// activation, residual, rounding): applied to the accumulators, and
   /// its output stored instead of C.
-  linalg::GenericOp epilogue;
+  mlir::linalg::GenericOp epilogue;
   /// Where the launch goes: at the epilogue, where what it reads exists.
-  Operation *anchor = nullptr;
+  mlir::Operation *anchor = nullptr;
 };
 
 /// The fusions of `product`'s launch: with its epilogue if the buffers
@@ -58,6 +57,6 @@ struct Fusion {
 /// again.
 Fusion fuse(const Product &product);
 
-} // namespace kiln::nvptx
+} // namespace kiln::products
 
-#endif // KILN_CODEGEN_NVPTX_PRODUCTFUSION_H
+#endif // KILN_CODEGEN_GPU_PRODUCTFUSION_H

@@ -1,0 +1,67 @@
+//===- MatrixCoreProducts.cpp - products as MFMA kernels ------------------===//
+//
+// Each product that reads fp32, tf32, fp16 or bf16 becomes a gpu.launch whose
+// wavefronts multiply on AMD's matrix cores (see Passes.td for the kernel's
+// shape, MatrixCoreKernel.cpp for its body). The launch takes in the
+// kernels around the product as NVIDIA's tensor-core launches do
+// (codegen/gpu/ProductFusion.h): this runs on buffers before memory is
+// planned, so that the buffers those kernels wrote take no memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/amdgpu/MatrixCoreKernel.h"
+#include "codegen/amdgpu/Passes.h"
+#include "dialects/kiln/KilnDialect.h"
+
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace kiln {
+
+#define GEN_PASS_DEF_MATRIXCOREPRODUCTS
+#include "codegen/amdgpu/Passes.h.inc"
+
+namespace {
+
+using namespace mlir;
+using namespace amdgpu;
+
+struct MatrixCoreProducts : impl::MatrixCoreProductsBase<MatrixCoreProducts> {
+  using MatrixCoreProductsBase::MatrixCoreProductsBase;
+
+  /// The side of a block's tile of C for `product`.
+  static int64_t tileFor(const Product &product) {
+    int64_t blocks = llvm::divideCeil(product.numRows, kLargeTile) *
+                     llvm::divideCeil(product.numCols, kLargeTile) * product.numBatch;
+    return blocks >= kFewBlocks ? kLargeTile : kSmallTile;
+  }
+
+  void runOnOperation() override {
+    std::vector<std::pair<Product, Format>> products;
+    for (auto op : getOperation().getOps<linalg::GenericOp>()) {
+      auto name = op->getAttrOfType<StringAttr>(kPrecisionAttr);
+      std::optional<Precision> precision =
+          name ? parsePrecision(name.getValue()) : std::optional<Precision>(Precision::FP32);
+      std::optional<Format> format =
+          precision ? formatFor(&getContext(), *precision, xf32) : std::nullopt;
+      if (!format)
+        continue;
+      if (std::optional<Product> product = matchProduct(op))
+        products.push_back({*product, *format});
+    }
+    for (auto &[product, format] : products) {
+      int64_t tile = tileFor(product);
+      Fusion fusion = fuse(product);
+      Location loc = fusedLocation(product, fusion);
+      OpBuilder b(fusion.anchor);
+      auto launch = createProductLaunch(b, loc, product, tile, kThreads);
+      b.setInsertionPointToStart(&launch.getBody().front());
+      KernelBuilder(b, loc, product, format, fusion, tile).build(launch);
+      eraseFused(product, fusion);
+    }
+  }
+};
+
+} // namespace
+} // namespace kiln

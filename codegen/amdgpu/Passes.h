@@ -1,0 +1,18 @@
+//===- Passes.h - the AMD target's passes ----------------------*- C++ -*-===//
+
+#ifndef KILN_CODEGEN_AMDGPU_PASSES_H
+#define KILN_CODEGEN_AMDGPU_PASSES_H
+
+#include "passes/Passes.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "codegen/amdgpu/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "codegen/amdgpu/Passes.h.inc"
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_AMDGPU_PASSES_H
