@@ -118,7 +118,6 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
       auto launch = createProductLaunch(b, loc, product, tile, kThreads);
       b.setInsertionPointToStart(&launch.getBody().front());
       KernelBuilder(b, loc, product, format, fusion, wgmma, tile, tmaA, tmaB).build(launch);
-
       eraseFused(product, fusion);
     }
   }
