@@ -27,39 +27,27 @@ std::optional<Format> formatFor(MLIRContext *context, Precision precision, bool 
 
 KernelBuilder::Staging KernelBuilder::staging(Value memref, AffineMap map, ArrayRef<unsigned> loops,
                                               int64_t total, Value blockBase) {
-  Staging s;
-  s.memref = memref;
-  s.map = map;
-  // Thread t stages elements t, t + 256, ... of the tile, kBlockK a row:
-  // its rows do not change from stage to stage.
-  for (int64_t element = 0; element < tile * kBlockK; element += kThreads) {
-    s.rowInTile.push_back(element / kBlockK);
-    s.kInStage.push_back(element % kBlockK);
-  }
-  Value first = div(threadId, kBlockK);
-  for (int64_t rowInTile : s.rowInTile)
-    s.rows.push_back(position(add(blockBase, add(first, constant(rowInTile))), loops, total));
+  Staging s{memref, map, {}};
+  Value first = add(blockBase, div(threadId, kBlockK));
+  for (int64_t row = 0; row < tile; row += kStagedRows)
+    s.rows.push_back(position(add(first, constant(row)), loops, total));
   return s;
 }
 
 void KernelBuilder::stage(Value tileBuffer, const Staging &s, Value k0) {
   int64_t depth = p.ranges[p.k];
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  for (size_t n = 0; n < s.rows.size(); ++n) {
-    // The thread's element n: row rowInTile[n] + tid / kBlockK, reduction
-    // index kInStage[n] + tid % kBlockK.
-    Value kInStage = add(rem(threadId, kBlockK), constant(s.kInStage[n]));
-    Value k = add(k0, kInStage);
-    Value kValid = lessThan(k, depth);
-    Value kClamped = arith::MinUIOp::create(b, loc, k, constant(depth - 1));
+  Value kInStage = rem(threadId, kBlockK), k = add(k0, kInStage);
+  Value kValid = lessThan(k, depth);
+  Value kClamped = arith::MinUIOp::create(b, loc, k, constant(depth - 1));
+  for (auto [n, row] : llvm::enumerate(s.rows)) {
     SmallVector<std::pair<unsigned, Value>> known(batchIndex);
-    known.append(s.rows[n].dims);
+    known.append(row.dims);
     known.push_back({p.k, kClamped});
     Value element = read(s.memref, indicesOf(s.map, known));
-    Value inside = both(s.rows[n].valid, kValid);
-    element = arith::SelectOp::create(b, loc, inside, element, zero);
-    Value row = add(div(threadId, kBlockK), constant(s.rowInTile[n]));
-    memref::StoreOp::create(b, loc, element, tileBuffer, ValueRange{row, kInStage});
+    element = arith::SelectOp::create(b, loc, both(row.valid, kValid), element, zero);
+    Value rowInTile = add(div(threadId, kBlockK), constant(int64_t(n) * kStagedRows));
+    memref::StoreOp::create(b, loc, element, tileBuffer, ValueRange{rowInTile, kInStage});
   }
 }
 

@@ -54,14 +54,16 @@ public:
 
 private:
   /// How a thread stages its part of a tile x kBlockK tile of A (or B, the
-  /// columns for rows): elements tid, tid + 256, ... of the tile, the
-  /// reduction fastest, each read (or computed) at its row and reduction
-  /// index, zero past the edges, and stored as f32 into LDS.
+  /// columns for rows): the block's threads cover kStagedRows rows at a
+  /// time, thread t reduction index t % kBlockK of row t / kBlockK of each,
+  /// so that neighbouring threads read neighbours along the reduction. Each
+  /// element is read (or computed by its fused writer), zero past the
+  /// edges, and stored as f32 into LDS.
+  static constexpr int64_t kStagedRows = kThreads / kBlockK;
   struct Staging {
     Value memref;
     AffineMap map;
-    SmallVector<Position> rows; ///< each element's row
-    SmallVector<int64_t> rowInTile, kInStage;
+    SmallVector<Position> rows; ///< the thread's rows: one each kStagedRows
   };
 
   Staging staging(Value memref, AffineMap map, ArrayRef<unsigned> loops, int64_t total,
