@@ -30,13 +30,6 @@ using namespace amdgpu;
 struct MatrixCoreProducts : impl::MatrixCoreProductsBase<MatrixCoreProducts> {
   using MatrixCoreProductsBase::MatrixCoreProductsBase;
 
-  /// The side of a block's tile of C for `product`.
-  static int64_t tileFor(const Product &product) {
-    int64_t blocks = llvm::divideCeil(product.numRows, kLargeTile) *
-                     llvm::divideCeil(product.numCols, kLargeTile) * product.numBatch;
-    return blocks >= kFewBlocks ? kLargeTile : kSmallTile;
-  }
-
   void runOnOperation() override {
     std::vector<std::pair<Product, Format>> products;
     for (auto op : getOperation().getOps<linalg::GenericOp>()) {
@@ -51,7 +44,7 @@ struct MatrixCoreProducts : impl::MatrixCoreProductsBase<MatrixCoreProducts> {
         products.push_back({*product, *format});
     }
     for (auto &[product, format] : products) {
-      int64_t tile = tileFor(product);
+      int64_t tile = productTile(product, kLargeTile, kSmallTile, kFewBlocks);
       Fusion fusion = fuse(product);
       Location loc = fusedLocation(product, fusion);
       OpBuilder b(fusion.anchor);

@@ -24,6 +24,12 @@ SmallVector<Operation *> joinedOps(const Product &product, const Fusion &fusion)
 
 } // namespace
 
+int64_t productTile(const Product &product, int64_t large, int64_t small, int64_t fewBlocks) {
+  int64_t blocks = llvm::divideCeil(product.numRows, large) *
+                   llvm::divideCeil(product.numCols, large) * product.numBatch;
+  return blocks >= fewBlocks ? large : small;
+}
+
 Location fusedLocation(const Product &product, const Fusion &fusion) {
   SmallVector<Location> locations;
   for (Operation *op : joinedOps(product, fusion))

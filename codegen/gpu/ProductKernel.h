@@ -91,6 +91,12 @@ private:
   Location loc;
 };
 
+/// The side of the square tile of C a block computes: `large`, unless a
+/// product would launch fewer than `fewBlocks` blocks of it (about the
+/// GPU's multiprocessors), then `small`, so that each gets a block before
+/// any gets two.
+int64_t productTile(const Product &product, int64_t large, int64_t small, int64_t fewBlocks);
+
 /// Where a product's launch is, in the source: every op it takes in.
 Location fusedLocation(const Product &product, const Fusion &fusion);
 

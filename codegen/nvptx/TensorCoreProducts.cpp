@@ -58,11 +58,10 @@ using namespace nvptx;
 struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
   using TensorCoreProductsBase::TensorCoreProductsBase;
 
-  /// The side of a block's tile of C for `product`.
+  /// The side of a block's tile of C for `product` (wgmma multiplies 64
+  /// rows a warpgroup: its tiles are large always).
   int64_t tileFor(const Product &product) const {
-    int64_t blocks = llvm::divideCeil(product.numRows, kLargeTile) *
-                     llvm::divideCeil(product.numCols, kLargeTile) * product.numBatch;
-    return wgmma || blocks >= kFewBlocks ? kLargeTile : kSmallTile;
+    return wgmma ? kLargeTile : productTile(product, kLargeTile, kSmallTile, kFewBlocks);
   }
 
   void runOnOperation() override {

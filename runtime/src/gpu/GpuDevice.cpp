@@ -4,6 +4,7 @@
 #include "runtime/src/gpu/LaunchParams.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -285,6 +286,29 @@ kiln_status_t openGpuDevice(GpuModel &state, const kiln_model_t &model,
     return status;
   out = std::move(device);
   return nullptr;
+}
+
+kiln_status_t openNamedGpu(kiln_model_t *model, const char *name, const char *prefix,
+                           const std::function<std::string()> &driverError,
+                           const std::function<std::unique_ptr<GpuModel>(int)> &create,
+                           const DeviceOptions &options, std::unique_ptr<Device> &out) {
+  size_t length = strlen(prefix);
+  const char *number = name + length;
+  char *end = nullptr;
+  long ordinal = *number ? strtol(number + 1, &end, 10) : 0;
+  if (*number && (end == number + 1 || *end != '\0' || ordinal < 0 || ordinal > 1024))
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "device '%s': expected %s:N, N the GPU's number from 0", name, prefix);
+  std::string gpu = std::string(prefix) + ":" + std::to_string(ordinal);
+  std::string error = driverError();
+  if (!error.empty())
+    return makeStatus(KILN_STATUS_UNAVAILABLE, "device '%s' is not available: %s", gpu.c_str(),
+                      error.c_str());
+  GpuModel *state = nullptr;
+  if (kiln_status_t status = openGpuModel(
+          *model, gpu, [&] { return create(int(ordinal)); }, &state))
+    return status;
+  return openGpuDevice(*state, *model, options, out);
 }
 
 } // namespace kiln::gpu

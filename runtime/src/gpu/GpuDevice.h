@@ -24,6 +24,15 @@ namespace kiln::gpu {
 kiln_status_t openGpuDevice(GpuModel &state, const kiln_model_t &model,
                             const DeviceOptions &options, std::unique_ptr<Device> &out);
 
+/// Opens a session on `name`, "PREFIX" or "PREFIX:N" (`prefix` "cuda" or
+/// "hip"): `driverError` opens the vendor's driver and says why it cannot
+/// be used (empty when it can), `create` makes the model's state on GPU N,
+/// shared by every session there (openGpuModel), then openGpuDevice.
+kiln_status_t openNamedGpu(kiln_model_t *model, const char *name, const char *prefix,
+                           const std::function<std::string()> &driverError,
+                           const std::function<std::unique_ptr<GpuModel>(int)> &create,
+                           const DeviceOptions &options, std::unique_ptr<Device> &out);
+
 } // namespace kiln::gpu
 
 #endif // KILN_RUNTIME_GPU_GPUDEVICE_H
