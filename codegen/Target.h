@@ -111,6 +111,9 @@ public:
   virtual TargetFeatures features() const = 0;
   /// The format products read unless the user says otherwise.
   virtual Precision defaultPrecision() const = 0;
+  /// What `--precision fp8` means on the chip: the E4M3 its matrix
+  /// instructions read (FP8FNUZ on AMD's CDNA3), FP8 where it has none.
+  virtual Precision fp8Format() const { return Precision::FP8; }
   /// The layout convolutions and pooling run in unless the user says
   /// otherwise.
   virtual Layout defaultLayout() const = 0;

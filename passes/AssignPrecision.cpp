@@ -42,8 +42,11 @@ StringRef productType(Operation *op) {
   return "";
 }
 
-/// The per-tensor FP8 scale of values whose absolute maximum is `absmax`.
-float fp8Scale(float absmax) { return absmax > 0.0f ? absmax / kFP8Max : 1.0f; }
+/// The per-tensor scale of values whose absolute maximum is `absmax`, in
+/// the 8-bit `format`.
+float fp8Scale(float absmax, Precision format) {
+  return absmax > 0.0f ? absmax / fp8Max(format) : 1.0f;
+}
 
 struct AssignPrecision : impl::AssignPrecisionBase<AssignPrecision> {
   using AssignPrecisionBase::AssignPrecisionBase;
@@ -53,7 +56,7 @@ struct AssignPrecision : impl::AssignPrecisionBase<AssignPrecision> {
     std::optional<Precision> format = parsePrecision(precision);
     if (!format) {
       module.emitError("unknown precision '")
-          << precision << "': expected fp32, tf32, fp16, bf16 or fp8";
+          << precision << "': expected fp32, tf32, fp16, bf16, fp8 or fp8-fnuz";
       return signalPassFailure();
     }
     llvm::StringMap<float> absmax;
@@ -62,8 +65,9 @@ struct AssignPrecision : impl::AssignPrecisionBase<AssignPrecision> {
         module.emitError(error);
         return signalPassFailure();
       }
-    } else if (*format == Precision::FP8) {
-      module.emitError("fp8 needs the activations' scales: run kiln calibrate on sample "
+    } else if (isFP8(*format)) {
+      module.emitError(precisionName(*format) +
+                       " needs the activations' scales: run kiln calibrate on sample "
                        "inputs and pass its file with --calibration");
       return signalPassFailure();
     }
@@ -106,7 +110,7 @@ struct AssignPrecision : impl::AssignPrecisionBase<AssignPrecision> {
           return signalPassFailure();
         scales.push_back(*scale);
       }
-      if (*format == Precision::FP8)
+      if (isFP8(*format))
         op->setAttr(kScalesAttr, DenseF32ArrayAttr::get(&getContext(), scales));
     }
   }
@@ -132,11 +136,11 @@ private:
       if (!values)
         return op->emitError("cannot read the constant operand ") << index << " to round it";
       float scale = 1.0f;
-      if (format == Precision::FP8) {
+      if (isFP8(format)) {
         float largest = 0.0f;
         for (float v : *values)
           largest = std::fmax(largest, std::fabs(v));
-        scale = fp8Scale(largest);
+        scale = fp8Scale(largest, format);
       }
       for (float &v : *values)
         v = roundTo(v / scale, format) * scale;
@@ -147,17 +151,18 @@ private:
     }
     // Activations: rounded as they are read, with a calibrated scale for fp8.
     float scale = 1.0f;
-    if (format == Precision::FP8) {
+    if (isFP8(format)) {
       auto inputs = op->getAttrOfType<ArrayAttr>("kiln.inputs");
       auto tensor =
           inputs && index < inputs.size() ? dyn_cast<StringAttr>(inputs[index]) : StringAttr();
       auto found = tensor ? absmax.find(tensor.getValue()) : absmax.end();
       if (found == absmax.end())
-        return op->emitError("fp8: the calibration file '")
-               << calibration << "' has no absolute maximum for input " << index
+        return op->emitError(precisionName(format))
+               << ": the calibration file '" << calibration
+               << "' has no absolute maximum for input " << index
                << (tensor ? (" '" + tensor.getValue() + "'").str() : std::string())
                << "; calibrate with inputs that reach this node";
-      scale = fp8Scale(found->second);
+      scale = fp8Scale(found->second, format);
     }
     Value rounded =
         RoundToOp::create(b, op->getLoc(), value.getType(), value,

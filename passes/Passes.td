@@ -109,8 +109,8 @@ def AssignPrecision : Pass<"kiln-assign-precision", "mlir::ModuleOp"> {
   let summary = "Chooses the format each Conv, Gemm and MatMul reads its operands in";
   let description = [{
     Every `kiln.conv`, `kiln.gemm` and `kiln.matmul` of `@main` reads its
-    two multiplied operands in `precision` (fp32, tf32, fp16, bf16 or fp8)
-    and accumulates in f32, unless `keep-fp32` keeps it: an item that is
+    two multiplied operands in `precision` (fp32, tf32, fp16, bf16, fp8 or
+    fp8-fnuz) and accumulates in f32, unless `keep-fp32` keeps it: an item that is
     `Conv`, `Gemm` or `MatMul` keeps every op of that type, any other item
     keeps the ops whose ONNX node names contain it. An item that is neither
     one of the three types nor part of any node's name is an error.
@@ -121,19 +121,21 @@ def AssignPrecision : Pass<"kiln-assign-precision", "mlir::ModuleOp"> {
 
     A product below f32 gets `kiln.precision`; its constant operands are
     replaced by constants rounded to the format at compile time, its other
-    operands go through `kiln.round_to`. For fp8 (E4M3) each operand has a
-    per-tensor scale mapping its absolute maximum to 448: a weight's is
+    operands go through `kiln.round_to`. For fp8 (E4M3FN) and fp8-fnuz
+    (E4M3FNUZ, AMD's CDNA3) each operand has a per-tensor scale mapping
+    its absolute maximum to the format's largest value (448, or 240 for
+    fp8-fnuz): a weight's is
     computed here, an activation's comes from `calibration`, a JSON file
     from `kiln calibrate` ({"tensors": {name: absolute maximum}}), looked
     up by the ONNX tensor names the importer records in `kiln.inputs`.
   }];
   let options = [
     Option<"precision", "precision", "std::string", "\"fp32\"",
-           "fp32, tf32, fp16, bf16 or fp8">,
+           "fp32, tf32, fp16, bf16, fp8 or fp8-fnuz">,
     ListOption<"keepFp32", "keep-fp32", "std::string",
                "Operator types (Conv, Gemm, MatMul) or parts of node names that stay f32">,
     Option<"calibration", "calibration", "std::string", "\"\"",
-           "A kiln calibrate file with the activations' absolute maxima (needed for fp8)">
+           "A kiln calibrate file with the activations' absolute maxima (needed for fp8 and fp8-fnuz)">
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

@@ -85,11 +85,15 @@ std::string findDeviceLibraries() {
 llvm::LogicalResult buildAMDGPUPipeline(mlir::OpPassManager &pm, llvm::StringRef chip,
                                         llvm::raw_ostream &errors) {
   // Math functions come from the device libraries (ocml, ockl), which the
-  // serializer finds under <toolkit>/amdgcn/bitcode.
+  // serializer finds under <toolkit>/amdgcn/bitcode. Conversions to 8-bit
+  // floats become the chip's packed instructions (arith-to-amdgpu), whose
+  // pairs vector-to-llvm puts together.
   std::string toolkit = findDeviceLibraries();
   std::string toolkitOption = toolkit.empty() ? "" : " toolkit=" + toolkit;
   return mlir::parsePassPipeline(llvm::formatv("rocdl-attach-target{{chip={0} O=3},"
                                                "gpu.module(lower-affine,convert-scf-to-cf,"
+                                               "convert-arith-to-amdgpu{{chipset={0}},"
+                                               "convert-vector-to-llvm,"
                                                "convert-gpu-to-rocdl{{chipset={0}},"
                                                "reconcile-unrealized-casts,canonicalize,cse),"
                                                "gpu-module-to-binary{{format=isa{1}}",

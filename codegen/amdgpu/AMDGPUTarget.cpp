@@ -31,7 +31,11 @@ public:
   bool matrixCores() const {
     return llvm::is_contained({"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"}, chip());
   }
+  /// CDNA3's first chips read E4M3FNUZ; gfx950 reads OCP's E4M3FN, as
+  /// NVIDIA's chips do.
+  bool fnuz() const { return llvm::is_contained({"gfx940", "gfx941", "gfx942"}, chip()); }
   Precision defaultPrecision() const override { return Precision::TF32; }
+  Precision fp8Format() const override { return fnuz() ? Precision::FP8FNUZ : Precision::FP8; }
   Layout defaultLayout() const override { return Layout::NHWC; }
 
   llvm::LogicalResult buildPipeline(mlir::OpPassManager &pm, Stage stage,
@@ -41,8 +45,11 @@ public:
       if (!matrixCores())
         return;
       MatrixCoreProductsOptions products;
-      // xf32 is CDNA3's (gfx940 to gfx942): gfx950 dropped it.
-      products.xf32 = llvm::is_contained({"gfx940", "gfx941", "gfx942"}, chip());
+      // xf32 is CDNA3's (gfx940 to gfx942): gfx950 dropped it. fp8 MFMA
+      // is CDNA3's and gfx950's.
+      products.xf32 = fnuz();
+      if (fnuz() || chip() == "gfx950")
+        products.fp8 = precisionName(fp8Format()).str();
       functions.addPass(createMatrixCoreProducts(products));
     };
     buildGpuKernelPipeline(pm, features(), productKernels);

@@ -8,7 +8,8 @@
 
 namespace kiln::amdgpu {
 
-std::optional<Format> formatFor(MLIRContext *context, Precision precision, bool xf32) {
+std::optional<Format> formatFor(MLIRContext *context, Precision precision, bool xf32,
+                                std::optional<Precision> fp8) {
   Builder b(context);
   switch (precision) {
   case Precision::FP32:
@@ -20,14 +21,22 @@ std::optional<Format> formatFor(MLIRContext *context, Precision precision, bool 
     return Format{precision, 16, b.getF16Type(), false};
   case Precision::BF16:
     return Format{precision, 16, b.getBF16Type(), false};
-  default:
-    return std::nullopt;
+  case Precision::FP8:
+  case Precision::FP8FNUZ:
+    if (precision != fp8)
+      return std::nullopt;
+    return Format{precision, 32,
+                  precision == Precision::FP8 ? Type(b.getType<Float8E4M3FNType>())
+                                              : Type(b.getType<Float8E4M3FNUZType>()),
+                  false};
   }
+  return std::nullopt;
 }
 
-KernelBuilder::Staging KernelBuilder::staging(Value memref, AffineMap map, ArrayRef<unsigned> loops,
-                                              int64_t total, Value blockBase) {
-  Staging s{memref, map, {}};
+KernelBuilder::Staging KernelBuilder::staging(Value memref, AffineMap map, float scale,
+                                              ArrayRef<unsigned> loops, int64_t total,
+                                              Value blockBase) {
+  Staging s{memref, map, scale, {}};
   Value first = add(blockBase, div(threadId, kBlockK));
   for (int64_t row = 0; row < tile; row += kStagedRows)
     s.rows.push_back(position(add(first, constant(row)), loops, total));
@@ -44,7 +53,7 @@ void KernelBuilder::stage(Value tileBuffer, const Staging &s, Value k0) {
     SmallVector<std::pair<unsigned, Value>> known(batchIndex);
     known.append(row.dims);
     known.push_back({p.k, kClamped});
-    Value element = read(s.memref, indicesOf(s.map, known));
+    Value element = scaled(read(s.memref, indicesOf(s.map, known)), 1.0f / s.scale);
     element = arith::SelectOp::create(b, loc, both(row.valid, kValid), element, zero);
     Value rowInTile = add(div(threadId, kBlockK), constant(int64_t(n) * kStagedRows));
     memref::StoreOp::create(b, loc, element, tileBuffer, ValueRange{rowInTile, kInStage});
@@ -56,17 +65,19 @@ Value KernelBuilder::fragment(Value tileBuffer, Value row, int64_t k) {
   Value rowInTile = add(row, rem(lane, kMfma));
   Value kFirst = add(mul(div(lane, kMfma), perLane), constant(k));
   SmallVector<Value> elements;
-  for (int64_t e = 0; e < perLane; ++e) {
-    Value value =
-        memref::LoadOp::create(b, loc, tileBuffer, ValueRange{rowInTile, add(kFirst, constant(e))});
-    // The value is rounded to the format already: converting it is exact.
-    if (f.element != value.getType())
-      value = arith::TruncFOp::create(b, loc, f.element, value);
-    elements.push_back(value);
-  }
-  if (perLane == 1)
-    return elements.front();
-  return vector::FromElementsOp::create(b, loc, VectorType::get({perLane}, f.element), elements);
+  for (int64_t e = 0; e < perLane; ++e)
+    elements.push_back(memref::LoadOp::create(b, loc, tileBuffer,
+                                              ValueRange{rowInTile, add(kFirst, constant(e))}));
+  Value values = perLane == 1 ? elements.front()
+                              : vector::FromElementsOp::create(
+                                    b, loc, VectorType::get({perLane}, b.getF32Type()), elements)
+                                    .getResult();
+  // The values are rounded to the format already: converting them is
+  // exact (a pair of 8-bit ones at a time).
+  if (f.element.isF32())
+    return values;
+  Type type = perLane == 1 ? f.element : VectorType::get({perLane}, f.element);
+  return arith::TruncFOp::create(b, loc, type, values);
 }
 
 void KernelBuilder::build(gpu::LaunchOp launch) {
@@ -99,10 +110,12 @@ void KernelBuilder::build(gpu::LaunchOp launch) {
                       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
   Value tileA = launch.addWorkgroupAttribution(tileType, loc);
   Value tileB = launch.addWorkgroupAttribution(tileType, loc);
-  Staging stageA = staging(p.a, p.mapA, p.rows, p.numRows, blockRow);
-  Staging stageB = staging(p.b, p.mapB, p.cols, p.numCols, blockCol);
+  Staging stageA = staging(p.a, p.mapA, p.scaleA, p.rows, p.numRows, blockRow);
+  Staging stageB = staging(p.b, p.mapB, p.scaleB, p.cols, p.numCols, blockCol);
 
-  // The accumulators start from C.
+  // The accumulators start from C (over both scales for the 8-bit formats,
+  // whose products are of unscaled E4M3 values).
+  float scale = p.scaleA * p.scaleB;
   auto accType = VectorType::get({4}, b.getF32Type());
   SmallVector<Value> init;
   for (int64_t i = 0; i < tiles; ++i)
@@ -110,7 +123,7 @@ void KernelBuilder::build(gpu::LaunchOp launch) {
       SmallVector<Value> values;
       for (int64_t r = 0; r < 4; ++r) {
         auto [row, col] = placeOfC(i, j, r);
-        values.push_back(loadC(row, col));
+        values.push_back(scaled(loadC(row, col), 1.0f / scale));
       }
       init.push_back(vector::FromElementsOp::create(b, loc, accType, values));
     }
@@ -151,7 +164,7 @@ void KernelBuilder::build(gpu::LaunchOp launch) {
       for (int64_t r = 0; r < 4; ++r) {
         auto [row, col] = placeOfC(i, j, r);
         Value value = vector::ExtractOp::create(b, loc, loop.getResult(i * tiles + j), r);
-        storeC(row, col, value);
+        storeC(row, col, scaled(value, scale));
       }
   gpu::TerminatorOp::create(b, loc);
 }

@@ -32,15 +32,16 @@ constexpr int64_t kMfma = 16, kBlockK = 32;
 struct Format {
   Precision precision;
   int64_t k;    ///< the reduction per instruction
-  Type element; ///< as the instruction reads it: f32, f16 or bf16
+  Type element; ///< as the instruction reads it: f32, f16, bf16 or an f8 type
   bool xf32;    ///< tf32 as xf32 (gfx942's reducePrecision)
   /// The elements of A (and of B) each lane holds: a quarter of the step.
   int64_t perLane() const { return k / 4; }
 };
 
-/// The format's instructions on the chip (`xf32`: gfx942's); none for fp8
-/// (E4M3FNUZ there) or formats without MFMA.
-std::optional<Format> formatFor(MLIRContext *context, Precision precision, bool xf32);
+/// The format's instructions on the chip (`xf32`: gfx942's; `fp8`: the
+/// 8-bit format its MFMA reads, if any); none for formats without MFMA.
+std::optional<Format> formatFor(MLIRContext *context, Precision precision, bool xf32,
+                                std::optional<Precision> fp8);
 
 /// Builds the kernel body; `b` is inside the launch.
 class KernelBuilder : ProductKernelBuilder {
@@ -58,15 +59,17 @@ private:
   /// time, thread t reduction index t % kBlockK of row t / kBlockK of each,
   /// so that neighbouring threads read neighbours along the reduction. Each
   /// element is read (or computed by its fused writer), zero past the
-  /// edges, and stored as f32 into LDS.
+  /// edges, divided by the operand's scale (8-bit formats) and stored as
+  /// f32 into LDS.
   static constexpr int64_t kStagedRows = kThreads / kBlockK;
   struct Staging {
     Value memref;
     AffineMap map;
+    float scale;
     SmallVector<Position> rows; ///< the thread's rows: one each kStagedRows
   };
 
-  Staging staging(Value memref, AffineMap map, ArrayRef<unsigned> loops, int64_t total,
+  Staging staging(Value memref, AffineMap map, float scale, ArrayRef<unsigned> loops, int64_t total,
                   Value blockBase);
 
   /// Fills `tile` with the operand's elements from reduction index `k0` on.

@@ -1,8 +1,8 @@
 //===- MatrixCoreProducts.cpp - products as MFMA kernels ------------------===//
 //
-// Each product that reads fp32, tf32, fp16 or bf16 becomes a gpu.launch whose
-// wavefronts multiply on AMD's matrix cores (see Passes.td for the kernel's
-// shape, MatrixCoreKernel.cpp for its body). The launch takes in the
+// Each product that reads fp32, tf32, fp16, bf16 or the chip's 8-bit format
+// becomes a gpu.launch whose wavefronts multiply on AMD's matrix cores (see
+// Passes.td for the kernel's shape, MatrixCoreKernel.cpp for its body). The launch takes in the
 // kernels around the product as NVIDIA's tensor-core launches do
 // (codegen/gpu/ProductFusion.h): this runs on buffers before memory is
 // planned, so that the buffers those kernels wrote take no memory.
@@ -31,13 +31,14 @@ struct MatrixCoreProducts : impl::MatrixCoreProductsBase<MatrixCoreProducts> {
   using MatrixCoreProductsBase::MatrixCoreProductsBase;
 
   void runOnOperation() override {
+    std::optional<Precision> chipFP8 = parsePrecision(fp8);
     std::vector<std::pair<Product, Format>> products;
     for (auto op : getOperation().getOps<linalg::GenericOp>()) {
       auto name = op->getAttrOfType<StringAttr>(kPrecisionAttr);
       std::optional<Precision> precision =
           name ? parsePrecision(name.getValue()) : std::optional<Precision>(Precision::FP32);
       std::optional<Format> format =
-          precision ? formatFor(&getContext(), *precision, xf32) : std::nullopt;
+          precision ? formatFor(&getContext(), *precision, xf32, chipFP8) : std::nullopt;
       if (!format)
         continue;
       if (std::optional<Product> product = matchProduct(op))

@@ -12,13 +12,20 @@ def MatrixCoreProducts : Pass<"kiln-matrix-core-products", "mlir::func::FuncOp">
     `kiln-plan-memory`. Each contraction (C += A * B over batch, row and
     column loops and one reduction loop, operands in fp32 holding values
     `kiln-assign-precision` rounded) whose `kiln.precision` is fp32, tf32,
-    fp16 or bf16 becomes a `gpu.launch` whose wavefronts multiply with
-    `amdgpu.mfma` 16x16 instructions, accumulating in fp32:
+    fp16, bf16 or the chip's 8-bit format becomes a `gpu.launch` whose
+    wavefronts multiply with `amdgpu.mfma` 16x16 instructions,
+    accumulating in fp32:
       - fp32: 16x16x4 f32 (exact fp32 products);
       - tf32: with `xf32` (gfx942), 16x16x8 xf32 (`reducePrecision`, two
         elements a lane); else 16x16x4 f32 on the already rounded values;
       - fp16 and bf16: 16x16x16, four elements a lane (bf16 as gfx90a's
-        `_1k` instructions).
+        `_1k` instructions);
+      - `fp8` names the 8-bit format the chip's MFMA reads: fp8-fnuz
+        (E4M3FNUZ, gfx940 to gfx942) or fp8 (E4M3FN, gfx950). Products in
+        it take 16x16x32, eight elements a lane; each operand holds E4M3
+        values times its scale (`kiln.scales`), which staging divides out
+        and the accumulators multiply back in (they start from C over
+        both scales).
     Blocks of 4 wavefronts of 64 lanes compute 64x64 tiles of C, each
     wavefront 32x32 as 2x2 MFMA tiles; a product that would launch fewer
     than 128 such blocks takes 32x32 tiles (each wavefront one MFMA
@@ -37,12 +44,14 @@ def MatrixCoreProducts : Pass<"kiln-matrix-core-products", "mlir::func::FuncOp">
     the elementwise epilogue, on the accumulators. It carries
     `kiln.kernel = "matmul"` for `kiln-list-kernels`.
 
-    fp8 products keep the scalar kernel: gfx942's MFMA reads E4M3FNUZ,
-    not the E4M3FN that kiln rounds to.
+    Products in other formats (an 8-bit one the chip's MFMA does not
+    read) keep the scalar kernel.
   }];
   let options = [
     Option<"xf32", "xf32", "bool", "false",
-           "Run tf32 products on xf32 MFMA instructions (gfx942)">
+           "Run tf32 products on xf32 MFMA instructions (gfx942)">,
+    Option<"fp8", "fp8", "std::string", "\"\"",
+           "The 8-bit format the chip's MFMA reads (fp8-fnuz, fp8), if any">
   ];
   let dependentDialects = [
     "mlir::gpu::GPUDialect", "mlir::amdgpu::AMDGPUDialect", "mlir::scf::SCFDialect",

@@ -66,6 +66,13 @@ std::optional<Product> matchProduct(linalg::GenericOp op) {
   if (!k)
     return std::nullopt;
   product.k = *k;
+  // An 8-bit product's operands hold E4M3 values times their scales.
+  if (auto scales = op->getAttrOfType<DenseF32ArrayAttr>(kScalesAttr)) {
+    if (scales.size() != 2)
+      return std::nullopt;
+    product.scaleA = scales[0];
+    product.scaleB = scales[1];
+  }
   return product;
 }
 

@@ -27,7 +27,7 @@ struct Product {
   int64_t numBatch = 1, numRows = 1, numCols = 1;
   mlir::Value a, b, c;
   mlir::AffineMap mapA, mapB, mapC;
-  float scaleA = 1.0f, scaleB = 1.0f;
+  float scaleA = 1.0f, scaleB = 1.0f; ///< an 8-bit product's (kiln.scales)
 };
 
 /// The product `op` computes, when it is one a kernel here can take.

@@ -89,10 +89,12 @@ Value roundTo(OpBuilder &b, Location loc, Value value, Precision format, float s
     rounded = arith::SelectOp::create(b, loc, overflow, word(0x7f800000u), normal);
     break;
   }
-  case Precision::FP8: {
-    Value saturated = arith::MinimumFOp::create(b, loc, magnitude, constant(kFP8Max));
-    rounded = arith::SelectOp::create(b, loc, below(saturated, 0x1p-6f),
-                                      quantize(saturated, 0x1p-9f), drop(saturated, 20));
+  case Precision::FP8:
+  case Precision::FP8FNUZ: {
+    float smallestNormal = format == Precision::FP8 ? 0x1p-6f : 0x1p-7f;
+    Value saturated = arith::MinimumFOp::create(b, loc, magnitude, constant(fp8Max(format)));
+    rounded = arith::SelectOp::create(b, loc, below(saturated, smallestNormal),
+                                      quantize(saturated, smallestNormal / 8), drop(saturated, 20));
     break;
   }
   }

@@ -72,17 +72,8 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
       std::optional<Format> format = precision ? formatFor(*precision, fp8) : std::nullopt;
       if (!format)
         continue;
-      std::optional<Product> product = matchProduct(op);
-      if (!product)
-        continue;
-      if (*precision == Precision::FP8) {
-        auto scales = op->getAttrOfType<DenseF32ArrayAttr>(kScalesAttr);
-        if (!scales || scales.size() != 2)
-          continue;
-        product->scaleA = scales[0];
-        product->scaleB = scales[1];
-      }
-      products.push_back({*product, *format});
+      if (std::optional<Product> product = matchProduct(op))
+        products.push_back({*product, *format});
     }
     for (auto &[product, format] : products) {
       int64_t tile = tileFor(product);

@@ -18,11 +18,9 @@ void printKernelGraph(mlir::ModuleOp module, raw_ostream &os) {
       quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
     return quoted;
   };
-  const std::pair<StringRef, StringRef> colours[] = {{"fp32", "#e8e8e8"},
-                                                     {"tf32", "#9ecae1"},
-                                                     {"fp16", "#a1d99b"},
-                                                     {"bf16", "#fdd0a2"},
-                                                     {"fp8", "#fc9272"}};
+  const std::pair<StringRef, StringRef> colours[] = {{"fp32", "#e8e8e8"}, {"tf32", "#9ecae1"},
+                                                     {"fp16", "#a1d99b"}, {"bf16", "#fdd0a2"},
+                                                     {"fp8", "#fc9272"},  {"fp8-fnuz", "#ef6548"}};
   auto colourOf = [&](StringRef precision) {
     for (auto &[name, colour] : colours)
       if (name == precision)

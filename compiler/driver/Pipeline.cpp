@@ -42,8 +42,11 @@ void populateGraphOptimization(mlir::OpPassManager &pm, const GraphOptions &opti
   layout.layout = layoutName(options.layout.value_or(target.defaultLayout())).str();
   pm.addPass(createAssignLayout(layout));
   pm.addPass(mlir::createCanonicalizerPass());
+  Precision format = options.precision.value_or(target.defaultPrecision());
+  if (format == Precision::FP8)
+    format = target.fp8Format();
   AssignPrecisionOptions precision;
-  precision.precision = precisionName(options.precision.value_or(target.defaultPrecision())).str();
+  precision.precision = precisionName(format).str();
   precision.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
   precision.calibration = options.calibration;
   pm.addPass(createAssignPrecision(precision));

@@ -280,8 +280,9 @@ def Kiln_IsInfOp : Kiln_FloatTestOp<"is_inf", "whether x is an infinity of a det
 def Kiln_RoundToOp : Kiln_UnaryOp<"round_to", "x rounded to a narrower format, kept in f32"> {
   let description = [{
     Each element becomes `round(x / scale) * scale`, with `round` to the
-    nearest value of `format` (tf32, fp16, bf16 or fp8, ties to even; FP8
-    E4M3 saturates at +-448): what a matrix product reading its operand in
+    nearest value of `format` (tf32, fp16, bf16, fp8 or fp8-fnuz, ties to
+    even; fp8's E4M3FN saturates at +-448, fp8-fnuz's E4M3FNUZ at +-240):
+    what a matrix product reading its operand in
     that format sees. Precision assignment inserts it before the
     activations a low-precision Conv, Gemm or MatMul reads.
 

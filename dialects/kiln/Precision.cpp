@@ -17,6 +17,7 @@ std::optional<Precision> parsePrecision(llvm::StringRef name) {
       .Case("fp16", Precision::FP16)
       .Case("bf16", Precision::BF16)
       .Case("fp8", Precision::FP8)
+      .Case("fp8-fnuz", Precision::FP8FNUZ)
       .Default(std::nullopt);
 }
 
@@ -32,9 +33,13 @@ llvm::StringRef precisionName(Precision precision) {
     return "bf16";
   case Precision::FP8:
     return "fp8";
+  case Precision::FP8FNUZ:
+    return "fp8-fnuz";
   }
   return "fp32";
 }
+
+float fp8Max(Precision precision) { return precision == Precision::FP8FNUZ ? 240.0f : 448.0f; }
 
 namespace {
 
@@ -79,12 +84,17 @@ float roundTo(float value, Precision precision) {
       rounded = dropMantissaBits(magnitude, 13);
     break;
   case Precision::FP8:
-    magnitude = std::fmin(magnitude, kFP8Max);
-    if (magnitude < 0x1p-6f) // subnormal: steps of 2^-9
-      rounded = roundToQuantum(magnitude, 0x1p-9f);
+  case Precision::FP8FNUZ: {
+    // Below the smallest normal value (2^-6, or 2^-7 with FNUZ's bias of
+    // 8) the subnormals step by an eighth of it.
+    float smallestNormal = precision == Precision::FP8 ? 0x1p-6f : 0x1p-7f;
+    magnitude = std::fmin(magnitude, fp8Max(precision));
+    if (magnitude < smallestNormal)
+      rounded = roundToQuantum(magnitude, smallestNormal / 8);
     else
       rounded = dropMantissaBits(magnitude, 20);
     break;
+  }
   }
   return std::copysign(rounded, value);
 }

@@ -23,7 +23,17 @@ enum class Precision {
   FP16, ///< IEEE half: 5 exponent bits, 10 mantissa bits, max 65504
   BF16, ///< f32's range, 7 mantissa bits
   FP8,  ///< OCP E4M3 (FN): 4 exponent bits, 3 mantissa bits, max 448, no infinity
+  /// E4M3FNUZ, the fp8 of AMD's CDNA3 (gfx940 to gfx942): exponent bias 8,
+  /// max 240, one NaN and no negative zero. Each of its values is half an
+  /// FP8 one (and 240).
+  FP8FNUZ,
 };
+
+/// Whether `precision` is an 8-bit format, whose operands carry per-tensor
+/// scales.
+inline bool isFP8(Precision precision) {
+  return precision == Precision::FP8 || precision == Precision::FP8FNUZ;
+}
 
 /// On a Conv, Gemm or MatMul below fp32, and on the kernels made of it: the
 /// format it reads, by name.
@@ -34,17 +44,18 @@ constexpr llvm::StringLiteral kPrecisionAttr = "kiln.precision";
 /// E4M3 values times its scale), in the order the product multiplies them.
 constexpr llvm::StringLiteral kScalesAttr = "kiln.scales";
 
-/// The largest finite value of FP8 E4M3, which per-tensor scales map each
-/// tensor's absolute maximum to.
-constexpr float kFP8Max = 448.0f;
+/// The largest finite value of an 8-bit format (448 for FP8, 240 for
+/// FP8FNUZ), which per-tensor scales map each tensor's absolute maximum to.
+float fp8Max(Precision precision);
 
-/// "fp32", "tf32", "fp16", "bf16" or "fp8", as --precision spells them.
+/// "fp32", "tf32", "fp16", "bf16", "fp8" or "fp8-fnuz", as --precision
+/// spells them.
 std::optional<Precision> parsePrecision(llvm::StringRef name);
 llvm::StringRef precisionName(Precision precision);
 
 /// `value` rounded to the nearest value of `precision` (ties to even):
-/// overflow gives infinity in FP16, saturates at +-448 in FP8; NaN stays
-/// NaN.
+/// overflow gives infinity in FP16, saturates at the largest finite value
+/// in the 8-bit formats; NaN stays NaN.
 float roundTo(float value, Precision precision);
 
 } // namespace kiln

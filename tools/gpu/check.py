@@ -223,10 +223,14 @@ def bench_gemm(runtime, bundle, gemms, device, report):
             expected = (ha @ hb).float()
             torch_seconds = time_torch(torch, lambda: ha @ hb)
         else:
-            scale_a = torch.tensor(gemm["scales"]["a"] / 448.0, device="cuda")
-            scale_b = torch.tensor(gemm["scales"]["b"] / 448.0, device="cuda")
-            qa = (ta / scale_a).to(torch.float8_e4m3fn)
-            qb = (tb / scale_b).to(torch.float8_e4m3fn).t().contiguous().t()
+            # MI300's E4M3 is FNUZ (largest value 240), NVIDIA's FN (448).
+            fnuz = gemm.get("format") == "fp8-fnuz"
+            dtype, largest = ((torch.float8_e4m3fnuz, 240.0) if fnuz
+                              else (torch.float8_e4m3fn, 448.0))
+            scale_a = torch.tensor(gemm["scales"]["a"] / largest, device="cuda")
+            scale_b = torch.tensor(gemm["scales"]["b"] / largest, device="cuda")
+            qa = (ta / scale_a).to(dtype)
+            qb = (tb / scale_b).to(dtype).t().contiguous().t()
             run = lambda: torch._scaled_mm(qa, qb, scale_a=scale_a, scale_b=scale_b,  # noqa: E731
                                            out_dtype=torch.float32)
             expected = run()
@@ -236,7 +240,7 @@ def bench_gemm(runtime, bundle, gemms, device, report):
         flops = 2.0 * n ** 3
         good = bool(error <= GEMM_TOLERANCE[precision])
         ok &= good
-        report.append(f"| {n}^3 | {precision} | {gemm['kernel']} | "
+        report.append(f"| {n}^3 | {gemm.get('format', precision)} | {gemm['kernel']} | "
                       f"{flops / seconds / 1e12:.3f} | "
                       f"{flops / with_copies / 1e12:.3f} | {flops / torch_seconds / 1e12:.1f} | "
                       f"{torch_seconds / seconds:.4f} | {error:.2e}{'' if good else ' FAILED'} |")

@@ -43,7 +43,9 @@ BERT encoder in part1, ResNet-50 in part2:
 
 For an AMD chip (--target gfx942, for an MI300), the same bundle with code
 for it: the check then runs with --device hip:0, against PyTorch's ROCm
-build (docs/amd.md; not yet run on AMD hardware). Its GEMMs leave fp8 out.
+build (docs/amd.md; not yet run on AMD hardware). Its fp8 artifacts are
+compiled with --precision fp8-fnuz (MI300's E4M3FNUZ), so that their host
+plans round as the GPU's do.
 
 For --target sm_90 (the default), every tensor-core artifact (the tf32
 conformance tests, the precisions, the GEMMs and the models) comes twice:
@@ -112,6 +114,12 @@ def variants(target):
         specific, kernel = SPECIFIC[target]
         made.append({"suffix": "." + kernel, "target": specific, "kernel": kernel})
     return made
+
+
+def fp8_format(target):
+    """The E4M3 that `--precision fp8` means on `target` (AMD's CDNA3 reads
+    FNUZ), named explicitly so that the artifact's host plan rounds alike."""
+    return "fp8-fnuz" if target in ("gfx940", "gfx941", "gfx942") else "fp8"
 
 
 def with_host(target):
@@ -225,7 +233,7 @@ def prepare_precision(args, out, work):
     for precision in PRECISIONS:
         flags = ["--precision", precision]
         if precision == "fp8":
-            flags += ["--calibration", scales]
+            flags = ["--precision", fp8_format(args.target), "--calibration", scales]
         artifact = os.path.join(out, precision + ".kiln")
         for variant in variants(args.target):
             kiln_compile(args.kiln, model, os.path.join(out, precision + variant["suffix"] + ".kiln"),
@@ -253,24 +261,21 @@ def prepare_gemm(args, out, work):
         path = os.path.join(work, f"gemm{n}.onnx")
         onnx.save(model, path)
         # Inputs are N(0, 1): fp8's scales map 6 (past any sample's
-        # maximum at these sizes) to e4m3's 448.
+        # maximum at these sizes) to the E4M3's largest value.
         scales = os.path.join(work, "gemm_scales.json")
         with open(scales, "w") as f:
             json.dump({"tensors": {"a": 6.0, "b": 6.0}}, f)
         for precision in GEMM_PRECISIONS:
-            # kiln's fp8 is E4M3FN, which AMD's MFMA does not read (its
-            # plans run fp8 products as loops): nothing to time there.
-            if precision == "fp8" and args.target.startswith("gfx"):
-                continue
             flags = ["--precision", precision]
             if precision == "fp8":
-                flags += ["--calibration", scales]
+                flags = ["--precision", fp8_format(args.target), "--calibration", scales]
             for variant in variants(args.target):
                 file = f"{n}_{precision}{variant['suffix']}.kiln"
                 kiln_compile(args.kiln, path, os.path.join(out, file),
                              "--target", with_host(variant["target"]), *flags)
                 made.append({"n": n, "precision": precision, "file": file,
                              "kernel": variant["kernel"],
+                             "format": flags[1],
                              "scales": {"a": 6.0, "b": 6.0} if precision == "fp8" else None})
     return made
 

@@ -154,8 +154,8 @@ cl::opt<std::string> layout("layout",
                             cl::value_desc("layout"), cl::sub(compileCommand));
 cl::opt<std::string>
     precision("precision",
-              cl::desc("The format Conv, Gemm and MatMul read: fp32, tf32, fp16, bf16 or fp8 "
-                       "(default: tf32 on GPUs, fp32 on the host)"),
+              cl::desc("The format Conv, Gemm and MatMul read: fp32, tf32, fp16, bf16, fp8 (the "
+                       "target's E4M3) or fp8-fnuz (default: tf32 on GPUs, fp32 on the host)"),
               cl::value_desc("format"), cl::sub(compileCommand));
 cl::list<std::string>
     keepFp32("keep-fp32",
@@ -244,7 +244,8 @@ FailureOr<CompileOptions> compileOptions() {
   if (!precision.empty()) {
     options.graph.precision = parsePrecision(precision);
     if (!options.graph.precision)
-      return fail("unknown precision '" + precision + "': expected fp32, tf32, fp16, bf16 or fp8");
+      return fail("unknown precision '" + precision +
+                  "': expected fp32, tf32, fp16, bf16, fp8 or fp8-fnuz");
   }
   options.graph.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   options.graph.calibration = calibration;

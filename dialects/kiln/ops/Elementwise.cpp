@@ -411,7 +411,7 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
 LogicalResult RoundToOp::verify() {
   std::optional<Precision> format = parsePrecision(getFormat());
   if (!format || *format == Precision::FP32)
-    return emitOpError("format must be tf32, fp16, bf16 or fp8, not '") << getFormat() << "'";
+    return emitOpError("format must be tf32, fp16, bf16, fp8 or fp8-fnuz, not '") << getFormat() << "'";
   float scale = getScale().convertToFloat();
   if (!(scale > 0.0f) || !std::isfinite(scale))
     return emitOpError("scale must be positive and finite, not ") << scale;

@@ -46,7 +46,7 @@ func.func @channels_last_groups(%x: tensor<1x4x4x4xf32>, %w: tensor<1x1x2x4xf32>
 // -----
 
 func.func @round_to_format(%a: tensor<2xf32>) {
-  // expected-error @+1 {{format must be tf32, fp16, bf16 or fp8, not 'fp4'}}
+  // expected-error @+1 {{format must be tf32, fp16, bf16, fp8 or fp8-fnuz, not 'fp4'}}
   %0 = kiln.round_to %a {format = "fp4", scale = 1.0 : f32} : tensor<2xf32>
   return
 }

@@ -1,5 +1,7 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-matrix-core-products))' | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-matrix-core-products{xf32=true}))' | FileCheck %s --check-prefix=XF32
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-matrix-core-products{xf32=true fp8=fp8-fnuz}))' | FileCheck %s --check-prefix=FNUZ
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-matrix-core-products{fp8=fp8}))' | FileCheck %s --check-prefix=OCP
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
@@ -87,8 +89,9 @@ func.func @fused(%x: memref<32x16xf32>, %w: memref<16x8xf32>, %bias: memref<8xf3
 
 // fp16 and bf16 read four elements a lane, 16 of the reduction a step.
 // A product of 256x256 launches 16 blocks of 64x64 (fewer than 128, so
-// tiles of 32x32: 64 blocks). fp32 runs on fp32 MFMA; fp8 stays a scalar
-// kernel (gfx942's MFMA reads E4M3FNUZ).
+// tiles of 32x32: 64 blocks). fp32 runs on fp32 MFMA; fp8 (E4M3FN) stays
+// a scalar kernel unless the chip's MFMA reads it (gfx950's does, 16x16x32,
+// eight elements a lane; gfx942's reads E4M3FNUZ).
 // CHECK-LABEL: func.func @formats(
 // CHECK: gpu.launch
 // CHECK-COUNT-2: amdgpu.mfma 16x16x16 %{{.+}} * %{{.+}} + %{{.+}} blgp = none : vector<4xf16>, vector<4xf16>, vector<4xf32>
@@ -102,6 +105,17 @@ func.func @fused(%x: memref<32x16xf32>, %w: memref<16x8xf32>, %bias: memref<8xf3
 // CHECK-NOT: gpu.launch
 // CHECK: linalg.generic
 // CHECK-SAME: kiln.precision = "fp8"
+// FNUZ-LABEL: func.func @formats(
+// FNUZ-COUNT-3: gpu.launch
+// FNUZ-NOT: gpu.launch
+// FNUZ: kiln.precision = "fp8"
+// OCP-LABEL: func.func @formats(
+// OCP-COUNT-3: gpu.launch
+// OCP: gpu.launch
+// OCP: arith.truncf %{{.+}} : vector<8xf32> to vector<8xf8E4M3FN>
+// OCP: amdgpu.mfma 16x16x32 %{{.+}} * %{{.+}} + %{{.+}} blgp = none : vector<8xf8E4M3FN>, vector<8xf8E4M3FN>, vector<4xf32>
+// OCP: kiln.precision = "fp8"
+// OCP-NOT: linalg.generic
 func.func @formats(%x: memref<256x256xf32>, %w: memref<256x256xf32>, %c1: memref<256x256xf32>,
                    %c2: memref<256x256xf32>, %c3: memref<256x256xf32>, %c4: memref<256x256xf32>) {
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
@@ -130,6 +144,54 @@ func.func @formats(%x: memref<256x256xf32>, %w: memref<256x256xf32>, %c1: memref
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %w : memref<256x256xf32>, memref<256x256xf32>) outs(%c4 : memref<256x256xf32>)
       attrs = {kiln.precision = "fp8", kiln.scales = array<f32: 1.0, 1.0>} {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// On gfx942 (fp8-fnuz) an fp8-fnuz product runs on 16x16x32 MFMA, eight
+// elements a lane converted as they are read from LDS. Its operands hold
+// E4M3FNUZ values times their scales (0.5 and 0.25): staging divides them
+// out (x 2, x 4), the accumulators start from C over both (x 8) and are
+// multiplied back (x 0.125) as they are stored. Elsewhere it stays a loop.
+// CHECK-LABEL: func.func @fp8(
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.generic
+// OCP-LABEL: func.func @fp8(
+// OCP-NOT: gpu.launch
+// FNUZ-LABEL: func.func @fp8(
+// FNUZ-DAG: %[[EIGHT:.+]] = arith.constant 8.000000e+00 : f32
+// FNUZ: arith.mulf %{{.+}}, %[[EIGHT]] : f32
+// FNUZ: scf.for
+// FNUZ: memref.load %[[X:[a-z0-9]+]]
+// FNUZ-NEXT: %[[TWO:.+]] = arith.constant 2.000000e+00 : f32
+// FNUZ-NEXT: arith.mulf %{{.+}}, %[[TWO]] : f32
+// FNUZ: %[[FOUR:.+]] = arith.constant 4.000000e+00 : f32
+// FNUZ-NEXT: arith.mulf %{{.+}}, %[[FOUR]] : f32
+// FNUZ: gpu.barrier
+// FNUZ: %[[A:.+]] = arith.truncf %{{.+}} : vector<8xf32> to vector<8xf8E4M3FNUZ>
+// FNUZ: %[[B:.+]] = arith.truncf %{{.+}} : vector<8xf32> to vector<8xf8E4M3FNUZ>
+// FNUZ-NEXT: amdgpu.mfma 16x16x32 %[[A]] * %[[B]] + %{{.+}} blgp = none : vector<8xf8E4M3FNUZ>, vector<8xf8E4M3FNUZ>, vector<4xf32>
+// FNUZ-NOT: amdgpu.mfma
+// FNUZ: gpu.barrier
+// FNUZ: %[[EIGHTH:.+]] = arith.constant 1.250000e-01 : f32
+// FNUZ-NEXT: %[[STORED:.+]] = arith.mulf %{{.+}}, %[[EIGHTH]] : f32
+// FNUZ: memref.store %[[STORED]]
+// FNUZ: kiln.precision = "fp8-fnuz"
+// FNUZ-NOT: linalg.generic
+func.func @fp8(%x: memref<64x64xf32>, %w: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+      attrs = {kiln.precision = "fp8-fnuz", kiln.scales = array<f32: 0.5, 0.25>} {
   ^bb0(%i: f32, %j: f32, %o: f32):
     %m = arith.mulf %i, %j : f32
     %s = arith.addf %o, %m : f32

@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""Checks kiln's rounding to TF32, FP16, BF16 and FP8 E4M3 against NumPy and
-ml_dtypes.
+"""Checks kiln's rounding to TF32, FP16, BF16, FP8 E4M3FN and E4M3FNUZ against
+NumPy and ml_dtypes.
 
-    precision.py model DIR    writes DIR/outer.onnx, DIR/a.npy and
+    precision.py model DIR    writes DIR/outer.onnx, DIR/a.npy,
                               DIR/scales.json (a's absolute maximum: 448, so
-                              that its FP8 scale is 1)
+                              that its FP8 scale is 1) and
+                              DIR/scales-fnuz.json (240: scale 1 in FNUZ)
     precision.py check DIR FORMAT OUTPUT.npy
 
 outer.onnx is y = MatMul(a, w), a an input of shape [N, 1], w a constant of
-shape [1, M] whose largest magnitude is 448 (FP8 scale 1 too): each y[i, j]
-is the one product round(a[i]) * round(w[j]), so the output must equal the
-reference bit for bit. a and w hold ties, subnormals of FP16 and FP8,
-values past FP16's and FP8's ranges, a negative zero and (in a) a NaN.
+shape [1, M] whose largest magnitude is 448 (FP8 scale 1 too; 448 / 240 in
+FNUZ): each y[i, j] is the one product round(a[i]) * round(w[j]), so the
+output must equal the reference bit for bit. a and w hold ties, subnormals
+of FP16 and FP8, values past FP16's and FP8's ranges, a negative zero and
+(in a) a NaN.
 """
 import json
 import os
@@ -36,13 +38,26 @@ def tf32(x):
     return np.where(np.isnan(x), x, rounded)
 
 
+def e4m3(dtype, largest):
+    """Rounding to an E4M3 format at a per-tensor scale mapping the absolute
+    maximum to `largest`; the formats saturate in kiln (as cuBLAS's and
+    AMD's FP8 conversions do)."""
+    def rounded(x, absmax):
+        scale = np.float32(absmax) / np.float32(largest)
+        unscaled = np.clip(x / scale, -largest, largest).astype(dtype).astype(np.float32)
+        return unscaled * scale
+    return rounded
+
+
 ROUND = {
-    "tf32": tf32,
-    "fp16": lambda x: x.astype(np.float16).astype(np.float32),
-    "bf16": lambda x: x.astype(ml_dtypes.bfloat16).astype(np.float32),
-    # E4M3 saturates at 448 in kiln (as cuBLAS's FP8 conversions do).
-    "fp8": lambda x: np.clip(x, -448, 448).astype(ml_dtypes.float8_e4m3fn).astype(np.float32),
+    "tf32": lambda x, absmax: tf32(x),
+    "fp16": lambda x, absmax: x.astype(np.float16).astype(np.float32),
+    "bf16": lambda x, absmax: x.astype(ml_dtypes.bfloat16).astype(np.float32),
+    "fp8": e4m3(ml_dtypes.float8_e4m3fn, 448),
+    "fp8-fnuz": e4m3(ml_dtypes.float8_e4m3fnuz, 240),
 }
+# The activation's calibrated absolute maximum: scale 1 in each format.
+CALIBRATED = {"fp8": 448.0, "fp8-fnuz": 240.0}
 
 
 def model(out):
@@ -55,13 +70,15 @@ def model(out):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
               os.path.join(out, "outer.onnx"))
     np.save(os.path.join(out, "a.npy"), A)
-    with open(os.path.join(out, "scales.json"), "w") as f:
-        json.dump({"tensors": {"a": 448.0}}, f)
+    for name, fmt in (("scales.json", "fp8"), ("scales-fnuz.json", "fp8-fnuz")):
+        with open(os.path.join(out, name), "w") as f:
+            json.dump({"tensors": {"a": CALIBRATED[fmt]}}, f)
 
 
 def check(out, fmt, output):
     with np.errstate(invalid="ignore", over="ignore"):
-        expected = ROUND[fmt](A) * ROUND[fmt](W)
+        expected = (ROUND[fmt](A, CALIBRATED.get(fmt, 1.0))
+                    * ROUND[fmt](W, np.abs(W).max()))
     actual = np.load(output)
     same = (actual == expected) | (np.isnan(actual) & np.isnan(expected))
     if not same.all():
