@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configures (once) and builds kiln into build/ with CMake and Ninja.
+# Configures (once) and builds kiln into build/ with CMake and Ninja, then
+# installs the Python package into build/venv when tools/setup.sh made it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ! -f build/build.ninja ]]; then
@@ -7,3 +8,6 @@ if [[ ! -f build/build.ninja ]]; then
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir
 fi
 cmake --build build
+if [[ -x build/venv/bin/python ]]; then
+  tools/python-package.sh
+fi

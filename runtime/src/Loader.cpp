@@ -346,6 +346,8 @@ kiln_status_t readCode(const artifact::Model *manifest, const uint8_t *data, siz
       return corrupt("is of a kind its target cannot run");
     model->code.push_back(
         {kind, code->target()->str(), data + code->offset(), size_t(code->size()), code->plan()});
+    if (std::find(model->targets.begin(), model->targets.end(), target) == model->targets.end())
+      model->targets.emplace_back(target);
   }
   if (model->code.empty())
     return makeStatus(KILN_STATUS_UNAVAILABLE, "the artifact holds no code");

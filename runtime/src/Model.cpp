@@ -14,12 +14,8 @@ kiln::Storage::~Storage() {
 }
 
 std::string kiln::codeTargets(const kiln_model_t &model) {
-  std::vector<std::string> targets;
-  for (const CodeObject &code : model.code)
-    if (std::find(targets.begin(), targets.end(), code.target) == targets.end())
-      targets.push_back(code.target);
   std::string list;
-  for (const std::string &target : targets)
+  for (const std::string &target : model.targets)
     list += (list.empty() ? "" : ", ") + target;
   return list;
 }

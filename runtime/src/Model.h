@@ -92,6 +92,8 @@ struct kiln_model_s {
   std::vector<kiln::TensorInfo> inputs, outputs;
   std::vector<kiln::Plan> plans;
   std::vector<kiln::CodeObject> code;
+  /// The targets `code` is for, each once, in the artifact's order.
+  std::vector<std::string> targets;
   /// Whether the code may be loaded (not KILN_MODEL_LOAD_NO_CODE).
   bool hasCode = false;
 

@@ -178,6 +178,14 @@ uint64_t kiln_model_arena_bytes(const kiln_model_t *model) {
   return model->plans[model->hostPlan >= 0 ? size_t(model->hostPlan) : 0].arenaBytes;
 }
 
+size_t kiln_model_target_count(const kiln_model_t *model) {
+  return model ? model->targets.size() : 0;
+}
+
+const char *kiln_model_target(const kiln_model_t *model, size_t index) {
+  return model && index < model->targets.size() ? model->targets[index].c_str() : nullptr;
+}
+
 kiln_status_t kiln_model_input_info(const kiln_model_t *model, size_t index,
                                     kiln_tensor_info_t *out_info) {
   if (!model || !out_info)

@@ -32,7 +32,7 @@ extern "C" {
 #define KILN_API __attribute__((visibility("default")))
 
 /* The version of this API; options structs carry it so the ABI can grow. */
-#define KILN_API_VERSION 5u
+#define KILN_API_VERSION 6u
 
 /* ---- Status ------------------------------------------------------------ */
 
@@ -154,6 +154,12 @@ KILN_API kiln_status_t kiln_model_output_info(const kiln_model_t *model, size_t 
 /* Bytes of activation memory a host session of this model allocates (with
  * no host code, the first plan's). */
 KILN_API uint64_t kiln_model_arena_bytes(const kiln_model_t *model);
+/* Since API version 6: the targets the model has code for, each once, in
+ * the artifact's order, as `kiln inspect` names its plans: "x86-64-v3",
+ * "sm_90a", "gfx942". The count is 0 for NULL; a name is NULL past the
+ * end, and valid while the model lives. */
+KILN_API size_t kiln_model_target_count(const kiln_model_t *model);
+KILN_API const char *kiln_model_target(const kiln_model_t *model, size_t index);
 
 /* ---- Sessions ---------------------------------------------------------- */
 

@@ -81,6 +81,11 @@ TEST_CASE("a model describes its inputs and outputs", "[runtime]") {
   // Conv, bias and Relu are one kernel that writes the output: no arena.
   CHECK(kiln_model_arena_bytes(loaded.model) == 0);
   CHECK(codeOf(kiln_model_input_info(loaded.model, 1, &info)) == KILN_STATUS_INVALID_ARGUMENT);
+  // `kiln compile` for the host: code for both x86-64 levels.
+  REQUIRE(kiln_model_target_count(loaded.model) == 2);
+  CHECK(std::string(kiln_model_target(loaded.model, 0)) == "x86-64-v4");
+  CHECK(std::string(kiln_model_target(loaded.model, 1)) == "x86-64-v3");
+  CHECK(kiln_model_target(loaded.model, 2) == nullptr);
 }
 
 TEST_CASE("runs are deterministic, in place or into session buffers", "[runtime]") {
@@ -287,6 +292,8 @@ TEST_CASE("bad arguments get statuses", "[runtime]") {
   kiln_model_release(nullptr);
   kiln_session_destroy(nullptr);
   CHECK(kiln_model_input_count(nullptr) == 0);
+  CHECK(kiln_model_target_count(nullptr) == 0);
+  CHECK(kiln_model_target(nullptr, 0) == nullptr);
 }
 
 TEST_CASE("devices this runtime cannot use are refused", "[runtime]") {
