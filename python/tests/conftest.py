@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import kiln
 
@@ -61,3 +61,29 @@ def dtypes_model(work):
 @pytest.fixture
 def image():
     return np.random.default_rng(0).standard_normal((1, 3, 32, 32), dtype=np.float32)
+
+
+@pytest.fixture(scope="session")
+def mlp(work):
+    """y = Relu(x W + b), z = sum of x's row: x of shape [batch, 16]."""
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((16, 8)).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["xw"]),
+         helper.make_node("Add", ["xw", "b"], ["pre"]),
+         helper.make_node("Relu", ["pre"], ["y"]),
+         helper.make_node("ReduceSum", ["x", "axes"], ["z"], keepdims=0)],
+        "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, ["batch"])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"),
+         numpy_helper.from_array(np.array([1], np.int64), "axes")])
+    path = work / "mlp.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    artifacts = []
+    for batch in (2, 8):  # 1 row runs padded to 2; 13 as 8, 2, 2 and 1 padded
+        artifact = work / f"mlp_b{batch}.kiln"
+        kiln.compile(path, input_shapes={"x": [batch, 16]}, output=artifact)
+        artifacts.append(artifact)
+    return path, artifacts
