@@ -245,7 +245,7 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(level=logging.INFO, format="kiln.serve: %(message)s")
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     threads = args.threads or max(1, (os.cpu_count() or 1) // args.instances)
     name = args.name or os.path.splitext(os.path.basename(args.artifacts[0]))[0]
     if args.repository:
@@ -270,19 +270,41 @@ def main(argv=None):
                               grpc_address=args.address, grpc_port=args.grpc_port,
                               metrics_address=args.address, metrics_port=args.metrics_port,
                               log_verbose=1 if args.verbose else None)
-        with Triton(config=config) as triton:
-            signature = bind(triton, name, models, instances=args.instances, device=args.device,
-                             threads=threads, max_queue_delay_us=args.max_queue_delay_us,
-                             max_batch=args.max_batch)
-            batching = (f"batches up to {signature.max_batch} (artifacts of batch "
-                        f"{', '.join(str(b) for b in sorted(signature.batches))})"
-                        if signature.batched else "no batching")
-            LOGGER.info("serving '%s' on %s: HTTP %d, gRPC %d, metrics %d; %s; %d instance(s) "
-                        "on %s", name, args.address, args.http_port, args.grpc_port,
-                        args.metrics_port, batching, args.instances, args.device)
-            triton.serve()
+        for attempt in range(1, _STARTS + 1):
+            with Triton(config=config) as triton:
+                try:
+                    signature = bind(triton, name, models, instances=args.instances,
+                                     device=args.device, threads=threads,
+                                     max_queue_delay_us=args.max_queue_delay_us,
+                                     max_batch=args.max_batch)
+                except Exception as error:  # noqa: BLE001 (tritonclient's, through PyTriton)
+                    if not _instances_raced(error) or attempt == _STARTS:
+                        raise
+                    LOGGER.warning("PyTriton's model instances raced as they started; "
+                                   "starting again (%d of %d)", attempt + 1, _STARTS)
+                    continue
+                batching = (f"batches up to {signature.max_batch} (artifacts of batch "
+                            f"{', '.join(str(b) for b in sorted(signature.batches))})"
+                            if signature.batched else "no batching")
+                LOGGER.info("serving '%s' on %s: HTTP %d, gRPC %d, metrics %d; %s; "
+                            "%d instance(s) on %s", name, args.address, args.http_port,
+                            args.grpc_port, args.metrics_port, batching, args.instances,
+                            args.device)
+                triton.serve()
+                return
     except (Error, ValueError) as error:
         sys.exit(f"kiln.serve: {error}")
+
+
+# PyTriton 0.7's model instances after the first read their configuration
+# from a Unix socket the first one opens; one that connects between the
+# socket's bind and its listen is refused, and the model fails to load. It
+# happens on loaded machines: the server then starts again, from scratch.
+_STARTS = 3
+
+
+def _instances_raced(error):
+    return "get_config_from_handshake_server" in str(error) and "Connection refused" in str(error)
 
 
 if __name__ == "__main__":

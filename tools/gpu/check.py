@@ -62,8 +62,26 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "test", "conformance"))
-from kiln_runtime import KilnError, Runtime  # noqa: E402
+import bundle_data  # noqa: E402
 import run as conformance  # noqa: E402  (as_float, load_tolerances)
+
+# The kiln package, from the bundle (import_kiln).
+kiln = None
+
+
+def import_kiln(bundle, manifest):
+    """Imports the kiln package the bundle carries (python/kiln, built on the
+    build machine for its Python), the runtime being all of kiln that runs
+    here."""
+    global kiln
+    sys.path.insert(0, os.path.join(bundle, "python"))
+    try:
+        import kiln as package
+    except ImportError as error:
+        sys.exit(f"the bundle's kiln package does not import here ({error}): it was built for "
+                 f"Python {manifest.get('python', '?')}, this is "
+                 f"{sys.version_info[0]}.{sys.version_info[1]}")
+    kiln = package
 
 # Against onnxruntime's fp32 result, relative to the largest value.
 PRECISION_TOLERANCE = {"fp32": 1e-5, "tf32": 5e-3, "fp16": 5e-3, "bf16": 3e-2, "fp8": 0.2}
@@ -86,15 +104,15 @@ def relative_error(actual, expected, scale=None):
     return np.abs(actual - expected).max(initial=0.0) / max(largest, 1e-30)
 
 
-def check_conformance(runtime, bundle, names, device, report):
+def check_conformance(bundle, names, device, report):
     tolerances = conformance.load_tolerances()
     failures = []
     for name in names:
         data = np.load(os.path.join(bundle, "conformance", name + ".npz"))
         try:
-            session = runtime.load(os.path.join(bundle, "conformance", name + ".kiln")).session(device)
-            outputs = session.run({k[3:]: data[k] for k in data.files if k.startswith("in:")})
-        except KilnError as error:
+            outputs = bundle_data.run(kiln, os.path.join(bundle, "conformance", name + ".kiln"),
+                                      device, data)
+        except kiln.Error as error:
             failures.append((name, str(error)))
             continue
         rtol, atol = tolerances.get(name, (conformance.RTOL, conformance.ATOL))
@@ -123,16 +141,15 @@ def passed(names, failures):
     return len(names) - len({name for name, _ in failures})
 
 
-def check_conformance_tf32(runtime, bundle, names, variant, device, report):
+def check_conformance_tf32(bundle, names, variant, device, report):
     failures = []
     for name in names:
         data = np.load(os.path.join(bundle, "conformance", name + ".npz"))
         try:
-            model = runtime.load(os.path.join(bundle, "conformance",
-                                              name + ".tf32" + variant["suffix"] + ".kiln"))
-            outputs = model.session(device).run(
-                {k[3:]: data[k] for k in data.files if k.startswith("in:")})
-        except KilnError as error:
+            outputs = bundle_data.run(
+                kiln, os.path.join(bundle, "conformance", name + ".tf32" + variant["suffix"] + ".kiln"),
+                device, data)
+        except kiln.Error as error:
             failures.append((name, str(error)))
             continue
         for key in (k for k in data.files if k.startswith("tf32:")):
@@ -147,14 +164,14 @@ def check_conformance_tf32(runtime, bundle, names, variant, device, report):
     return not failures
 
 
-def check_precision(runtime, bundle, precisions, variant, device, report):
+def check_precision(bundle, precisions, variant, device, report):
     ok = True
     report.append(f"- conv_relu per precision on {device}, code for {variant['target']} "
                   f"({variant['kernel']}; largest error relative to the largest value):")
     for precision in precisions:
         data = np.load(os.path.join(bundle, "precision", precision + ".npz"))
         artifact = os.path.join(bundle, "precision", precision + variant["suffix"] + ".kiln")
-        session = runtime.load(artifact).session(device)
+        session = kiln.Model(artifact).session(device)
         actual = session.run({"input": data["input"]})["output"]
         to_host = relative_error(actual, data["host"], scale=data["reference"])
         to_reference = relative_error(actual, data["reference"])
@@ -197,7 +214,7 @@ def time_torch(torch, function, budget=2.0):
     return start.elapsed_time(end) / 1000 / runs
 
 
-def bench_gemm(runtime, bundle, gemms, device, report):
+def bench_gemm(bundle, gemms, device, report):
     import torch
 
     ok = True
@@ -211,7 +228,7 @@ def bench_gemm(runtime, bundle, gemms, device, report):
         rng = np.random.default_rng(n)
         a = rng.standard_normal((n, n), dtype=np.float32)
         b = rng.standard_normal((n, n), dtype=np.float32)
-        session = runtime.load(os.path.join(bundle, "gemm", gemm["file"])).session(device)
+        session = kiln.Model(os.path.join(bundle, "gemm", gemm["file"])).session(device)
         seconds, with_copies = time_kiln(session, {"a": a, "b": b}, budget=10.0)
         result = session.run({"a": a, "b": b})["c"]
         ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
@@ -269,7 +286,7 @@ def restore_models(bundle, models, work):
     return paths
 
 
-def check_models(runtime, bundle, models, device, report, bench):
+def check_models(bundle, models, device, report, bench):
     """Each model against onnxruntime, then (with `bench`) against PyTorch
     eager and torch.compile: the ONNX model regenerated with the same seed,
     PyTorch's timed once per batch, kiln's once per variant."""
@@ -304,7 +321,7 @@ def check_models(runtime, bundle, models, device, report, bench):
                 timings = []
                 for entry in (entry for entry in entries if entry["batch"] == batch):
                     path = paths[entry["file"].removesuffix(".xz")]
-                    session = runtime.load(path).session(device)
+                    session = kiln.Model(path).session(device)
                     got = next(iter(session.run(inputs).values())).copy()
                     error = relative_error(got, want)
                     good = bool(error <= 1e-2)
@@ -317,9 +334,9 @@ def check_models(runtime, bundle, models, device, report, bench):
                     del session
                     if bench:
                         try:
-                            slowest += slowest_kernels(runtime, path, device, inputs, entry,
+                            slowest += slowest_kernels(path, device, inputs, entry,
                                                        batch)
-                        except (KilnError, RuntimeError) as error:
+                        except (kiln.Error, RuntimeError) as error:
                             report.append(f"- {name} batch {batch} ({entry['kernel']}): "
                                           f"profile FAILED: {error}")
                             ok = False
@@ -363,13 +380,13 @@ def torch_device(device):
     return "cuda" + device[device.index(":"):] if ":" in device else "cuda"
 
 
-def slowest_kernels(runtime, path, device, inputs, entry, batch, count=5):
+def slowest_kernels(path, device, inputs, entry, batch, count=5):
     """Report lines for the `count` slowest kernels of the model's plan,
     from a profiled session's runs (none on the host, which has no kernels
     to time)."""
     if not on_gpu(device):
         return []
-    session = runtime.load(path).session(device, graph=False, profile=True)
+    session = kiln.Model(path).session(device, graph=False, profile=True)
     if session.target != entry["target"]:
         raise RuntimeError(f"{entry['file']} ran its code for {session.target}, "
                            f"not {entry['target']}")
@@ -421,7 +438,7 @@ def main():
     args = parser.parse_args()
 
     manifest = json.load(open(os.path.join(args.bundle, "manifest.json")))
-    runtime = Runtime(os.path.join(args.bundle, "libkiln_runtime.so"))
+    import_kiln(args.bundle, manifest)
     report = [f"GPU check on {args.device}, code for {manifest['target']}"]
     gpu = on_gpu(args.device)
     models = manifest.get("models", [])
@@ -429,22 +446,22 @@ def main():
     steps = []
     if "conformance" in manifest:
         steps.append(("conformance", lambda: check_conformance(
-            runtime, args.bundle, manifest["conformance"], args.device, report)))
+            args.bundle, manifest["conformance"], args.device, report)))
         # The tensor-core artifacts come once per variant (mma.sync, wgmma).
         for variant in manifest["variants"]:
             steps.append((f"conformance in tf32 ({variant['kernel']})",
                           lambda variant=variant: check_conformance_tf32(
-                              runtime, args.bundle, manifest["conformance_tf32"], variant,
+                              args.bundle, manifest["conformance_tf32"], variant,
                               args.device, report)))
             steps.append((f"precision ({variant['kernel']})",
                           lambda variant=variant: check_precision(
-                              runtime, args.bundle, manifest["precision"], variant,
+                              args.bundle, manifest["precision"], variant,
                               args.device, report)))
     if not args.no_bench and gpu and "gemm" in manifest:
-        steps.append(("GEMMs", lambda: bench_gemm(runtime, args.bundle, manifest["gemm"],
+        steps.append(("GEMMs", lambda: bench_gemm(args.bundle, manifest["gemm"],
                                                   args.device, report)))
     if models and (gpu or manifest["target"] == "host"):
-        steps.append(("models", lambda: check_models(runtime, args.bundle, models, args.device,
+        steps.append(("models", lambda: check_models(args.bundle, models, args.device,
                                                      report, gpu and not args.no_bench)))
     elif models:
         report.append(f"- models: their artifacts hold code for {manifest['target']} only")

@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Prepares the GPU check on a build machine (one with kiln, no GPU needed).
 
-    tools/gpu/prepare.py [--kiln build/bin/kiln] [--runtime build/lib/libkiln_runtime.so]
-                         [--out gpu-check] [--target sm_90] [--jobs 2] [--no-models]
+    build/venv/bin/python tools/gpu/prepare.py [--kiln build/bin/kiln] [--out gpu-check]
+                                               [--target sm_90] [--jobs 2] [--no-models]
 
 Writes into OUT (git ignores it) everything tools/gpu/check.py needs on the
 GPU machine, which has no LLVM and no network. That machine takes 64 MiB a
 call, the source tree among them, so the check comes in two parts, each
 under 60 MiB and run by one call: OUT/part1 and OUT/part2. Each part holds
 
-  libkiln_runtime.so      the runtime, which is all of kiln that runs there
+  python/kiln/            the kiln Python package (tools/python-package.sh
+                          installs it into build/venv, whose Python runs
+                          this): its runtime is all of kiln that runs there
   manifest.json           what the part holds
 
 and part1 the kernels' checks:
@@ -76,8 +78,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "test", "conformance"))
+import bundle_data  # noqa: E402
+import kiln  # noqa: E402  (the Python package: run this with build/venv's python)
 import run as conformance  # noqa: E402  (test/conformance/run.py)
-from kiln_runtime import Runtime  # noqa: E402
 
 LIMIT = 64 << 20
 PRECISIONS = ["fp32", "tf32", "fp16", "bf16", "fp8"]
@@ -143,7 +146,6 @@ PRODUCTS = {"Conv", "Gemm", "MatMul"}
 def prepare_conformance(args, out):
     """Each passing backend test, compiled for the target, with its data;
     those with a product in tf32 too, with the host's result."""
-    runtime = Runtime(os.path.realpath(args.runtime))
     names = [l.strip() for l in open(os.path.join(ROOT, "test", "conformance", "passing.txt"))
              if l.strip() and not l.startswith("#")]
     directories = {}
@@ -196,9 +198,8 @@ def prepare_conformance(args, out):
                                      os.path.join(out, name + ".tf32" + variant["suffix"] + ".kiln"),
                                      "--target", with_host(variant["target"]), "--precision", "tf32",
                                      *conformance.compile_flags(fixed, paths))
-                session = runtime.load(tf32).session("host")
-                results = session.run({k[3:]: arrays[k] for k in arrays if k.startswith("in:")})
-            except RuntimeError as error:  # kiln compile's, or the runtime's KilnError
+                results = bundle_data.run(kiln, tf32, "host", arrays)
+            except (RuntimeError, kiln.Error) as error:  # kiln compile's, or the runtime's
                 return name, f"tf32: {error}"
             for output, value in results.items():
                 arrays["tf32:" + output] = value
@@ -386,10 +387,19 @@ def size_of(directory):
                for d, _, files in os.walk(directory) for f in files)
 
 
+def copy_package(out):
+    """The kiln package, all of kiln that runs on the GPU machine (its
+    runtime, without a compiler), into OUT/python/kiln."""
+    source = os.path.dirname(os.path.abspath(kiln.__file__))
+    shutil.copytree(source, os.path.join(out, "python", "kiln"),
+                    ignore=shutil.ignore_patterns("bin", "__pycache__"))
+
+
 def prepare_part(args, out, work, kernels, models):
     os.makedirs(out)
-    shutil.copy(os.path.realpath(args.runtime), os.path.join(out, "libkiln_runtime.so"))
-    manifest = {"target": args.target, "variants": variants(args.target)}
+    copy_package(out)
+    manifest = {"target": args.target, "variants": variants(args.target),
+                "python": f"{sys.version_info[0]}.{sys.version_info[1]}"}
     failed = {}
     if kernels:
         passed, tf32, failed = prepare_conformance(args, os.path.join(out, "conformance"))
@@ -419,7 +429,6 @@ def prepare_part(args, out, work, kernels, models):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kiln", default=os.path.join(ROOT, "build", "bin", "kiln"))
-    parser.add_argument("--runtime", default=os.path.join(ROOT, "build", "lib", "libkiln_runtime.so"))
     parser.add_argument("--data", default="/usr/share/libonnx-testdata/data")
     parser.add_argument("--out", default=os.path.join(ROOT, "gpu-check"))
     parser.add_argument("--target", default="sm_90")
