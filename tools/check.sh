@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 tools/build.sh
-(cd build && ctest --output-on-failure)
+(cd build && ctest --output-on-failure -j2)
 FUZZ_SECONDS=${FUZZ_SECONDS:-30} tools/sanitize.sh

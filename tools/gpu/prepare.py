@@ -3,6 +3,7 @@
 
     build/venv/bin/python tools/gpu/prepare.py [--kiln build/bin/kiln] [--out gpu-check]
                                                [--target sm_90] [--jobs 2] [--no-models]
+                                               [--conformance-every N]
 
 Writes into OUT (git ignores it) everything tools/gpu/check.py needs on the
 GPU machine, which has no LLVM and no network. That machine takes 64 MiB a
@@ -148,6 +149,7 @@ def prepare_conformance(args, out):
     those with a product in tf32 too, with the host's result."""
     names = [l.strip() for l in open(os.path.join(ROOT, "test", "conformance", "passing.txt"))
              if l.strip() and not l.startswith("#")]
+    names = names[::args.conformance_every]
     directories = {}
     for category in conformance.CATEGORIES:
         for directory in glob.glob(os.path.join(args.data, category, "*")):
@@ -435,6 +437,9 @@ def main():
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--no-models", action="store_true",
                         help="leave the models out (part1 only)")
+    parser.add_argument("--conformance-every", type=int, default=1, metavar="N",
+                        help="take every Nth passing conformance test (CTest's run of the "
+                             "check: the conformance test runs them all)")
     args = parser.parse_args()
 
     shutil.rmtree(args.out, ignore_errors=True)
