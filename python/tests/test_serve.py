@@ -48,17 +48,32 @@ def server(mlp):
          "--instances", "2", "--threads", "1", "--max-batch", "16", "--http-port", str(http), "--grpc-port",
          str(grpc), "--metrics-port", str(metrics)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    client = httpclient.InferenceServerClient(f"127.0.0.1:{http}")
-    deadline = time.monotonic() + 180
-    while not _ready(client, "mlp"):
-        if process.poll() is not None:
-            pytest.fail(f"kiln.serve exited with {process.returncode}:\n{process.stdout.read()}")
-        if time.monotonic() > deadline:
-            process.kill()
-            pytest.fail(f"kiln.serve was not ready in 180 s:\n{process.stdout.read()}")
-        time.sleep(0.5)
+    wait_ready(process, http, "kiln.serve")
     yield process, http, grpc, metrics
-    process.send_signal(signal.SIGINT)
+    stop(process, signal.SIGINT)
+
+
+def wait_ready(process, port, server):
+    """Waits until `server` (a subprocess) serves model mlp on HTTP `port`;
+    fails the test, with its output, if it exits or takes over 180 s."""
+    client = httpclient.InferenceServerClient(f"127.0.0.1:{port}")
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            if client.is_model_ready("mlp"):
+                return
+        except Exception:  # not listening yet
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"{server} did not serve mlp (exit status {process.poll()}):\n"
+                        f"{process.stdout.read()}")
+        time.sleep(0.5)
+
+
+def stop(process, how):
+    """Stops a server with signal `how`, and kills it after 60 s."""
+    process.send_signal(how)
     try:
         process.wait(timeout=60)
     finally:
@@ -200,13 +215,7 @@ def test_a_model_repository_for_one_s_own_tritonserver(mlp, tmp_path):
     ports = free_ports(3)
     process = start_tritonserver(repository, tmp_path / "tritonserver", ports)
     try:
-        client = httpclient.InferenceServerClient(f"127.0.0.1:{ports[0]}")
-        deadline = time.monotonic() + 180
-        while not _ready(client, "mlp"):
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                pytest.fail(f"tritonserver did not serve the repository:\n{process.stdout.read()}")
-            time.sleep(0.5)
+        wait_ready(process, ports[0], "tritonserver")
         x = np.random.default_rng(7).standard_normal((11, 16)).astype(np.float32)
         expected_y, expected_z = reference(mlp, x)
         for protocol, port in (("http", ports[0]), ("grpc", ports[1])):
@@ -224,16 +233,4 @@ def test_a_model_repository_for_one_s_own_tritonserver(mlp, tmp_path):
         np.testing.assert_allclose(np.array(y["data"], np.float32).reshape(2, 8),
                                    expected_y[:2], rtol=1e-5, atol=1e-5)
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        finally:
-            if process.poll() is None:
-                process.kill()
-
-
-def _ready(client, model):
-    try:
-        return client.is_model_ready(model)
-    except Exception:  # not listening yet
-        return False
+        stop(process, signal.SIGTERM)
