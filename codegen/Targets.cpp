@@ -10,6 +10,7 @@
 
 #include "codegen/amdgpu/AMDGPU.h"
 #include "codegen/amdgpu/Passes.h"
+#include "codegen/common/Passes.h"
 #include "codegen/gpu/Passes.h"
 #include "codegen/host/Host.h"
 #include "codegen/host/Passes.h"
@@ -92,6 +93,7 @@ std::string familiesEmitting(llvm::StringRef format) {
 }
 
 void registerTargetPasses() {
+  registerKilnCommonPasses();
   registerKilnKernelsPasses();
   registerKilnGpuPasses();
   registerKilnHostPasses();

@@ -1,4 +1,4 @@
-//===- Passes.td - kiln's passes ---------------------------*- tablegen -*-===//
+//===- Passes.td - kiln's graph passes ---------------------*- tablegen -*-===//
 
 #ifndef KILN_PASSES_TD
 #define KILN_PASSES_TD
@@ -138,81 +138,6 @@ def AssignPrecision : Pass<"kiln-assign-precision", "mlir::ModuleOp"> {
            "A kiln calibrate file with the activations' absolute maxima (needed for fp8 and fp8-fnuz)">
   ];
   let dependentDialects = ["kiln::KilnDialect"];
-}
-
-def Bufferize : Pass<"kiln-bufferize", "mlir::ModuleOp"> {
-  let summary = "One-Shot bufferization for kiln's code generators";
-  let description = [{
-    Bufferizes the whole module, function boundaries included, with
-    identity-layout memrefs. Copies are made as `linalg.copy` rather than
-    `memref.copy`, so that on GPU targets they become kernels like any other
-    linalg op instead of host loops over device memory. Empty tensors that
-    a result only fills before it is inserted into a slice (a Concat's
-    input) become that slice first, so the result is computed in place,
-    and copies of a slice onto itself are erased. A buffer copied whole
-    into the start of another (a concatenation concatenated again) becomes
-    a view of that start, where nothing else writes those elements, and
-    the copy goes; so does a buffer written only by copies that a later
-    buffer repeats at the same places (a concatenation of every earlier
-    input again), whose repeated copies then go.
-  }];
-  let dependentDialects = [
-    "mlir::bufferization::BufferizationDialect", "mlir::linalg::LinalgDialect",
-    "mlir::memref::MemRefDialect"
-  ];
-}
-
-def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
-  let summary = "Places every buffer of @main: outputs, one activation arena, one weights block";
-  let description = [{
-    Runs on bufferized code. Afterwards `@main` takes, in order, its inputs,
-    its outputs (written in place), an activation arena and the weights, and
-    allocates nothing:
-
-    - a returned buffer becomes an output argument (a copy is made only
-      when the value is an input, a weight or returned twice);
-    - every other allocation becomes a `memref.view` into the arena, at an
-      offset chosen by first fit over the buffers' live ranges, so buffers
-      whose lifetimes do not overlap share memory (a buffer lives until its
-      last use, or that of a view or a `kiln.tensor_map` of it);
-    - every constant global becomes a `memref.view` into the weights.
-
-    The module records `kiln.arena_bytes`, `kiln.weights_bytes` and
-    `kiln.weights` (the offset and value of each weight) for the artifact.
-    Offsets are multiples of 64 bytes.
-  }];
-  let dependentDialects = [
-    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
-    "mlir::memref::MemRefDialect"
-  ];
-}
-
-def DropEmptyBuffers : Pass<"kiln-drop-empty-buffers", "mlir::func::FuncOp"> {
-  let summary = "Removes kernels over buffers without elements, and flattens such arguments";
-  let description = [{
-    A linalg op with a buffer of no elements iterates over nothing: it
-    goes. An argument of no elements that nothing uses any more becomes
-    `memref<0xT>`: LLVM's lowering cannot describe an identity layout with
-    a zero stride (a 3x0x5 buffer), and the runtime passes a pointer all
-    the same. The manifest keeps the declared shapes.
-  }];
-}
-
-def ListKernels : Pass<"kiln-list-kernels", "mlir::ModuleOp"> {
-  let summary = "Records @main's kernels, in order, for the artifact's manifest";
-  let description = [{
-    Runs on planned buffers (after `kiln-plan-memory`). Every linalg op at
-    the top of `@main` is a kernel, and so is every loop nest marked
-    `kiln.kernel` (a register-tiled product with what it fused); the
-    module's `kiln.kernels` attribute lists them in execution order, each
-    with its kind (matmul, elementwise, reduce, pool, gather, copy, fill,
-    broadcast, transpose), the format its product reads (`precision`, fp32
-    for every kernel without one), the layout of a convolution's or
-    pooling's activations (`layout`, nchw or nhwc), the ONNX nodes it came from (its name
-    locations), where its result goes (the model output it writes, or its
-    byte offset and size in the activation arena) and what it reads: the
-    kernels whose results it reads (`after`) and the model inputs.
-  }];
 }
 
 #endif // KILN_PASSES_TD

@@ -34,28 +34,32 @@ LAYERS = {
     "runtime/src/gpu": ["runtime/format", "kiln/runtime.h", "runtime/src/Device.h",
                         "runtime/src/Model.h", "runtime/src/Status.h"],
     "dialects": [],
+    # The graph passes; code generation never includes them.
     "passes": ["dialects"],
-    "codegen/kernels": ["dialects", "passes"],
-    "codegen/gpu": ["dialects", "passes", "codegen/Target.h"],
+    # The buffer-level code generation every target's pipeline is built from.
+    "codegen/common": ["dialects"],
+    "codegen/kernels": ["dialects", "codegen/common"],
+    "codegen/gpu": ["dialects", "codegen/common", "codegen/Target.h"],
     # The targets: each sees the interface, the shared toolchain and GPU
     # kernel formation, never another target; those whose code goes into
     # artifacts, the format's ABI (the host context, the plan record).
-    "codegen/host": ["dialects", "passes", "codegen/Target.h", "codegen/Toolchain.h",
+    "codegen/host": ["dialects", "codegen/common", "codegen/Target.h", "codegen/Toolchain.h",
                      "runtime/format"],
-    "codegen/nvptx": ["dialects", "passes", "codegen/Target.h", "codegen/Toolchain.h",
+    "codegen/nvptx": ["dialects", "codegen/common", "codegen/Target.h", "codegen/Toolchain.h",
                       "codegen/gpu", "runtime/format"],
-    "codegen/amdgpu": ["dialects", "passes", "codegen/Target.h", "codegen/Toolchain.h",
+    "codegen/amdgpu": ["dialects", "codegen/common", "codegen/Target.h", "codegen/Toolchain.h",
                        "codegen/gpu", "runtime/format"],
-    # codegen/Targets.cpp is the one place that lists the targets.
-    "codegen": ["dialects", "passes"],
+    # codegen/Targets.cpp is the one place that lists the targets (and
+    # registers code generation's passes).
+    "codegen": ["dialects"],
     "compiler/onnx": ["dialects"],
-    "compiler/artifact": ["dialects", "passes", "codegen/Target.h", "runtime/format"],
-    "compiler/driver": ["dialects", "passes", "codegen/Target.h", "codegen/kernels/Passes.h",
-                        "compiler/onnx", "compiler/artifact"],
+    "compiler/artifact": ["dialects", "codegen/Target.h", "runtime/format"],
+    "compiler/driver": ["dialects", "passes", "codegen/Target.h", "codegen/common/Passes.h",
+                        "codegen/kernels/Passes.h", "compiler/onnx", "compiler/artifact"],
     # The CLI fills the driver's options and prints; it reads artifacts
     # through the runtime's public API and the format, and signs them.
     "tools/kiln": ["compiler/driver", "compiler/onnx", "compiler/artifact/Signing.h", "dialects",
-                   "passes", "runtime/format", "kiln/runtime.h"],
+                   "runtime/format", "kiln/runtime.h"],
     "tools/kiln-opt": ["compiler/driver"],
     "docs/examples": ["kiln/runtime.h"],
     # Tests may reach anything they test.

@@ -3,7 +3,7 @@
 #ifndef KILN_CODEGEN_AMDGPU_PASSES_H
 #define KILN_CODEGEN_AMDGPU_PASSES_H
 
-#include "passes/Passes.h"
+#include "codegen/common/Passes.h"
 
 namespace kiln {
 

@@ -4,7 +4,7 @@
 
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Precision.h"
-#include "passes/Buffers.h"
+#include "codegen/common/Buffers.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"

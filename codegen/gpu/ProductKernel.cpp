@@ -3,7 +3,7 @@
 #include "codegen/gpu/ProductKernel.h"
 
 #include "dialects/kiln/Precision.h"
-#include "passes/Passes.h"
+#include "codegen/common/Passes.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"

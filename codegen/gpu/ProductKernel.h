@@ -14,7 +14,7 @@
 #define KILN_CODEGEN_GPU_PRODUCTKERNEL_H
 
 #include "codegen/gpu/ProductFusion.h"
-#include "passes/Buffers.h"
+#include "codegen/common/Buffers.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -17,7 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/gpu/Passes.h"
-#include "passes/Buffers.h"
+#include "codegen/common/Buffers.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -4,7 +4,7 @@
 
 #include "codegen/host/VectorBody.h"
 
-#include "passes/Buffers.h"
+#include "codegen/common/Buffers.h"
 
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Matchers.h"

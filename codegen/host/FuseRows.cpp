@@ -38,7 +38,7 @@
 #include "codegen/host/ContractionFusion.h"
 #include "codegen/host/Passes.h"
 
-#include "passes/Buffers.h"
+#include "codegen/common/Buffers.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"

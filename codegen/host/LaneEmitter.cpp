@@ -3,7 +3,7 @@
 #include "codegen/host/LaneEmitter.h"
 
 #include "codegen/host/VectorBody.h"
-#include "passes/Buffers.h"
+#include "codegen/common/Buffers.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -24,7 +24,7 @@
 
 #include "codegen/host/Passes.h"
 #include "dialects/kiln/Weights.h"
-#include "passes/Buffers.h"
+#include "codegen/common/Buffers.h"
 
 namespace kiln {
 

@@ -14,7 +14,7 @@
 
 #include "codegen/host/LaneEmitter.h"
 
-#include "passes/Passes.h"
+#include "codegen/common/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"

@@ -5,8 +5,8 @@
 #include "codegen/host/Panels.h"
 
 #include "dialects/kiln/Precision.h"
-#include "passes/Buffers.h"
-#include "passes/Passes.h"
+#include "codegen/common/Buffers.h"
+#include "codegen/common/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

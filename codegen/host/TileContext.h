@@ -14,7 +14,7 @@
 #include "codegen/host/ContractionFusion.h"
 #include "codegen/host/VectorBody.h"
 
-#include "passes/Buffers.h"
+#include "codegen/common/Buffers.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"

@@ -2,7 +2,7 @@
 
 #include "codegen/host/VectorBody.h"
 
-#include "passes/Buffers.h"
+#include "codegen/common/Buffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

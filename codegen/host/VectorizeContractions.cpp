@@ -43,7 +43,7 @@
 #include "codegen/host/Passes.h"
 #include "codegen/host/RegisterTiles.h"
 #include "codegen/host/VectorBody.h"
-#include "passes/Buffers.h"
+#include "codegen/common/Buffers.h"
 
 namespace kiln {
 

@@ -19,7 +19,7 @@
 
 #include "codegen/host/Passes.h"
 #include "codegen/host/VectorBody.h"
-#include "passes/Buffers.h"
+#include "codegen/common/Buffers.h"
 
 #include <limits>
 

@@ -15,7 +15,7 @@
 #include "codegen/host/LaneEmitter.h"
 #include "codegen/host/Passes.h"
 #include "codegen/host/VectorBody.h"
-#include "passes/Buffers.h"
+#include "codegen/common/Buffers.h"
 
 #include "llvm/Support/MathExtras.h"
 

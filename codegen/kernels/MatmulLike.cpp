@@ -12,7 +12,7 @@
 #include "codegen/kernels/Kernels.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Precision.h"
-#include "passes/Passes.h"
+#include "codegen/common/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -2,7 +2,7 @@
 
 #include "compiler/driver/KernelGraph.h"
 
-#include "passes/Passes.h"
+#include "codegen/common/Passes.h"
 
 #include <set>
 

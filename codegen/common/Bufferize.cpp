@@ -1,7 +1,7 @@
 //===- Bufferize.cpp - One-Shot bufferization with linalg copies ----------===//
 
-#include "passes/Buffers.h"
-#include "passes/Passes.h"
+#include "codegen/common/Buffers.h"
+#include "codegen/common/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
@@ -15,7 +15,7 @@
 namespace kiln {
 
 #define GEN_PASS_DEF_BUFFERIZE
-#include "passes/Passes.h.inc"
+#include "codegen/common/Passes.h.inc"
 
 namespace {
 

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_PASSES_BUFFERS_H
-#define KILN_PASSES_BUFFERS_H
+#ifndef KILN_CODEGEN_COMMON_BUFFERS_H
+#define KILN_CODEGEN_COMMON_BUFFERS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -90,4 +90,4 @@ struct IndexArithmetic {
 
 } // namespace kiln
 
-#endif // KILN_PASSES_BUFFERS_H
+#endif // KILN_CODEGEN_COMMON_BUFFERS_H

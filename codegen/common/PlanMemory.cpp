@@ -1,7 +1,7 @@
 //===- PlanMemory.cpp - outputs, one arena, one weights block -------------===//
 
 #include "dialects/kiln/KilnDialect.h"
-#include "passes/Passes.h"
+#include "codegen/common/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -10,7 +10,7 @@
 namespace kiln {
 
 #define GEN_PASS_DEF_PLANMEMORY
-#include "passes/Passes.h.inc"
+#include "codegen/common/Passes.h.inc"
 
 using namespace mlir;
 

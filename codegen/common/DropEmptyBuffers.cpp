@@ -1,13 +1,13 @@
 //===- DropEmptyBuffers.cpp - kernels over nothing, and empty arguments ---===//
 
-#include "passes/Passes.h"
+#include "codegen/common/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 namespace kiln {
 
 #define GEN_PASS_DEF_DROPEMPTYBUFFERS
-#include "passes/Passes.h.inc"
+#include "codegen/common/Passes.h.inc"
 
 namespace {
 

@@ -1,7 +1,7 @@
 //===- ListKernels.cpp - the execution plan, for the artifact's manifest --===//
 
 #include "dialects/kiln/Precision.h"
-#include "passes/Passes.h"
+#include "codegen/common/Passes.h"
 
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/StringExtras.h"
@@ -9,7 +9,7 @@
 namespace kiln {
 
 #define GEN_PASS_DEF_LISTKERNELS
-#include "passes/Passes.h.inc"
+#include "codegen/common/Passes.h.inc"
 
 namespace {
 

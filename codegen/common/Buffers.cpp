@@ -1,6 +1,6 @@
 //===- Buffers.cpp - buffers, their views and the kernels that touch them -===//
 
-#include "passes/Buffers.h"
+#include "codegen/common/Buffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"

@@ -1,0 +1,68 @@
+//===- Passes.h - code generation shared by targets -------------*- C++ -*-===//
+//
+// The buffer-level passes every target's pipeline is built from
+// (bufferization, memory planning, the kernel list) and the attributes
+// code generation records on kernels. The graph passes are in passes/.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_COMMON_PASSES_H
+#define KILN_CODEGEN_COMMON_PASSES_H
+
+#include "dialects/kiln/KilnDialect.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace kiln {
+
+/// On the module, from kiln-list-kernels: the kernels of @main, in order.
+constexpr llvm::StringLiteral kKernelsAttr = "kiln.kernels";
+/// On an op that is one kernel with what it fused (a register-tiled product
+/// on the host, a gpu.launch of a product or of row statistics on GPUs),
+/// its kind for the kernel list.
+constexpr llvm::StringLiteral kKernelAttr = "kiln.kernel";
+
+/// On a fused product kernel: the floating-point operations it does, two
+/// for each multiply-add of the product.
+constexpr llvm::StringLiteral kFlopsAttr = "kiln.flops";
+
+/// On the im2col gather of an NCHW convolution in two dimensions, of
+/// dilation 1 and stride s the same along both: [top pad, left pad, s].
+/// The columns' row of channel c and window offset (kh, kw) at output
+/// (oh, ow) is then the input's channel c at (s oh + kh - top, s ow + kw -
+/// left), zero where the window overhangs the input. At stride 1 (marked
+/// only where the output rows are as long as the input's) that is each
+/// output position moved by (kh - top) * width + kw - left; at stride 2,
+/// every other element of an input row.
+constexpr llvm::StringLiteral kIm2colShiftAttr = "kiln.im2col_shift";
+
+/// Two for each multiply-add of contraction `op`, whose loop ranges are
+/// static; 0 when one is dynamic.
+int64_t contractionFlops(mlir::linalg::LinalgOp op);
+
+/// The buffer that `op`, an op at the top of @main, stores its result in
+/// when it is one of the kernels kiln-list-kernels lists; null otherwise.
+mlir::Value kernelResult(mlir::Operation &op);
+
+#define GEN_PASS_DECL
+#include "codegen/common/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "codegen/common/Passes.h.inc"
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_COMMON_PASSES_H
