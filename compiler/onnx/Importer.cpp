@@ -4,6 +4,7 @@
 
 #include "compiler/onnx/Functions.h"
 #include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Operators.h"
 #include "compiler/onnx/Tensors.h"
 #include "compiler/onnx/Upgrade.h"
 #include "dialects/kiln/KilnDialect.h"
@@ -152,7 +153,7 @@ LogicalResult Importer::checkOperators() {
     std::string key = "'" + node.op_type() + "'";
     if (!node.domain().empty() && node.domain() != "ai.onnx") {
       key += " from domain '" + node.domain() + "'";
-    } else if (const OperatorInfo *info = findOperator(node.op_type())) {
+    } else if (const OperatorInfo *info = supportedOperators().find(node.op_type())) {
       if (opset_ < info->sinceOpset) {
         error() << "node '" << displayName(i) << "' (" << node.op_type() << ", opset " << opset_
                 << "): the operator first exists in opset " << info->sinceOpset;
@@ -441,7 +442,7 @@ LogicalResult Importer::importNode(onnx::NodeProto &node, const std::string &dis
   NodeContext ctx(node, opset_, path_, modelDir_, displayName, builder_, values_, consumed_);
   ctx.setSubgraphImporter(
       [this, displayName](onnx::GraphProto &graph) { return importSubgraph(graph, displayName); });
-  if (failed(findOperator(node.op_type())->convert(ctx)))
+  if (failed(supportedOperators().find(node.op_type())->convert(ctx)))
     return failure();
   // A product records the tensors it reads, by the names calibration files
   // use.
@@ -476,7 +477,7 @@ FailureOr<SmallVector<Value>> Importer::importSubgraph(onnx::GraphProto &graph, 
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       return error() << "node '" << name << "': unsupported operator '" << node.op_type()
                      << "' from domain '" << node.domain() << "'";
-    if (!findOperator(node.op_type()))
+    if (!supportedOperators().find(node.op_type()))
       return error() << "node '" << name << "': unsupported operator '" << node.op_type() << "'";
     for (const std::string &input : node.input())
       if (!input.empty() && !values_.count(input) && !initializers_.count(input))
@@ -516,7 +517,7 @@ OwningOpRef<ModuleOp> Importer::run() {
   }
   if (std::optional<std::string> why =
           expandFunctions(model_, opset_, [](const onnx::NodeProto &node) {
-            return findOperator(node.op_type()) != nullptr;
+            return supportedOperators().find(node.op_type()) != nullptr;
           }))
     return (error() << *why), nullptr;
   if (failed(checkOperators()) || failed(orderNodes()))

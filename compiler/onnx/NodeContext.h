@@ -168,20 +168,6 @@ private:
 /// (truncated toward zero for integers).
 mlir::Attribute elementAttr(mlir::Type element, double value);
 
-/// Converts one node; returns failure after reporting an error.
-using Converter = mlir::LogicalResult (*)(NodeContext &);
-
-struct OperatorInfo {
-  const char *opType;
-  /// The first opset of the default domain with this operator.
-  int64_t sinceOpset;
-  Converter convert;
-};
-
-/// Every operator the importer accepts, in alphabetical order.
-llvm::ArrayRef<OperatorInfo> supportedOperators();
-const OperatorInfo *findOperator(llvm::StringRef opType);
-
 /// Explicit pads for a windowed operator (Conv, pooling): `pads` or
 /// `auto_pad` resolved against the spatial input sizes. Also fills in the
 /// default strides and dilations. Reports an error and returns nothing when
@@ -191,71 +177,6 @@ struct WindowAttrs {
 };
 std::optional<WindowAttrs> resolveWindow(NodeContext &ctx, llvm::ArrayRef<int64_t> spatialSizes,
                                          llvm::ArrayRef<int64_t> kernel);
-
-// Converters, one file per operator family (compiler/onnx/ops/).
-mlir::LogicalResult convertElementwise(NodeContext &ctx);
-mlir::LogicalResult convertMath(NodeContext &ctx);
-mlir::LogicalResult convertVariadic(NodeContext &ctx);
-mlir::LogicalResult convertShrink(NodeContext &ctx);
-mlir::LogicalResult convertClip(NodeContext &ctx);
-mlir::LogicalResult convertCast(NodeContext &ctx);
-mlir::LogicalResult convertConv(NodeContext &ctx);
-mlir::LogicalResult convertConvTranspose(NodeContext &ctx);
-mlir::LogicalResult convertGemm(NodeContext &ctx);
-mlir::LogicalResult convertEinsum(NodeContext &ctx);
-mlir::LogicalResult convertMatMul(NodeContext &ctx);
-mlir::LogicalResult convertBatchNormalization(NodeContext &ctx);
-mlir::LogicalResult convertLayerNormalization(NodeContext &ctx);
-mlir::LogicalResult convertInstanceNormalization(NodeContext &ctx);
-mlir::LogicalResult convertGroupNormalization(NodeContext &ctx);
-mlir::LogicalResult convertLpNormalization(NodeContext &ctx);
-mlir::LogicalResult convertMeanVarianceNormalization(NodeContext &ctx);
-mlir::LogicalResult convertLRN(NodeContext &ctx);
-mlir::LogicalResult convertSoftmax(NodeContext &ctx);
-mlir::LogicalResult convertPool(NodeContext &ctx);
-mlir::LogicalResult convertGlobalAveragePool(NodeContext &ctx);
-mlir::LogicalResult convertGlobalMaxPool(NodeContext &ctx);
-mlir::LogicalResult convertReduce(NodeContext &ctx);
-mlir::LogicalResult convertArgReduce(NodeContext &ctx);
-mlir::LogicalResult convertCumSum(NodeContext &ctx);
-mlir::LogicalResult convertReshape(NodeContext &ctx);
-mlir::LogicalResult convertFlatten(NodeContext &ctx);
-mlir::LogicalResult convertSqueeze(NodeContext &ctx);
-mlir::LogicalResult convertUnsqueeze(NodeContext &ctx);
-mlir::LogicalResult convertTranspose(NodeContext &ctx);
-mlir::LogicalResult convertConcat(NodeContext &ctx);
-mlir::LogicalResult convertSplit(NodeContext &ctx);
-mlir::LogicalResult convertSlice(NodeContext &ctx);
-mlir::LogicalResult convertGather(NodeContext &ctx);
-mlir::LogicalResult convertGatherElements(NodeContext &ctx);
-mlir::LogicalResult convertGatherND(NodeContext &ctx);
-mlir::LogicalResult convertScatter(NodeContext &ctx);
-mlir::LogicalResult convertExpand(NodeContext &ctx);
-mlir::LogicalResult convertTile(NodeContext &ctx);
-mlir::LogicalResult convertDepthToSpace(NodeContext &ctx);
-mlir::LogicalResult convertTrilu(NodeContext &ctx);
-mlir::LogicalResult convertOneHot(NodeContext &ctx);
-mlir::LogicalResult convertPad(NodeContext &ctx);
-mlir::LogicalResult convertResize(NodeContext &ctx);
-mlir::LogicalResult convertRecurrent(NodeContext &ctx);
-mlir::LogicalResult convertConstant(NodeContext &ctx);
-mlir::LogicalResult convertConstantOfShape(NodeContext &ctx);
-mlir::LogicalResult convertShape(NodeContext &ctx);
-mlir::LogicalResult convertSize(NodeContext &ctx);
-mlir::LogicalResult convertRange(NodeContext &ctx);
-mlir::LogicalResult convertEyeLike(NodeContext &ctx);
-mlir::LogicalResult convertIdentity(NodeContext &ctx);
-mlir::LogicalResult convertDropout(NodeContext &ctx);
-mlir::LogicalResult convertQuantizeLinear(NodeContext &ctx);
-mlir::LogicalResult convertDequantizeLinear(NodeContext &ctx);
-mlir::LogicalResult convertTopK(NodeContext &ctx);
-mlir::LogicalResult convertNonZero(NodeContext &ctx);
-mlir::LogicalResult convertIf(NodeContext &ctx);
-mlir::LogicalResult convertCompress(NodeContext &ctx);
-mlir::LogicalResult convertGridSample(NodeContext &ctx);
-mlir::LogicalResult convertReverseSequence(NodeContext &ctx);
-mlir::LogicalResult convertMaxUnpool(NodeContext &ctx);
-mlir::LogicalResult convertUnique(NodeContext &ctx);
 
 } // namespace kiln
 

@@ -1,163 +1,52 @@
 //===- Operators.cpp - the table of supported ONNX operators --------------===//
 
-#include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Operators.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
 
 namespace kiln {
 
-llvm::ArrayRef<OperatorInfo> supportedOperators() {
-  // Sorted by name for findOperator's binary search and docs/operators.md.
-  static const OperatorInfo operators[] = {
-      {"Abs", 1, convertMath},
-      {"Acos", 7, convertMath},
-      {"Acosh", 9, convertMath},
-      {"Add", 1, convertElementwise},
-      {"And", 1, convertElementwise},
-      {"ArgMax", 1, convertArgReduce},
-      {"ArgMin", 1, convertArgReduce},
-      {"Asin", 7, convertMath},
-      {"Asinh", 9, convertMath},
-      {"Atan", 7, convertMath},
-      {"Atanh", 9, convertMath},
-      {"AveragePool", 1, convertPool},
-      {"BatchNormalization", 1, convertBatchNormalization},
-      {"BitShift", 11, convertElementwise},
-      {"BitwiseAnd", 18, convertElementwise},
-      {"BitwiseNot", 18, convertMath},
-      {"BitwiseOr", 18, convertElementwise},
-      {"BitwiseXor", 18, convertElementwise},
-      {"Cast", 1, convertCast},
-      {"CastLike", 15, convertCast},
-      {"Ceil", 1, convertMath},
-      {"Celu", 12, convertMath},
-      {"Clip", 1, convertClip},
-      {"Compress", 9, convertCompress},
-      {"Concat", 1, convertConcat},
-      {"Constant", 1, convertConstant},
-      {"ConstantOfShape", 9, convertConstantOfShape},
-      {"Conv", 1, convertConv},
-      {"ConvTranspose", 1, convertConvTranspose},
-      {"Cos", 7, convertMath},
-      {"Cosh", 9, convertMath},
-      {"CumSum", 11, convertCumSum},
-      {"DepthToSpace", 1, convertDepthToSpace},
-      {"DequantizeLinear", 10, convertDequantizeLinear},
-      {"Div", 1, convertElementwise},
-      {"Dropout", 1, convertDropout},
-      {"Einsum", 12, convertEinsum},
-      {"Elu", 1, convertMath},
-      {"Equal", 1, convertElementwise},
-      {"Erf", 9, convertMath},
-      {"Exp", 1, convertMath},
-      {"Expand", 8, convertExpand},
-      {"EyeLike", 9, convertEyeLike},
-      {"Flatten", 1, convertFlatten},
-      {"Floor", 1, convertMath},
-      {"GRU", 7, convertRecurrent},
-      {"Gather", 1, convertGather},
-      {"GatherElements", 11, convertGatherElements},
-      {"GatherND", 11, convertGatherND},
-      {"Gelu", 20, convertMath},
-      {"Gemm", 1, convertGemm},
-      {"GlobalAveragePool", 1, convertGlobalAveragePool},
-      {"GlobalMaxPool", 1, convertGlobalMaxPool},
-      {"Greater", 1, convertElementwise},
-      {"GreaterOrEqual", 12, convertElementwise},
-      {"GridSample", 16, convertGridSample},
-      {"GroupNormalization", 18, convertGroupNormalization},
-      {"HardSigmoid", 1, convertMath},
-      {"HardSwish", 14, convertMath},
-      {"Hardmax", 1, convertSoftmax},
-      {"Identity", 1, convertIdentity},
-      {"If", 1, convertIf},
-      {"InstanceNormalization", 1, convertInstanceNormalization},
-      {"IsInf", 10, convertMath},
-      {"IsNaN", 9, convertMath},
-      {"LRN", 1, convertLRN},
-      {"LSTM", 7, convertRecurrent},
-      {"LayerNormalization", 17, convertLayerNormalization},
-      {"LeakyRelu", 1, convertMath},
-      {"Less", 1, convertElementwise},
-      {"LessOrEqual", 12, convertElementwise},
-      {"Log", 1, convertMath},
-      {"LogSoftmax", 1, convertSoftmax},
-      {"LpNormalization", 1, convertLpNormalization},
-      {"MatMul", 1, convertMatMul},
-      {"Max", 1, convertVariadic},
-      {"MaxPool", 1, convertPool},
-      {"MaxUnpool", 9, convertMaxUnpool},
-      {"Mean", 1, convertVariadic},
-      {"MeanVarianceNormalization", 9, convertMeanVarianceNormalization},
-      {"Min", 1, convertVariadic},
-      {"Mish", 18, convertMath},
-      {"Mod", 10, convertElementwise},
-      {"Mul", 1, convertElementwise},
-      {"Neg", 1, convertMath},
-      {"NonZero", 9, convertNonZero},
-      {"Not", 1, convertMath},
-      {"OneHot", 9, convertOneHot},
-      {"Or", 1, convertElementwise},
-      {"PRelu", 1, convertElementwise},
-      {"Pad", 1, convertPad},
-      {"Pow", 1, convertElementwise},
-      {"QuantizeLinear", 10, convertQuantizeLinear},
-      {"RNN", 7, convertRecurrent},
-      {"Range", 11, convertRange},
-      {"Reciprocal", 1, convertMath},
-      {"ReduceL1", 1, convertReduce},
-      {"ReduceL2", 1, convertReduce},
-      {"ReduceLogSum", 1, convertReduce},
-      {"ReduceLogSumExp", 1, convertReduce},
-      {"ReduceMax", 1, convertReduce},
-      {"ReduceMean", 1, convertReduce},
-      {"ReduceMin", 1, convertReduce},
-      {"ReduceProd", 1, convertReduce},
-      {"ReduceSum", 1, convertReduce},
-      {"ReduceSumSquare", 1, convertReduce},
-      {"Relu", 1, convertMath},
-      {"Reshape", 1, convertReshape},
-      {"Resize", 10, convertResize},
-      {"ReverseSequence", 10, convertReverseSequence},
-      {"Round", 11, convertMath},
-      {"ScatterElements", 11, convertScatter},
-      {"ScatterND", 11, convertScatter},
-      {"Selu", 1, convertMath},
-      {"Shape", 1, convertShape},
-      {"Shrink", 9, convertShrink},
-      {"Sigmoid", 1, convertMath},
-      {"Sign", 9, convertMath},
-      {"Sin", 7, convertMath},
-      {"Sinh", 9, convertMath},
-      {"Size", 1, convertSize},
-      {"Slice", 1, convertSlice},
-      {"Softmax", 1, convertSoftmax},
-      {"Softplus", 1, convertMath},
-      {"Softsign", 1, convertMath},
-      {"SpaceToDepth", 1, convertDepthToSpace},
-      {"Split", 1, convertSplit},
-      {"Sqrt", 1, convertMath},
-      {"Squeeze", 1, convertSqueeze},
-      {"Sub", 1, convertElementwise},
-      {"Sum", 1, convertVariadic},
-      {"Tan", 7, convertMath},
-      {"Tanh", 1, convertMath},
-      {"ThresholdedRelu", 10, convertMath},
-      {"Tile", 6, convertTile},
-      {"TopK", 1, convertTopK},
-      {"Transpose", 1, convertTranspose},
-      {"Trilu", 14, convertTrilu},
-      {"Unique", 11, convertUnique},
-      {"Unsqueeze", 1, convertUnsqueeze},
-      {"Where", 9, convertElementwise},
-      {"Xor", 1, convertElementwise},
-  };
-  return operators;
+void OperatorTable::onOp(llvm::StringRef opType, int64_t sinceOpset, Converter convert) {
+  operators_.push_back({opType.str(), sinceOpset, std::move(convert)});
 }
 
-const OperatorInfo *findOperator(llvm::StringRef opType) {
-  llvm::ArrayRef<OperatorInfo> all = supportedOperators();
+void OperatorTable::seal() {
+  llvm::sort(operators_, [](const OperatorInfo &a, const OperatorInfo &b) {
+    return a.opType < b.opType;
+  });
+  for (size_t i = 1; i < operators_.size(); ++i)
+    if (operators_[i].opType == operators_[i - 1].opType)
+      llvm::report_fatal_error(llvm::Twine("ONNX operator '") + operators_[i].opType +
+                               "' is registered twice");
+}
+
+const OperatorInfo *OperatorTable::find(llvm::StringRef opType) const {
   auto it = llvm::partition_point(
-      all, [&](const OperatorInfo &info) { return llvm::StringRef(info.opType) < opType; });
-  return it != all.end() && it->opType == opType ? it : nullptr;
+      operators_, [&](const OperatorInfo &info) { return llvm::StringRef(info.opType) < opType; });
+  return it != operators_.end() && it->opType == opType ? &*it : nullptr;
+}
+
+const OperatorTable &supportedOperators() {
+  static const OperatorTable table = [] {
+    OperatorTable ops;
+    registerConstantOperators(ops);
+    registerControlFlowOperators(ops);
+    registerDataMovementOperators(ops);
+    registerElementwiseOperators(ops);
+    registerGridSampleOperators(ops);
+    registerMatmulLikeOperators(ops);
+    registerNormalizationOperators(ops);
+    registerPoolingOperators(ops);
+    registerQuantizeOperators(ops);
+    registerRecurrentOperators(ops);
+    registerResizeOperators(ops);
+    registerTopKOperators(ops);
+    ops.seal();
+    return ops;
+  }();
+  return table;
 }
 
 } // namespace kiln

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Operators.h"
 #include "compiler/onnx/Tensors.h"
 #include "dialects/kiln/Shapes.h"
 
@@ -37,8 +38,6 @@ DenseElementsAttr knownInput(NodeContext &ctx) {
   }
   return ctx.constantTensor(0, "the input");
 }
-
-} // namespace
 
 LogicalResult convertConstant(NodeContext &ctx) {
   Builder &b = ctx.builder();
@@ -127,13 +126,9 @@ LogicalResult convertSize(NodeContext &ctx) {
       ctx, DenseElementsAttr::get(RankedTensorType::get({}, ctx.builder().getI64Type()), count));
 }
 
-namespace {
-
 /// The most elements Range and EyeLike fold into a constant: enough for
 /// position ids and masks, too few for a hostile model to exhaust memory.
 constexpr int64_t kMaxGeneratedElements = int64_t(1) << 20;
-
-} // namespace
 
 LogicalResult convertRange(NodeContext &ctx) {
   if (failed(ctx.requireInputs(3)))
@@ -330,6 +325,21 @@ LogicalResult convertDropout(NodeContext &ctx) {
         1, ConstantOp::create(ctx.builder(), ctx.loc(), type, DenseElementsAttr::get(type, true)));
   }
   return success();
+}
+
+} // namespace
+
+void registerConstantOperators(OperatorTable &ops) {
+  ops.onOp("Constant", 1, convertConstant);
+  ops.onOp("ConstantOfShape", 9, convertConstantOfShape);
+  ops.onOp("Dropout", 1, convertDropout);
+  ops.onOp("EyeLike", 9, convertEyeLike);
+  ops.onOp("Identity", 1, convertIdentity);
+  ops.onOp("NonZero", 9, convertNonZero);
+  ops.onOp("Range", 11, convertRange);
+  ops.onOp("Shape", 1, convertShape);
+  ops.onOp("Size", 1, convertSize);
+  ops.onOp("Unique", 11, convertUnique);
 }
 
 } // namespace kiln

@@ -7,10 +7,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Operators.h"
 
 using namespace mlir;
 
 namespace kiln {
+
+namespace {
 
 LogicalResult convertIf(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
@@ -34,6 +37,12 @@ LogicalResult convertIf(NodeContext &ctx) {
   for (auto [i, value] : llvm::enumerate(*results))
     ctx.setOutput(i, value);
   return success();
+}
+
+} // namespace
+
+void registerControlFlowOperators(OperatorTable &ops) {
+  ops.onOp("If", 1, convertIf);
 }
 
 } // namespace kiln

@@ -1,6 +1,7 @@
 //===- DataMovement.cpp - reshapes, transposes, concat, split, slice, ... -===//
 
 #include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Operators.h"
 #include "dialects/kiln/Shapes.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -44,8 +45,6 @@ std::optional<SmallVector<int64_t>> normalizeAxes(NodeContext &ctx, ArrayRef<int
   }
   return result;
 }
-
-} // namespace
 
 LogicalResult convertReshape(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
@@ -501,7 +500,8 @@ LogicalResult convertTile(NodeContext &ctx) {
   return ctx.setResult(result);
 }
 
-LogicalResult convertDepthToSpace(NodeContext &ctx) {
+/// DepthToSpace when `toSpace`, SpaceToDepth otherwise.
+LogicalResult convertDepthToSpace(NodeContext &ctx, bool toSpace) {
   if (failed(ctx.requireInputs(1)))
     return failure();
   RankedTensorType type = ctx.inputType(0);
@@ -510,7 +510,6 @@ LogicalResult convertDepthToSpace(NodeContext &ctx) {
   int64_t block = ctx.intAttr("blocksize", 0);
   auto [n, c, h, w] =
       std::tuple(type.getDimSize(0), type.getDimSize(1), type.getDimSize(2), type.getDimSize(3));
-  bool toSpace = ctx.node().op_type() == "DepthToSpace";
   if (block <= 0 || (toSpace ? c % (block * block) : h % block + w % block) != 0)
     return ctx.error() << "blocksize " << block << " does not divide "
                        << (toSpace ? "the channels" : "the height and width") << " of " << type;
@@ -612,7 +611,8 @@ LogicalResult convertOneHot(NodeContext &ctx) {
   return on ? ctx.emit<WhereOp>({hot, on, off}) : failure();
 }
 
-LogicalResult convertScatter(NodeContext &ctx) {
+/// ScatterND when `nd`, ScatterElements otherwise.
+LogicalResult convertScatter(NodeContext &ctx, bool nd) {
   if (failed(ctx.requireInputs(3)))
     return failure();
   std::string reduction = ctx.stringAttr("reduction", "none");
@@ -620,7 +620,7 @@ LogicalResult convertScatter(NodeContext &ctx) {
     return ctx.error() << "reduction '" << reduction << "' is not none, add, mul, max or min";
   Builder &b = ctx.builder();
   SmallVector<Value> operands = {ctx.input(0), ctx.input(1), ctx.input(2)};
-  if (ctx.node().op_type() == "ScatterND")
+  if (nd)
     return ctx.emit<ScatterNDOp>(operands, {ctx.named("reduction", b.getStringAttr(reduction))});
   int64_t rank = ctx.inputType(0).getRank();
   std::optional<int64_t> axis = ctx.axisAttr(0, rank);
@@ -629,6 +629,33 @@ LogicalResult convertScatter(NodeContext &ctx) {
   return ctx.emit<ScatterElementsOp>(operands,
                                      {ctx.named("axis", b.getI64IntegerAttr(*axis)),
                                       ctx.named("reduction", b.getStringAttr(reduction))});
+}
+
+} // namespace
+
+void registerDataMovementOperators(OperatorTable &ops) {
+  ops.onOp("Compress", 9, convertCompress);
+  ops.onOp("Concat", 1, convertConcat);
+  ops.onOp("DepthToSpace", 1, [](NodeContext &ctx) { return convertDepthToSpace(ctx, true); });
+  ops.onOp("Expand", 8, convertExpand);
+  ops.onOp("Flatten", 1, convertFlatten);
+  ops.onOp("Gather", 1, convertGather);
+  ops.onOp("GatherElements", 11, convertGatherElements);
+  ops.onOp("GatherND", 11, convertGatherND);
+  ops.onOp("OneHot", 9, convertOneHot);
+  ops.onOp("Pad", 1, convertPad);
+  ops.onOp("Reshape", 1, convertReshape);
+  ops.onOp("ReverseSequence", 10, convertReverseSequence);
+  ops.onOp("ScatterElements", 11, [](NodeContext &ctx) { return convertScatter(ctx, false); });
+  ops.onOp("ScatterND", 11, [](NodeContext &ctx) { return convertScatter(ctx, true); });
+  ops.onOp("Slice", 1, convertSlice);
+  ops.onOp("SpaceToDepth", 1, [](NodeContext &ctx) { return convertDepthToSpace(ctx, false); });
+  ops.onOp("Split", 1, convertSplit);
+  ops.onOp("Squeeze", 1, convertSqueeze);
+  ops.onOp("Tile", 6, convertTile);
+  ops.onOp("Transpose", 1, convertTranspose);
+  ops.onOp("Trilu", 14, convertTrilu);
+  ops.onOp("Unsqueeze", 1, convertUnsqueeze);
 }
 
 } // namespace kiln

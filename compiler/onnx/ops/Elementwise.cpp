@@ -1,6 +1,7 @@
 //===- Elementwise.cpp - elementwise ONNX operators -----------------------===//
 
 #include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Operators.h"
 #include "compiler/onnx/Tensors.h"
 #include "dialects/kiln/Shapes.h"
 
@@ -14,158 +15,125 @@ namespace kiln {
 
 namespace {
 
-/// Builds `OpT` on the node's first input.
-template <typename OpT> LogicalResult emitUnary(NodeContext &ctx) {
+/// `OpT` of the node's one input, of any numeric type.
+template <typename OpT> LogicalResult unary(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(1)))
+    return failure();
   return ctx.emit<OpT>({ctx.input(0)});
 }
 
-/// Builds `OpT` on the node's first two inputs.
-template <typename OpT> LogicalResult emitBinary(NodeContext &ctx) {
+/// Reports an error unless the node has its one input and it holds floats.
+LogicalResult requireFloatInput(NodeContext &ctx) {
+  return failure(failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)));
+}
+
+/// `OpT` of the node's one input, which holds floats.
+template <typename OpT> LogicalResult floatUnary(NodeContext &ctx) {
+  if (failed(requireFloatInput(ctx)))
+    return failure();
+  return ctx.emit<OpT>({ctx.input(0)});
+}
+
+/// `OpT` of the node's two inputs.
+template <typename OpT> LogicalResult binary(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
+    return failure();
   return ctx.emit<OpT>({ctx.input(0), ctx.input(1)});
 }
 
-using Emitter = LogicalResult (*)(NodeContext &);
-
-/// The operators of two operands that are one kiln op each, without
-/// attributes.
-const llvm::StringMap<Emitter> &plainBinaries() {
-  static const llvm::StringMap<Emitter> binaries = {
-      {"Add", emitBinary<AddOp>},
-      {"And", emitBinary<AndOp>},
-      {"BitwiseAnd", emitBinary<AndOp>},
-      {"BitwiseOr", emitBinary<OrOp>},
-      {"BitwiseXor", emitBinary<XorOp>},
-      {"Div", emitBinary<DivOp>},
-      {"Equal", emitBinary<EqualOp>},
-      {"Greater", emitBinary<GreaterOp>},
-      {"GreaterOrEqual", emitBinary<GreaterOrEqualOp>},
-      {"Less", emitBinary<LessOp>},
-      {"LessOrEqual", emitBinary<LessOrEqualOp>},
-      {"Mul", emitBinary<MulOp>},
-      {"Or", emitBinary<OrOp>},
-      {"Pow", emitBinary<PowOp>},
-      {"Sub", emitBinary<SubOp>},
-      {"Xor", emitBinary<XorOp>},
-  };
-  return binaries;
+/// The node's float attribute `name` (`otherwise` when absent), as an f32
+/// attribute of the same name.
+NamedAttribute floatNamed(NodeContext &ctx, StringRef name, float otherwise) {
+  return ctx.named(name, ctx.builder().getF32FloatAttr(ctx.floatAttr(name, otherwise)));
 }
 
-/// The operators of one float operand, each one kiln op.
-const llvm::StringMap<Emitter> &floatFunctions() {
-  static const llvm::StringMap<Emitter> functions = {
-      {"Acos", emitUnary<AcosOp>},         {"Erf", emitUnary<ErfOp>},
-      {"Exp", emitUnary<ExpOp>},           {"HardSwish", emitUnary<HardSwishOp>},
-      {"Relu", emitUnary<ReluOp>},         {"Sigmoid", emitUnary<SigmoidOp>},
-      {"Sqrt", emitUnary<SqrtOp>},         {"Tanh", emitUnary<TanhOp>},
-      {"Acosh", emitUnary<AcoshOp>},       {"Asin", emitUnary<AsinOp>},
-      {"Asinh", emitUnary<AsinhOp>},       {"Atan", emitUnary<AtanOp>},
-      {"Atanh", emitUnary<AtanhOp>},       {"Ceil", emitUnary<CeilOp>},
-      {"Cos", emitUnary<CosOp>},           {"Cosh", emitUnary<CoshOp>},
-      {"Floor", emitUnary<FloorOp>},       {"IsNaN", emitUnary<IsNaNOp>},
-      {"Log", emitUnary<LogOp>},           {"Reciprocal", emitUnary<ReciprocalOp>},
-      {"Round", emitUnary<RoundOp>},       {"Sin", emitUnary<SinOp>},
-      {"Sinh", emitUnary<SinhOp>},         {"Softplus", emitUnary<SoftplusOp>},
-      {"Softsign", emitUnary<SoftsignOp>}, {"Tan", emitUnary<TanOp>},
-  };
-  return functions;
-}
-
-} // namespace
-
-LogicalResult convertElementwise(NodeContext &ctx) {
-  llvm::StringRef op = ctx.node().op_type();
-  Builder &b = ctx.builder();
-
-  if (op == "Where") {
-    if (failed(ctx.requireInputs(3)))
+/// `OpT` of a float input with an `alpha` attribute (`otherwise` when absent).
+template <typename OpT> Converter withAlpha(float otherwise) {
+  return [otherwise](NodeContext &ctx) {
+    if (failed(requireFloatInput(ctx)))
       return failure();
-    return ctx.emit<WhereOp>({ctx.input(0), ctx.input(1), ctx.input(2)});
-  }
+    return ctx.emit<OpT>({ctx.input(0)}, {floatNamed(ctx, "alpha", otherwise)});
+  };
+}
 
+LogicalResult convertWhere(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(3)))
+    return failure();
+  return ctx.emit<WhereOp>({ctx.input(0), ctx.input(1), ctx.input(2)});
+}
+
+LogicalResult convertMod(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
-  Value x = ctx.input(0);
-  if (op == "PRelu" && failed(ctx.requireFloat(0)))
+  bool fmod = ctx.intAttr("fmod", 0) != 0;
+  if (!fmod && isa<FloatType>(ctx.inputType(0).getElementType()))
+    return ctx.error() << "Mod of floats needs fmod = 1 (ONNX defines fmod = 0 for integers only)";
+  return ctx.emit<ModOp>({ctx.input(0), ctx.input(1)},
+                         {ctx.named("fmod", ctx.builder().getBoolAttr(fmod))});
+}
+
+LogicalResult convertBitShift(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)))
     return failure();
-  if (auto plain = plainBinaries().find(op); plain != plainBinaries().end())
-    return plain->second(ctx);
-  if (op == "Mod") {
-    bool fmod = ctx.intAttr("fmod", 0) != 0;
-    if (!fmod && isa<FloatType>(ctx.inputType(0).getElementType()))
-      return ctx.error()
-             << "Mod of floats needs fmod = 1 (ONNX defines fmod = 0 for integers only)";
-    return ctx.emit<ModOp>({x, ctx.input(1)}, {ctx.named("fmod", b.getBoolAttr(fmod))});
-  }
-  if (op == "BitShift") {
-    std::string direction = ctx.stringAttr("direction", "");
-    if (direction != "LEFT" && direction != "RIGHT")
-      return ctx.error() << "direction '" << direction << "' is neither LEFT nor RIGHT";
-    if (!ctx.inputType(0).getElementType().isUnsignedInteger())
-      return ctx.error() << "the operator on " << ctx.inputType(0).getElementType()
-                         << " tensors is not supported; ONNX defines it on unsigned integers";
-    return ctx.emit<BitShiftOp>({x, ctx.input(1)},
-                                {ctx.named("left", b.getBoolAttr(direction == "LEFT"))});
-  }
-  assert(op == "PRelu" && "an elementwise operator without a converter");
+  std::string direction = ctx.stringAttr("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return ctx.error() << "direction '" << direction << "' is neither LEFT nor RIGHT";
+  if (!ctx.inputType(0).getElementType().isUnsignedInteger())
+    return ctx.error() << "the operator on " << ctx.inputType(0).getElementType()
+                       << " tensors is not supported; ONNX defines it on unsigned integers";
+  return ctx.emit<BitShiftOp>({ctx.input(0), ctx.input(1)},
+                              {ctx.named("left", ctx.builder().getBoolAttr(direction == "LEFT"))});
+}
+
+LogicalResult convertPRelu(NodeContext &ctx) {
+  if (failed(ctx.requireInputs(2)) || failed(ctx.requireFloat(0)))
+    return failure();
   // The slope broadcasts to X, never X to the slope.
   auto shape = broadcastShapes(ctx.inputType(0).getShape(), ctx.inputType(1).getShape());
   if (shape && *shape != ctx.inputType(0).getShape())
     return ctx.error() << "the slope's shape " << ctx.inputType(1)
                        << " does not broadcast to the input's " << ctx.inputType(0);
-  return emitBinary<PReluOp>(ctx);
+  return ctx.emit<PReluOp>({ctx.input(0), ctx.input(1)});
 }
 
-LogicalResult convertMath(NodeContext &ctx) {
-  llvm::StringRef op = ctx.node().op_type();
+LogicalResult convertGelu(NodeContext &ctx) {
+  if (failed(requireFloatInput(ctx)))
+    return failure();
+  std::string approximate = ctx.stringAttr("approximate", "none");
+  if (approximate != "none")
+    return ctx.error() << "approximate='" << approximate
+                       << "' is not supported (only the exact form, 'none')";
+  return ctx.emit<GeluOp>({ctx.input(0)});
+}
+
+LogicalResult convertHardSigmoid(NodeContext &ctx) {
+  if (failed(requireFloatInput(ctx)))
+    return failure();
+  return ctx.emit<HardSigmoidOp>(
+      {ctx.input(0)}, {floatNamed(ctx, "alpha", 0.2f), floatNamed(ctx, "beta", 0.5f)});
+}
+
+LogicalResult convertSelu(NodeContext &ctx) {
+  if (failed(requireFloatInput(ctx)))
+    return failure();
+  return ctx.emit<SeluOp>({ctx.input(0)},
+                          {floatNamed(ctx, "alpha", 1.67326319217681884765625f),
+                           floatNamed(ctx, "gamma", 1.05070102214813232421875f)});
+}
+
+LogicalResult convertIsInf(NodeContext &ctx) {
+  if (failed(requireFloatInput(ctx)))
+    return failure();
   Builder &b = ctx.builder();
-  if (failed(ctx.requireInputs(1)))
+  return ctx.emit<IsInfOp>(
+      {ctx.input(0)},
+      {ctx.named("detect_positive", b.getBoolAttr(ctx.intAttr("detect_positive", 1))),
+       ctx.named("detect_negative", b.getBoolAttr(ctx.intAttr("detect_negative", 1)))});
+}
+
+LogicalResult convertMish(NodeContext &ctx) {
+  if (failed(requireFloatInput(ctx)))
     return failure();
-  if (op == "Abs")
-    return emitUnary<AbsOp>(ctx);
-  if (op == "Neg")
-    return emitUnary<NegOp>(ctx);
-  if (op == "Sign")
-    return emitUnary<SignOp>(ctx);
-  if (op == "Not" || op == "BitwiseNot")
-    return emitUnary<NotOp>(ctx);
-  if (failed(ctx.requireFloat(0)))
-    return failure();
-  auto function = floatFunctions().find(op);
-  if (function != floatFunctions().end())
-    return function->second(ctx);
-  auto alpha = [&](float otherwise) {
-    return ctx.named("alpha", b.getF32FloatAttr(ctx.floatAttr("alpha", otherwise)));
-  };
-  if (op == "Gelu") {
-    std::string approximate = ctx.stringAttr("approximate", "none");
-    if (approximate != "none")
-      return ctx.error() << "approximate='" << approximate
-                         << "' is not supported (only the exact form, 'none')";
-    return emitUnary<GeluOp>(ctx);
-  }
-  if (op == "LeakyRelu")
-    return ctx.emit<LeakyReluOp>({ctx.input(0)}, {alpha(0.01f)});
-  if (op == "HardSigmoid")
-    return ctx.emit<HardSigmoidOp>(
-        {ctx.input(0)},
-        {alpha(0.2f), ctx.named("beta", b.getF32FloatAttr(ctx.floatAttr("beta", 0.5f)))});
-  if (op == "Elu")
-    return ctx.emit<EluOp>({ctx.input(0)}, {alpha(1.0f)});
-  if (op == "Celu")
-    return ctx.emit<CeluOp>({ctx.input(0)}, {alpha(1.0f)});
-  if (op == "ThresholdedRelu")
-    return ctx.emit<ThresholdedReluOp>({ctx.input(0)}, {alpha(1.0f)});
-  if (op == "Selu")
-    return ctx.emit<SeluOp>({ctx.input(0)},
-                            {alpha(1.67326319217681884765625f),
-                             ctx.named("gamma", b.getF32FloatAttr(ctx.floatAttr(
-                                                    "gamma", 1.05070102214813232421875f)))});
-  if (op == "IsInf")
-    return ctx.emit<IsInfOp>(
-        {ctx.input(0)},
-        {ctx.named("detect_positive", b.getBoolAttr(ctx.intAttr("detect_positive", 1))),
-         ctx.named("detect_negative", b.getBoolAttr(ctx.intAttr("detect_negative", 1)))});
-  assert(op == "Mish" && "a math operator without a converter");
   // x * tanh(softplus(x)): the three ops fuse into one kernel.
   auto softplus = ctx.create<SoftplusOp>({ctx.input(0)});
   if (!softplus)
@@ -196,26 +164,21 @@ LogicalResult convertShrink(NodeContext &ctx) {
   return ctx.emit<WhereOp>({below->front(), raised->front(), outer->front()});
 }
 
-LogicalResult convertVariadic(NodeContext &ctx) {
-  llvm::StringRef op = ctx.node().op_type();
+/// Min, Max or Sum of any number of inputs, broadcast: a chain of `OpT`.
+/// Mean is the Sum divided by the count.
+template <typename OpT, bool mean = false> LogicalResult variadic(NodeContext &ctx) {
   if (ctx.node().input_size() < 1)
-    return ctx.error() << op << " needs at least one input";
+    return ctx.error() << ctx.node().op_type() << " needs at least one input";
   if (failed(ctx.requireInputs(ctx.node().input_size())))
     return failure();
   Value result = ctx.input(0);
   for (int i = 1; i < ctx.node().input_size(); ++i) {
-    std::optional<SmallVector<Value>> next;
-    if (op == "Min")
-      next = ctx.create<MinOp>({result, ctx.input(i)});
-    else if (op == "Max")
-      next = ctx.create<MaxOp>({result, ctx.input(i)});
-    else
-      next = ctx.create<AddOp>({result, ctx.input(i)});
+    std::optional<SmallVector<Value>> next = ctx.create<OpT>({result, ctx.input(i)});
     if (!next)
       return failure();
     result = next->front();
   }
-  if (op == "Mean") {
+  if (mean) {
     if (failed(ctx.requireFloat(0)))
       return failure();
     Value count =
@@ -259,9 +222,8 @@ LogicalResult convertClip(NodeContext &ctx) {
                                            ctx.named("max", b.getF64FloatAttr(high))});
 }
 
-LogicalResult convertCast(NodeContext &ctx) {
-  // CastLike takes the element type of its second input.
-  bool like = ctx.node().op_type() == "CastLike";
+/// Cast, or CastLike when `like`: the element type of the second input.
+LogicalResult convertCast(NodeContext &ctx, bool like) {
   if (failed(ctx.requireInputs(like ? 2 : 1)))
     return failure();
   Type element;
@@ -291,6 +253,88 @@ LogicalResult convertCast(NodeContext &ctx) {
     input = clipped->front();
   }
   return ctx.emit<CastOp>({input}, {ctx.named("to", TypeAttr::get(element))});
+}
+
+} // namespace
+
+void registerElementwiseOperators(OperatorTable &ops) {
+  // Of two operands, broadcast.
+  ops.onOp("Add", 1, binary<AddOp>);
+  ops.onOp("And", 1, binary<AndOp>);
+  ops.onOp("BitShift", 11, convertBitShift);
+  ops.onOp("BitwiseAnd", 18, binary<AndOp>);
+  ops.onOp("BitwiseOr", 18, binary<OrOp>);
+  ops.onOp("BitwiseXor", 18, binary<XorOp>);
+  ops.onOp("Div", 1, binary<DivOp>);
+  ops.onOp("Equal", 1, binary<EqualOp>);
+  ops.onOp("Greater", 1, binary<GreaterOp>);
+  ops.onOp("GreaterOrEqual", 12, binary<GreaterOrEqualOp>);
+  ops.onOp("Less", 1, binary<LessOp>);
+  ops.onOp("LessOrEqual", 12, binary<LessOrEqualOp>);
+  ops.onOp("Mod", 10, convertMod);
+  ops.onOp("Mul", 1, binary<MulOp>);
+  ops.onOp("Or", 1, binary<OrOp>);
+  ops.onOp("PRelu", 1, convertPRelu);
+  ops.onOp("Pow", 1, binary<PowOp>);
+  ops.onOp("Sub", 1, binary<SubOp>);
+  ops.onOp("Where", 9, convertWhere);
+  ops.onOp("Xor", 1, binary<XorOp>);
+
+  // Of any number of operands.
+  ops.onOp("Max", 1, variadic<MaxOp>);
+  ops.onOp("Mean", 1, variadic<AddOp, /*mean=*/true>);
+  ops.onOp("Min", 1, variadic<MinOp>);
+  ops.onOp("Sum", 1, variadic<AddOp>);
+
+  // Of one operand of any numeric type.
+  ops.onOp("Abs", 1, unary<AbsOp>);
+  ops.onOp("BitwiseNot", 18, unary<NotOp>);
+  ops.onOp("Neg", 1, unary<NegOp>);
+  ops.onOp("Not", 1, unary<NotOp>);
+  ops.onOp("Sign", 9, unary<SignOp>);
+
+  // Of one float operand.
+  ops.onOp("Acos", 7, floatUnary<AcosOp>);
+  ops.onOp("Acosh", 9, floatUnary<AcoshOp>);
+  ops.onOp("Asin", 7, floatUnary<AsinOp>);
+  ops.onOp("Asinh", 9, floatUnary<AsinhOp>);
+  ops.onOp("Atan", 7, floatUnary<AtanOp>);
+  ops.onOp("Atanh", 9, floatUnary<AtanhOp>);
+  ops.onOp("Ceil", 1, floatUnary<CeilOp>);
+  ops.onOp("Celu", 12, withAlpha<CeluOp>(1.0f));
+  ops.onOp("Cos", 7, floatUnary<CosOp>);
+  ops.onOp("Cosh", 9, floatUnary<CoshOp>);
+  ops.onOp("Elu", 1, withAlpha<EluOp>(1.0f));
+  ops.onOp("Erf", 9, floatUnary<ErfOp>);
+  ops.onOp("Exp", 1, floatUnary<ExpOp>);
+  ops.onOp("Floor", 1, floatUnary<FloorOp>);
+  ops.onOp("Gelu", 20, convertGelu);
+  ops.onOp("HardSigmoid", 1, convertHardSigmoid);
+  ops.onOp("HardSwish", 14, floatUnary<HardSwishOp>);
+  ops.onOp("IsInf", 10, convertIsInf);
+  ops.onOp("IsNaN", 9, floatUnary<IsNaNOp>);
+  ops.onOp("LeakyRelu", 1, withAlpha<LeakyReluOp>(0.01f));
+  ops.onOp("Log", 1, floatUnary<LogOp>);
+  ops.onOp("Mish", 18, convertMish);
+  ops.onOp("Reciprocal", 1, floatUnary<ReciprocalOp>);
+  ops.onOp("Relu", 1, floatUnary<ReluOp>);
+  ops.onOp("Round", 11, floatUnary<RoundOp>);
+  ops.onOp("Selu", 1, convertSelu);
+  ops.onOp("Sigmoid", 1, floatUnary<SigmoidOp>);
+  ops.onOp("Sin", 7, floatUnary<SinOp>);
+  ops.onOp("Sinh", 9, floatUnary<SinhOp>);
+  ops.onOp("Softplus", 1, floatUnary<SoftplusOp>);
+  ops.onOp("Softsign", 1, floatUnary<SoftsignOp>);
+  ops.onOp("Sqrt", 1, floatUnary<SqrtOp>);
+  ops.onOp("Tan", 7, floatUnary<TanOp>);
+  ops.onOp("Tanh", 1, floatUnary<TanhOp>);
+  ops.onOp("ThresholdedRelu", 10, withAlpha<ThresholdedReluOp>(1.0f));
+
+  // Of one operand, with bounds or a type.
+  ops.onOp("Cast", 1, [](NodeContext &ctx) { return convertCast(ctx, false); });
+  ops.onOp("CastLike", 15, [](NodeContext &ctx) { return convertCast(ctx, true); });
+  ops.onOp("Clip", 1, convertClip);
+  ops.onOp("Shrink", 9, convertShrink);
 }
 
 } // namespace kiln

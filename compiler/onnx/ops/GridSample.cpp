@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Operators.h"
 #include "dialects/kiln/Shapes.h"
 
 #include "llvm/ADT/StringSwitch.h"
@@ -19,6 +20,7 @@
 using namespace mlir;
 
 namespace kiln {
+
 namespace {
 
 enum class Mode { Nearest, Linear, Cubic };
@@ -95,8 +97,6 @@ SmallVector<Value> cubicWeights(Composer &c, Value t) {
   };
   return {outer(t1), near(t), near(s), outer(s1)};
 }
-
-} // namespace
 
 LogicalResult convertGridSample(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)) || failed(ctx.requireFloat(0)) || failed(ctx.requireFloat(1)))
@@ -231,6 +231,12 @@ LogicalResult convertGridSample(NodeContext &ctx) {
   SmallVector<int64_t> shape = {n, channels};
   llvm::append_range(shape, gridType.getShape().slice(1, spatial));
   return ctx.setResult(sum ? ctx.reshape(sum, shape) : Value());
+}
+
+} // namespace
+
+void registerGridSampleOperators(OperatorTable &ops) {
+  ops.onOp("GridSample", 16, convertGridSample);
 }
 
 } // namespace kiln

@@ -1,6 +1,7 @@
 //===- MatmulLike.cpp - Conv, ConvTranspose, Gemm and MatMul --------------===//
 
 #include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Operators.h"
 #include "dialects/kiln/Weights.h"
 
 #include "mlir/IR/Matchers.h"
@@ -11,6 +12,8 @@
 using namespace mlir;
 
 namespace kiln {
+
+namespace {
 
 LogicalResult convertConv(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
@@ -36,8 +39,6 @@ LogicalResult convertConv(NodeContext &ctx) {
                            ctx.named("dilations", b.getDenseI64ArrayAttr(window->dilations)),
                            ctx.named("group", b.getI64IntegerAttr(ctx.intAttr("group", 1)))});
 }
-
-namespace {
 
 /// ConvTranspose's weight (C x M/group x K...) as the weight of the
 /// convolution that computes it (M x C/group x K...): each group's two
@@ -88,8 +89,6 @@ Value convolutionWeight(NodeContext &ctx, Value weight, int64_t group) {
                                                ctx.named("steps", b.getDenseI64ArrayAttr(steps))})
                 : Value();
 }
-
-} // namespace
 
 LogicalResult convertConvTranspose(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)) || failed(ctx.requireFloat(0)))
@@ -212,8 +211,6 @@ LogicalResult convertMatMul(NodeContext &ctx) {
     return failure();
   return ctx.emit<MatMulOp>({ctx.input(0), ctx.input(1)});
 }
-
-namespace {
 
 /// One Einsum operand: its value and the label of each dimension.
 struct Labeled {
@@ -370,8 +367,6 @@ std::optional<Labeled> contract(NodeContext &ctx, const Labeled &a, const Labele
   return Labeled{result, labels};
 }
 
-} // namespace
-
 LogicalResult convertEinsum(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
@@ -431,6 +426,16 @@ LogicalResult convertEinsum(NodeContext &ctx) {
   }
   Value result = permute(ctx, *running, equation->output);
   return ctx.setResult(result);
+}
+
+} // namespace
+
+void registerMatmulLikeOperators(OperatorTable &ops) {
+  ops.onOp("Conv", 1, convertConv);
+  ops.onOp("ConvTranspose", 1, convertConvTranspose);
+  ops.onOp("Einsum", 12, convertEinsum);
+  ops.onOp("Gemm", 1, convertGemm);
+  ops.onOp("MatMul", 1, convertMatMul);
 }
 
 } // namespace kiln

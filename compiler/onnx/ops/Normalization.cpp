@@ -1,11 +1,14 @@
 //===- Normalization.cpp - normalizations, Softmax and its relatives ------===//
 
 #include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Operators.h"
 #include "dialects/kiln/Shapes.h"
 
 using namespace mlir;
 
 namespace kiln {
+
+namespace {
 
 LogicalResult convertBatchNormalization(NodeContext &ctx) {
   if (failed(ctx.requireInputs(5)))
@@ -20,8 +23,6 @@ LogicalResult convertBatchNormalization(NodeContext &ctx) {
       {ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)},
       {ctx.named("epsilon", b.getF32FloatAttr(ctx.floatAttr("epsilon", 1e-5f)))});
 }
-
-namespace {
 
 /// LayerNormalization with its Mean and InvStdDev outputs, as ONNX defines
 /// it: the statistics in f32 (the stash type), the normalized values cast
@@ -60,8 +61,6 @@ LogicalResult layerNormWithStatistics(NodeContext &ctx, int64_t axis) {
   return success();
 }
 
-} // namespace
-
 LogicalResult convertLayerNormalization(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)) || failed(ctx.requireFloat(0)))
     return failure();
@@ -80,8 +79,6 @@ LogicalResult convertLayerNormalization(NodeContext &ctx) {
       operands, {ctx.named("axis", b.getI64IntegerAttr(*axis)),
                  ctx.named("epsilon", b.getF32FloatAttr(ctx.floatAttr("epsilon", 1e-5f)))});
 }
-
-namespace {
 
 enum class Normalize { Softmax, LogSoftmax, Hardmax };
 
@@ -121,14 +118,10 @@ std::optional<Value> normalize(NodeContext &ctx, Value x, int64_t axis, Normaliz
   return logSum ? built(ctx.create<SubOp>({*shifted, *logSum})) : std::nullopt;
 }
 
-} // namespace
-
-LogicalResult convertSoftmax(NodeContext &ctx) {
+/// Softmax, LogSoftmax or Hardmax, as `kind` says.
+LogicalResult convertSoftmax(NodeContext &ctx, Normalize kind) {
   if (failed(ctx.requireInputs(1)))
     return failure();
-  Normalize kind = ctx.node().op_type() == "LogSoftmax" ? Normalize::LogSoftmax
-                   : ctx.node().op_type() == "Hardmax"  ? Normalize::Hardmax
-                                                        : Normalize::Softmax;
   if (kind != Normalize::Softmax && failed(ctx.requireFloat(0)))
     return failure();
   RankedTensorType type = ctx.inputType(0);
@@ -163,8 +156,6 @@ LogicalResult convertSoftmax(NodeContext &ctx) {
                              {ctx.named("shape", b.getDenseI64ArrayAttr(type.getShape()))});
 }
 
-namespace {
-
 /// Normalizes each row of `x` (its dimensions from `axis` on) to mean 0
 /// and variance 1: a layer_norm without scale or bias.
 Value standardize(NodeContext &ctx, Value x, int64_t axis, float epsilon) {
@@ -187,8 +178,6 @@ Value scaleChannels(NodeContext &ctx, Value x, Value scale, Value bias) {
   Value bb = scaled ? ctx.reshape(bias, shape) : Value();
   return bb ? ctx.make<AddOp>({scaled, bb}) : Value();
 }
-
-} // namespace
 
 LogicalResult convertInstanceNormalization(NodeContext &ctx) {
   if (failed(ctx.requireInputs(3)) || failed(ctx.requireFloat(0)))
@@ -343,6 +332,24 @@ LogicalResult convertLRN(NodeContext &ctx) {
              : Value();
   Value power = shifted ? ctx.make<PowOp>({shifted, ctx.scalarConstant(element, beta)}) : Value();
   return power ? ctx.emit<DivOp>({x, power}) : failure();
+}
+
+} // namespace
+
+void registerNormalizationOperators(OperatorTable &ops) {
+  ops.onOp("BatchNormalization", 1, convertBatchNormalization);
+  ops.onOp("GroupNormalization", 18, convertGroupNormalization);
+  ops.onOp("Hardmax", 1,
+           [](NodeContext &ctx) { return convertSoftmax(ctx, Normalize::Hardmax); });
+  ops.onOp("InstanceNormalization", 1, convertInstanceNormalization);
+  ops.onOp("LRN", 1, convertLRN);
+  ops.onOp("LayerNormalization", 17, convertLayerNormalization);
+  ops.onOp("LogSoftmax", 1,
+           [](NodeContext &ctx) { return convertSoftmax(ctx, Normalize::LogSoftmax); });
+  ops.onOp("LpNormalization", 1, convertLpNormalization);
+  ops.onOp("MeanVarianceNormalization", 9, convertMeanVarianceNormalization);
+  ops.onOp("Softmax", 1,
+           [](NodeContext &ctx) { return convertSoftmax(ctx, Normalize::Softmax); });
 }
 
 } // namespace kiln

@@ -1,16 +1,19 @@
 //===- Pooling.cpp - pooling and reductions -------------------------------===//
 
 #include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Operators.h"
 #include "dialects/kiln/Shapes.h"
 
 using namespace mlir;
 
 namespace kiln {
 
-LogicalResult convertPool(NodeContext &ctx) {
+namespace {
+
+/// MaxPool when `isMax`, AveragePool otherwise.
+LogicalResult convertPool(NodeContext &ctx, bool isMax) {
   if (failed(ctx.requireInputs(1)) || failed(ctx.requireFloat(0)))
     return failure();
-  bool isMax = ctx.node().op_type() == "MaxPool";
   if (isMax && ctx.isOutputUsed(1))
     return ctx.error() << "the Indices output is not supported";
   if (ctx.intAttr("storage_order", 0) != 0)
@@ -131,15 +134,15 @@ LogicalResult convertGlobalMaxPool(NodeContext &ctx) {
        ctx.named("keepdims", b.getBoolAttr(true))});
 }
 
-namespace {
+/// The reductions of ONNX, each an operator of its own.
+enum class Reduction { Sum, Mean, Max, Min, Prod, SumSquare, L1, L2, LogSum, LogSumExp };
 
 /// The reduced axes, sorted and normalized; an empty list when the node
 /// reduces nothing (`noop_with_empty_axes`).
-std::optional<SmallVector<int64_t>> reducedAxes(NodeContext &ctx) {
-  llvm::StringRef op = ctx.node().op_type();
+std::optional<SmallVector<int64_t>> reducedAxes(NodeContext &ctx, Reduction kind) {
   // Axes moved from an attribute to an optional input: ReduceSum in opset
   // 13, the other reductions in opset 18.
-  int64_t axesAsInputSince = op == "ReduceSum" ? 13 : 18;
+  int64_t axesAsInputSince = kind == Reduction::Sum ? 13 : 18;
   SmallVector<int64_t> axes;
   if (ctx.opset() >= axesAsInputSince) {
     if (ctx.hasInput(1)) {
@@ -177,13 +180,10 @@ std::optional<SmallVector<int64_t>> reducedAxes(NodeContext &ctx) {
 /// A value or nothing, after the failure was reported.
 using Built = std::optional<SmallVector<Value>>;
 
-} // namespace
-
-LogicalResult convertReduce(NodeContext &ctx) {
+LogicalResult convertReduce(NodeContext &ctx, Reduction kind) {
   if (failed(ctx.requireInputs(1)))
     return failure();
-  llvm::StringRef op = ctx.node().op_type();
-  std::optional<SmallVector<int64_t>> axes = reducedAxes(ctx);
+  std::optional<SmallVector<int64_t>> axes = reducedAxes(ctx, kind);
   if (!axes)
     return failure();
   Value x = ctx.input(0);
@@ -193,73 +193,86 @@ LogicalResult convertReduce(NodeContext &ctx) {
     return {ctx.named("axes", b.getDenseI64ArrayAttr(*axes)),
             ctx.named("keepdims", b.getBoolAttr(keep))};
   };
-  if (llvm::is_contained({"ReduceL2", "ReduceLogSum", "ReduceLogSumExp"}, op) &&
-      failed(ctx.requireFloat(0)))
+  bool logOrRoot = kind == Reduction::L2 || kind == Reduction::LogSum ||
+                   kind == Reduction::LogSumExp;
+  if (logOrRoot && failed(ctx.requireFloat(0)))
     return failure();
 
   if (axes->empty()) {
     // Nothing is reduced: the function of each element alone.
-    if (op == "ReduceSumSquare")
+    switch (kind) {
+    case Reduction::SumSquare:
       return ctx.emit<MulOp>({x, x});
-    if (op == "ReduceL1")
+    case Reduction::L1:
+    case Reduction::L2:
       return ctx.emit<AbsOp>({x});
-    if (op == "ReduceL2")
-      return ctx.emit<AbsOp>({x});
-    if (op == "ReduceLogSum")
+    case Reduction::LogSum:
       return ctx.emit<LogOp>({x});
-    ctx.setOutput(0, x);
-    return success();
-  }
-  if (op == "ReduceMean")
-    return ctx.emit<ReduceMeanOp>({x}, attrs(keepdims));
-  if (op == "ReduceSum")
-    return ctx.emit<ReduceSumOp>({x}, attrs(keepdims));
-  if (op == "ReduceMax")
-    return ctx.emit<ReduceMaxOp>({x}, attrs(keepdims));
-  if (op == "ReduceMin")
-    return ctx.emit<ReduceMinOp>({x}, attrs(keepdims));
-  if (op == "ReduceProd")
-    return ctx.emit<ReduceProdOp>({x}, attrs(keepdims));
-
-  // The others are sums of a function of x, with a function of the sum.
-  if (op == "ReduceLogSumExp") {
-    // m + log(sum(exp(x - m))) with m the maximum: exp never overflows.
-    Built max = ctx.create<ReduceMaxOp>({x}, attrs(true));
-    Built shifted = max ? ctx.create<SubOp>({x, max->front()}) : std::nullopt;
-    Built exp = shifted ? ctx.create<ExpOp>({shifted->front()}) : std::nullopt;
-    Built sum = exp ? ctx.create<ReduceSumOp>({exp->front()}, attrs(true)) : std::nullopt;
-    Built log = sum ? ctx.create<LogOp>({sum->front()}) : std::nullopt;
-    Built result = log ? ctx.create<AddOp>({log->front(), max->front()}) : std::nullopt;
-    if (!result)
-      return failure();
-    if (keepdims) {
-      ctx.setOutput(0, result->front());
+    default:
+      ctx.setOutput(0, x);
       return success();
     }
-    SmallVector<int64_t> shape;
-    for (auto [axis, size] : llvm::enumerate(ctx.inputType(0).getShape()))
-      if (!llvm::is_contained(*axes, int64_t(axis)))
-        shape.push_back(size);
-    return ctx.emit<ReshapeOp>({result->front()},
-                               {ctx.named("shape", b.getDenseI64ArrayAttr(shape))});
   }
-  Built term = op == "ReduceL1"       ? ctx.create<AbsOp>({x})
-               : op == "ReduceLogSum" ? Built(SmallVector<Value>{x})
-                                      : ctx.create<MulOp>({x, x});
-  if (!term)
+
+  // The others are sums of a function of x, with a function of the sum.
+  auto sumOf = [&](Built term) -> Built {
+    return term ? ctx.create<ReduceSumOp>({term->front()}, attrs(keepdims)) : std::nullopt;
+  };
+  auto emitOf = [&](Built value) {
+    if (!value)
+      return failure();
+    ctx.setOutput(0, value->front());
+    return success();
+  };
+  switch (kind) {
+  case Reduction::Mean:
+    return ctx.emit<ReduceMeanOp>({x}, attrs(keepdims));
+  case Reduction::Sum:
+    return ctx.emit<ReduceSumOp>({x}, attrs(keepdims));
+  case Reduction::Max:
+    return ctx.emit<ReduceMaxOp>({x}, attrs(keepdims));
+  case Reduction::Min:
+    return ctx.emit<ReduceMinOp>({x}, attrs(keepdims));
+  case Reduction::Prod:
+    return ctx.emit<ReduceProdOp>({x}, attrs(keepdims));
+  case Reduction::SumSquare:
+    return emitOf(sumOf(ctx.create<MulOp>({x, x})));
+  case Reduction::L1:
+    return emitOf(sumOf(ctx.create<AbsOp>({x})));
+  case Reduction::L2: {
+    Built sum = sumOf(ctx.create<MulOp>({x, x}));
+    return sum ? ctx.emit<SqrtOp>({sum->front()}) : failure();
+  }
+  case Reduction::LogSum: {
+    Built sum = sumOf(Built(SmallVector<Value>{x}));
+    return sum ? ctx.emit<LogOp>({sum->front()}) : failure();
+  }
+  case Reduction::LogSumExp:
+    break;
+  }
+
+  // m + log(sum(exp(x - m))) with m the maximum: exp never overflows.
+  Built max = ctx.create<ReduceMaxOp>({x}, attrs(true));
+  Built shifted = max ? ctx.create<SubOp>({x, max->front()}) : std::nullopt;
+  Built exp = shifted ? ctx.create<ExpOp>({shifted->front()}) : std::nullopt;
+  Built sum = exp ? ctx.create<ReduceSumOp>({exp->front()}, attrs(true)) : std::nullopt;
+  Built log = sum ? ctx.create<LogOp>({sum->front()}) : std::nullopt;
+  Built result = log ? ctx.create<AddOp>({log->front(), max->front()}) : std::nullopt;
+  if (!result)
     return failure();
-  if (op == "ReduceSumSquare" || op == "ReduceL1")
-    return ctx.emit<ReduceSumOp>({term->front()}, attrs(keepdims));
-  Built sum = ctx.create<ReduceSumOp>({term->front()}, attrs(keepdims));
-  if (!sum)
-    return failure();
-  if (op == "ReduceLogSum")
-    return ctx.emit<LogOp>({sum->front()});
-  assert(op == "ReduceL2" && "a reduction without a converter");
-  return ctx.emit<SqrtOp>({sum->front()});
+  if (keepdims) {
+    ctx.setOutput(0, result->front());
+    return success();
+  }
+  SmallVector<int64_t> shape;
+  for (auto [axis, size] : llvm::enumerate(ctx.inputType(0).getShape()))
+    if (!llvm::is_contained(*axes, int64_t(axis)))
+      shape.push_back(size);
+  return ctx.emit<ReshapeOp>({result->front()}, {ctx.named("shape", b.getDenseI64ArrayAttr(shape))});
 }
 
-LogicalResult convertArgReduce(NodeContext &ctx) {
+/// ArgMax when `max`, ArgMin otherwise.
+LogicalResult convertArgReduce(NodeContext &ctx, bool max) {
   if (failed(ctx.requireInputs(1)))
     return failure();
   RankedTensorType type = ctx.inputType(0);
@@ -268,13 +281,13 @@ LogicalResult convertArgReduce(NodeContext &ctx) {
     return failure();
   if (type.getDimSize(*axis) == 0)
     return ctx.error() << "axis " << *axis << " of " << type << " is empty: there is no "
-                       << (ctx.node().op_type() == "ArgMax" ? "maximum" : "minimum");
+                       << (max ? "maximum" : "minimum");
   Builder &b = ctx.builder();
   SmallVector<NamedAttribute> attrs = {
       ctx.named("axis", b.getI64IntegerAttr(*axis)),
       ctx.named("keepdims", b.getBoolAttr(ctx.intAttr("keepdims", 1) != 0)),
       ctx.named("select_last_index", b.getBoolAttr(ctx.intAttr("select_last_index", 0) != 0))};
-  if (ctx.node().op_type() == "ArgMax")
+  if (max)
     return ctx.emit<ArgMaxOp>({ctx.input(0)}, attrs);
   return ctx.emit<ArgMinOp>({ctx.input(0)}, attrs);
 }
@@ -296,6 +309,32 @@ LogicalResult convertCumSum(NodeContext &ctx) {
       {ctx.input(0)}, {ctx.named("axis", b.getI64IntegerAttr(*axis)),
                        ctx.named("exclusive", b.getBoolAttr(ctx.intAttr("exclusive", 0) != 0)),
                        ctx.named("reverse", b.getBoolAttr(ctx.intAttr("reverse", 0) != 0))});
+}
+
+} // namespace
+
+void registerPoolingOperators(OperatorTable &ops) {
+  ops.onOp("ArgMax", 1, [](NodeContext &ctx) { return convertArgReduce(ctx, true); });
+  ops.onOp("ArgMin", 1, [](NodeContext &ctx) { return convertArgReduce(ctx, false); });
+  ops.onOp("AveragePool", 1, [](NodeContext &ctx) { return convertPool(ctx, false); });
+  ops.onOp("CumSum", 11, convertCumSum);
+  ops.onOp("GlobalAveragePool", 1, convertGlobalAveragePool);
+  ops.onOp("GlobalMaxPool", 1, convertGlobalMaxPool);
+  ops.onOp("MaxPool", 1, [](NodeContext &ctx) { return convertPool(ctx, true); });
+  ops.onOp("MaxUnpool", 9, convertMaxUnpool);
+  auto reduction = [&](StringRef name, Reduction kind) {
+    ops.onOp(name, 1, [kind](NodeContext &ctx) { return convertReduce(ctx, kind); });
+  };
+  reduction("ReduceL1", Reduction::L1);
+  reduction("ReduceL2", Reduction::L2);
+  reduction("ReduceLogSum", Reduction::LogSum);
+  reduction("ReduceLogSumExp", Reduction::LogSumExp);
+  reduction("ReduceMax", Reduction::Max);
+  reduction("ReduceMean", Reduction::Mean);
+  reduction("ReduceMin", Reduction::Min);
+  reduction("ReduceProd", Reduction::Prod);
+  reduction("ReduceSum", Reduction::Sum);
+  reduction("ReduceSumSquare", Reduction::SumSquare);
 }
 
 } // namespace kiln

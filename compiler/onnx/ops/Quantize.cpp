@@ -8,11 +8,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Operators.h"
 #include "dialects/kiln/Shapes.h"
 
 using namespace mlir;
 
 namespace kiln {
+
 namespace {
 
 /// The range of the integer types kiln quantizes to.
@@ -49,8 +51,6 @@ Value perAxis(NodeContext &ctx, int index, RankedTensorType type) {
   shape[0] = type.getDimSize(*axis);
   return ctx.reshape(ctx.input(index), shape);
 }
-
-} // namespace
 
 LogicalResult convertQuantizeLinear(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
@@ -96,6 +96,13 @@ LogicalResult convertDequantizeLinear(NodeContext &ctx) {
   Value real = ctx.castTo(x, f32);
   Value y = real && scale ? ctx.make<MulOp>({real, scale}) : Value();
   return ctx.setResult(ctx.castTo(y, result));
+}
+
+} // namespace
+
+void registerQuantizeOperators(OperatorTable &ops) {
+  ops.onOp("DequantizeLinear", 10, convertDequantizeLinear);
+  ops.onOp("QuantizeLinear", 10, convertQuantizeLinear);
 }
 
 } // namespace kiln

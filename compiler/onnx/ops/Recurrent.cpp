@@ -9,10 +9,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Operators.h"
 
 using namespace mlir;
 
 namespace kiln {
+
 namespace {
 
 enum class Cell { Rnn, Gru, Lstm };
@@ -302,12 +304,13 @@ LogicalResult Unroller::run() {
   return success();
 }
 
+
 } // namespace
 
-LogicalResult convertRecurrent(NodeContext &ctx) {
-  StringRef op = ctx.node().op_type();
-  Cell cell = op == "LSTM" ? Cell::Lstm : op == "GRU" ? Cell::Gru : Cell::Rnn;
-  return Unroller(ctx, cell).run();
+void registerRecurrentOperators(OperatorTable &ops) {
+  ops.onOp("GRU", 7, [](NodeContext &ctx) { return Unroller(ctx, Cell::Gru).run(); });
+  ops.onOp("LSTM", 7, [](NodeContext &ctx) { return Unroller(ctx, Cell::Lstm).run(); });
+  ops.onOp("RNN", 7, [](NodeContext &ctx) { return Unroller(ctx, Cell::Rnn).run(); });
 }
 
 } // namespace kiln

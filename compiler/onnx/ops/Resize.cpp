@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Operators.h"
 #include "dialects/kiln/Shapes.h"
 
 #include <array>
@@ -18,6 +19,7 @@
 using namespace mlir;
 
 namespace kiln {
+
 namespace {
 
 enum class Mode { Nearest, Linear, Cubic };
@@ -163,8 +165,6 @@ Value resizeAxis(NodeContext &ctx, Value x, int64_t axis, const AxisPlan &plan,
   return ctx.make<WhereOp>({mask, ctx.scalarConstant(type.getElementType(), extrapolation), sum});
 }
 
-} // namespace
-
 LogicalResult convertResize(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
@@ -280,6 +280,12 @@ LogicalResult convertResize(NodeContext &ctx) {
   }
   ctx.setOutput(0, x);
   return success();
+}
+
+} // namespace
+
+void registerResizeOperators(OperatorTable &ops) {
+  ops.onOp("Resize", 10, convertResize);
 }
 
 } // namespace kiln

@@ -11,11 +11,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/onnx/NodeContext.h"
+#include "compiler/onnx/Operators.h"
 #include "dialects/kiln/Shapes.h"
 
 using namespace mlir;
 
 namespace kiln {
+
 namespace {
 
 constexpr int64_t kMaxTopK = 256;
@@ -31,8 +33,6 @@ Attribute worstValue(Type element, bool largest, bool isUnsigned) {
                     : (isUnsigned ? APInt::getMaxValue(width) : APInt::getSignedMaxValue(width));
   return IntegerAttr::get(element, value);
 }
-
-} // namespace
 
 LogicalResult convertTopK(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
@@ -122,6 +122,12 @@ LogicalResult convertTopK(NodeContext &ctx) {
   ctx.setOutput(0, topValues);
   ctx.setOutput(1, topIndices);
   return success();
+}
+
+} // namespace
+
+void registerTopKOperators(OperatorTable &ops) {
+  ops.onOp("TopK", 1, convertTopK);
 }
 
 } // namespace kiln
