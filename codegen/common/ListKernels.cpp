@@ -1,7 +1,7 @@
 //===- ListKernels.cpp - the execution plan, for the artifact's manifest --===//
 
-#include "dialects/kiln/Precision.h"
 #include "codegen/common/Passes.h"
+#include "dialects/kiln/Precision.h"
 
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/StringExtras.h"

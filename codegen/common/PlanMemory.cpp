@@ -1,7 +1,7 @@
 //===- PlanMemory.cpp - outputs, one arena, one weights block -------------===//
 
-#include "dialects/kiln/KilnDialect.h"
 #include "codegen/common/Passes.h"
+#include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"

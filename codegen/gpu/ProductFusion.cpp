@@ -2,9 +2,9 @@
 
 #include "codegen/gpu/ProductFusion.h"
 
+#include "codegen/common/Buffers.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Precision.h"
-#include "codegen/common/Buffers.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"

@@ -2,8 +2,8 @@
 
 #include "codegen/gpu/ProductKernel.h"
 
-#include "dialects/kiln/Precision.h"
 #include "codegen/common/Passes.h"
+#include "dialects/kiln/Precision.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"

@@ -13,8 +13,8 @@
 #ifndef KILN_CODEGEN_GPU_PRODUCTKERNEL_H
 #define KILN_CODEGEN_GPU_PRODUCTKERNEL_H
 
-#include "codegen/gpu/ProductFusion.h"
 #include "codegen/common/Buffers.h"
+#include "codegen/gpu/ProductFusion.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/gpu/Passes.h"
 #include "codegen/common/Buffers.h"
+#include "codegen/gpu/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -2,8 +2,8 @@
 
 #include "codegen/host/LaneEmitter.h"
 
-#include "codegen/host/VectorBody.h"
 #include "codegen/common/Buffers.h"
+#include "codegen/host/VectorBody.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"

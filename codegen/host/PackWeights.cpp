@@ -22,9 +22,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/common/Buffers.h"
 #include "codegen/host/Passes.h"
 #include "dialects/kiln/Weights.h"
-#include "codegen/common/Buffers.h"
 
 namespace kiln {
 

@@ -4,9 +4,9 @@
 
 #include "codegen/host/Panels.h"
 
-#include "dialects/kiln/Precision.h"
 #include "codegen/common/Buffers.h"
 #include "codegen/common/Passes.h"
+#include "dialects/kiln/Precision.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

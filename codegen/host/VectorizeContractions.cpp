@@ -39,11 +39,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/common/Buffers.h"
 #include "codegen/host/ContractionFusion.h"
 #include "codegen/host/Passes.h"
 #include "codegen/host/RegisterTiles.h"
 #include "codegen/host/VectorBody.h"
-#include "codegen/common/Buffers.h"
 
 namespace kiln {
 

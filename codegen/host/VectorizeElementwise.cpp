@@ -11,9 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/common/Buffers.h"
 #include "codegen/host/Passes.h"
 #include "codegen/host/VectorBody.h"
-#include "codegen/common/Buffers.h"
 
 namespace kiln {
 

@@ -17,9 +17,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/common/Buffers.h"
 #include "codegen/host/Passes.h"
 #include "codegen/host/VectorBody.h"
-#include "codegen/common/Buffers.h"
 
 #include <limits>
 

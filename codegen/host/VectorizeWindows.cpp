@@ -12,10 +12,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/common/Buffers.h"
 #include "codegen/host/LaneEmitter.h"
 #include "codegen/host/Passes.h"
 #include "codegen/host/VectorBody.h"
-#include "codegen/common/Buffers.h"
 
 #include "llvm/Support/MathExtras.h"
 

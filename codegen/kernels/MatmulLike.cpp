@@ -8,11 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/common/Passes.h"
 #include "codegen/kernels/Builders.h"
 #include "codegen/kernels/Kernels.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Precision.h"
-#include "codegen/common/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -13,9 +13,8 @@ void OperatorTable::onOp(llvm::StringRef opType, int64_t sinceOpset, Converter c
 }
 
 void OperatorTable::seal() {
-  llvm::sort(operators_, [](const OperatorInfo &a, const OperatorInfo &b) {
-    return a.opType < b.opType;
-  });
+  llvm::sort(operators_,
+             [](const OperatorInfo &a, const OperatorInfo &b) { return a.opType < b.opType; });
   for (size_t i = 1; i < operators_.size(); ++i)
     if (operators_[i].opType == operators_[i - 1].opType)
       llvm::report_fatal_error(llvm::Twine("ONNX operator '") + operators_[i].opType +

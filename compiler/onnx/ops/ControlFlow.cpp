@@ -41,8 +41,6 @@ LogicalResult convertIf(NodeContext &ctx) {
 
 } // namespace
 
-void registerControlFlowOperators(OperatorTable &ops) {
-  ops.onOp("If", 1, convertIf);
-}
+void registerControlFlowOperators(OperatorTable &ops) { ops.onOp("If", 1, convertIf); }
 
 } // namespace kiln

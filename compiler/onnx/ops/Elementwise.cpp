@@ -109,16 +109,15 @@ LogicalResult convertGelu(NodeContext &ctx) {
 LogicalResult convertHardSigmoid(NodeContext &ctx) {
   if (failed(requireFloatInput(ctx)))
     return failure();
-  return ctx.emit<HardSigmoidOp>(
-      {ctx.input(0)}, {floatNamed(ctx, "alpha", 0.2f), floatNamed(ctx, "beta", 0.5f)});
+  return ctx.emit<HardSigmoidOp>({ctx.input(0)},
+                                 {floatNamed(ctx, "alpha", 0.2f), floatNamed(ctx, "beta", 0.5f)});
 }
 
 LogicalResult convertSelu(NodeContext &ctx) {
   if (failed(requireFloatInput(ctx)))
     return failure();
-  return ctx.emit<SeluOp>({ctx.input(0)},
-                          {floatNamed(ctx, "alpha", 1.67326319217681884765625f),
-                           floatNamed(ctx, "gamma", 1.05070102214813232421875f)});
+  return ctx.emit<SeluOp>({ctx.input(0)}, {floatNamed(ctx, "alpha", 1.67326319217681884765625f),
+                                           floatNamed(ctx, "gamma", 1.05070102214813232421875f)});
 }
 
 LogicalResult convertIsInf(NodeContext &ctx) {

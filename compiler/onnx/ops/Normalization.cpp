@@ -339,8 +339,7 @@ LogicalResult convertLRN(NodeContext &ctx) {
 void registerNormalizationOperators(OperatorTable &ops) {
   ops.onOp("BatchNormalization", 1, convertBatchNormalization);
   ops.onOp("GroupNormalization", 18, convertGroupNormalization);
-  ops.onOp("Hardmax", 1,
-           [](NodeContext &ctx) { return convertSoftmax(ctx, Normalize::Hardmax); });
+  ops.onOp("Hardmax", 1, [](NodeContext &ctx) { return convertSoftmax(ctx, Normalize::Hardmax); });
   ops.onOp("InstanceNormalization", 1, convertInstanceNormalization);
   ops.onOp("LRN", 1, convertLRN);
   ops.onOp("LayerNormalization", 17, convertLayerNormalization);
@@ -348,8 +347,7 @@ void registerNormalizationOperators(OperatorTable &ops) {
            [](NodeContext &ctx) { return convertSoftmax(ctx, Normalize::LogSoftmax); });
   ops.onOp("LpNormalization", 1, convertLpNormalization);
   ops.onOp("MeanVarianceNormalization", 9, convertMeanVarianceNormalization);
-  ops.onOp("Softmax", 1,
-           [](NodeContext &ctx) { return convertSoftmax(ctx, Normalize::Softmax); });
+  ops.onOp("Softmax", 1, [](NodeContext &ctx) { return convertSoftmax(ctx, Normalize::Softmax); });
 }
 
 } // namespace kiln

@@ -193,8 +193,8 @@ LogicalResult convertReduce(NodeContext &ctx, Reduction kind) {
     return {ctx.named("axes", b.getDenseI64ArrayAttr(*axes)),
             ctx.named("keepdims", b.getBoolAttr(keep))};
   };
-  bool logOrRoot = kind == Reduction::L2 || kind == Reduction::LogSum ||
-                   kind == Reduction::LogSumExp;
+  bool logOrRoot =
+      kind == Reduction::L2 || kind == Reduction::LogSum || kind == Reduction::LogSumExp;
   if (logOrRoot && failed(ctx.requireFloat(0)))
     return failure();
 
@@ -268,7 +268,8 @@ LogicalResult convertReduce(NodeContext &ctx, Reduction kind) {
   for (auto [axis, size] : llvm::enumerate(ctx.inputType(0).getShape()))
     if (!llvm::is_contained(*axes, int64_t(axis)))
       shape.push_back(size);
-  return ctx.emit<ReshapeOp>({result->front()}, {ctx.named("shape", b.getDenseI64ArrayAttr(shape))});
+  return ctx.emit<ReshapeOp>({result->front()},
+                             {ctx.named("shape", b.getDenseI64ArrayAttr(shape))});
 }
 
 /// ArgMax when `max`, ArgMin otherwise.

@@ -304,7 +304,6 @@ LogicalResult Unroller::run() {
   return success();
 }
 
-
 } // namespace
 
 void registerRecurrentOperators(OperatorTable &ops) {

@@ -284,8 +284,6 @@ LogicalResult convertResize(NodeContext &ctx) {
 
 } // namespace
 
-void registerResizeOperators(OperatorTable &ops) {
-  ops.onOp("Resize", 10, convertResize);
-}
+void registerResizeOperators(OperatorTable &ops) { ops.onOp("Resize", 10, convertResize); }
 
 } // namespace kiln

@@ -126,8 +126,6 @@ LogicalResult convertTopK(NodeContext &ctx) {
 
 } // namespace
 
-void registerTopKOperators(OperatorTable &ops) {
-  ops.onOp("TopK", 1, convertTopK);
-}
+void registerTopKOperators(OperatorTable &ops) { ops.onOp("TopK", 1, convertTopK); }
 
 } // namespace kiln
