@@ -26,6 +26,14 @@
 
 namespace kiln {
 
+namespace artifact {
+/// The kinds of code an artifact carries, as its schema declares them
+/// (runtime/format/artifact.fbs; the generated artifact_generated.h): one
+/// name for the compiler and the runtime. Declared opaquely here so that
+/// only the files that name a kind include the generated header.
+enum class CodeKind : uint8_t;
+} // namespace artifact
+
 /// The matrix instructions a chip's products can run on.
 enum class TensorCores {
   None,
@@ -51,11 +59,27 @@ struct TargetFeatures {
 /// loader to check the manifest against.
 constexpr llvm::StringLiteral kPlanRecordAttr = "kiln.plan_record";
 
-/// How far code generation goes.
+/// How far a compilation goes, its stages in order. The driver runs the
+/// graph stages; a target builds code generation from Linalg on, to
+/// Kernels (GPU targets) or Object.
 enum class Stage {
-  Kernels, ///< GPU: bufferized, mapped and outlined into gpu.module @kernels
-  Object,  ///< lowered as far as the target's serializer starts: host, the
-           ///< LLVM dialect with the entry point; GPU, gpu.binary
+  Imported, ///< the kiln dialect as imported
+  Graph,    ///< kiln ops after graph optimization
+  Linalg,   ///< kiln ops lowered to linalg on tensors
+  Kernels,  ///< GPU: bufferized, mapped and outlined into gpu.module @kernels
+  Object,   ///< lowered as far as the target's serializer starts: host, the
+            ///< LLVM dialect with the entry point; GPU, gpu.binary
+};
+
+/// A format `kiln compile --emit` writes, declared by the target family
+/// that writes it (or by the driver, for its own stages): the CLI lists
+/// these and nothing else.
+struct EmitFormat {
+  llvm::StringLiteral name;        ///< as --emit takes it: "ptx"
+  llvm::StringLiteral description; ///< for --help
+  /// The stage it is written from. Before Object the module is printed
+  /// there; at Object a target's format is what Target::emit writes.
+  Stage stage;
 };
 
 /// Settings of code generation that are the user's, not the chip's.
@@ -83,8 +107,7 @@ struct KernelResources {
 
 /// A piece of code an artifact carries.
 struct CodeObject {
-  enum class Format { HostSharedObject, PTX, Cubin, HSACO };
-  Format format;
+  artifact::CodeKind kind;
   std::string bytes;
 };
 
@@ -121,7 +144,8 @@ public:
   /// not, `why` says so. Asked before any work is done.
   virtual bool inArtifact(const CodegenOptions &options, std::string &why) const { return true; }
 
-  /// Appends code generation from linalg on tensors to `stage` to `pm`.
+  /// Appends code generation from linalg on tensors to `stage` (Kernels
+  /// or Object) to `pm`.
   virtual llvm::LogicalResult buildPipeline(mlir::OpPassManager &pm, Stage stage,
                                             const CodegenOptions &options,
                                             llvm::raw_ostream &errors) const = 0;
@@ -133,8 +157,8 @@ public:
                                                 const CodegenOptions &options,
                                                 mlir::TimingScope &timing) const = 0;
 
-  /// Writes `format`, one of the family's --emit formats (see `emits`) but
-  /// "kernels", from a module at Stage::Object.
+  /// Writes `format`, one of the family's --emit formats (see `emits`) of
+  /// Stage::Object, from a module at that stage.
   virtual llvm::FailureOr<std::string> emit(mlir::ModuleOp module, llvm::StringRef format,
                                             mlir::TimingScope &timing) const = 0;
 
@@ -168,11 +192,16 @@ parseArtifactTargets(llvm::StringRef name, llvm::StringRef hostCPU, std::string 
 /// `Target::emit` writes ("ptx", "hsaco", "so", ...).
 bool emits(const Target &target, llvm::StringRef format);
 
+/// Every target family's --emit formats, each name once, in the order of
+/// the families and their lists.
+llvm::SmallVector<EmitFormat> targetEmitFormats();
+
 /// The families whose targets write --emit `format`, as "NVIDIA (sm_*)";
 /// empty when none does.
 std::string familiesEmitting(llvm::StringRef format);
 
-/// Registers every target's passes, for pipelines and kiln-opt.
+/// Registers code generation's passes: the shared ones (codegen/common,
+/// kernels, gpu) and every target's, for pipelines and kiln-opt.
 void registerTargetPasses();
 
 } // namespace kiln

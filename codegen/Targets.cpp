@@ -1,7 +1,7 @@
 //===- Targets.cpp - the one list of kiln's targets -----------------------===//
 //
-// Adding a target: a folder under codegen/ with a Target implementation and
-// its passes, one entry in kFamilies and one call in registerTargetPasses
+// Adding a target: a folder under codegen/ with a Target implementation, its
+// --emit formats and its passes, and one entry in kFamilies
 // (docs/architecture.md walks through it).
 //
 //===----------------------------------------------------------------------===//
@@ -28,17 +28,19 @@ namespace {
 
 struct Family {
   llvm::StringLiteral name;
-  llvm::ArrayRef<llvm::StringLiteral> (*emitFormats)();
+  llvm::ArrayRef<EmitFormat> (*emitFormats)();
   /// The family's target for a --target entry; null when the entry is not
   /// the family's, or (with `error` set) when it is but is wrong.
   std::unique_ptr<Target> (*create)(llvm::StringRef name, llvm::StringRef hostCPU,
                                     std::string &error);
+  /// Registers the family's passes (its Passes.td), for kiln-opt.
+  void (*registerPasses)();
 };
 
 const Family kFamilies[] = {
-    {kHostFamily, hostEmitFormats, createHostTarget},
-    {kNVPTXFamily, nvptxEmitFormats, createNVPTXTarget},
-    {kAMDGPUFamily, amdgpuEmitFormats, createAMDGPUTarget},
+    {kHostFamily, hostEmitFormats, createHostTarget, registerKilnHostPasses},
+    {kNVPTXFamily, nvptxEmitFormats, createNVPTXTarget, registerKilnNVPTXPasses},
+    {kAMDGPUFamily, amdgpuEmitFormats, createAMDGPUTarget, registerKilnAMDGPUPasses},
 };
 
 } // namespace
@@ -77,28 +79,45 @@ parseArtifactTargets(llvm::StringRef name, llvm::StringRef hostCPU, std::string 
   return result;
 }
 
+namespace {
+
+bool writes(const Family &family, llvm::StringRef format) {
+  return llvm::any_of(family.emitFormats(),
+                      [&](const EmitFormat &each) { return each.name == format; });
+}
+
+} // namespace
+
 bool emits(const Target &target, llvm::StringRef format) {
   for (const Family &family : kFamilies)
     if (family.name == target.family())
-      return llvm::is_contained(family.emitFormats(), format);
+      return writes(family, format);
   return false;
 }
 
 std::string familiesEmitting(llvm::StringRef format) {
   llvm::SmallVector<llvm::StringRef> names;
   for (const Family &family : kFamilies)
-    if (llvm::is_contained(family.emitFormats(), format))
+    if (writes(family, format))
       names.push_back(family.name);
   return llvm::join(names, " or ");
+}
+
+llvm::SmallVector<EmitFormat> targetEmitFormats() {
+  llvm::SmallVector<EmitFormat> formats;
+  for (const Family &family : kFamilies)
+    for (const EmitFormat &format : family.emitFormats())
+      if (llvm::none_of(formats, [&](const EmitFormat &seen) { return seen.name == format.name; }))
+        formats.push_back(format);
+  return formats;
 }
 
 void registerTargetPasses() {
   registerKilnCommonPasses();
   registerKilnKernelsPasses();
   registerKilnGpuPasses();
-  registerKilnHostPasses();
-  registerKilnNVPTXPasses();
-  registerKilnAMDGPUPasses();
+  for (const Family &family : kFamilies)
+    family.registerPasses();
 }
 
 } // namespace kiln

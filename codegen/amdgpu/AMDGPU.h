@@ -15,7 +15,7 @@ namespace kiln {
 /// The AMD target's family, as messages name it.
 constexpr llvm::StringLiteral kAMDGPUFamily = "AMD (gfx*)";
 /// What the AMD target writes for --emit: amdgcn, hsaco and kernels.
-llvm::ArrayRef<llvm::StringLiteral> amdgpuEmitFormats();
+llvm::ArrayRef<EmitFormat> amdgpuEmitFormats();
 /// The AMD target for a --target entry naming a chip LLVM knows (gfx90a,
 /// gfx942, ...); null for any other entry.
 std::unique_ptr<Target> createAMDGPUTarget(llvm::StringRef name, llvm::StringRef hostCPU,

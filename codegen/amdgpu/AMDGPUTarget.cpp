@@ -3,12 +3,17 @@
 #include "codegen/amdgpu/AMDGPU.h"
 #include "codegen/amdgpu/Passes.h"
 #include "codegen/gpu/GpuCodegen.h"
+#include "runtime/format/artifact_generated.h"
 
 namespace kiln {
 
 namespace {
 
-constexpr llvm::StringLiteral kEmitFormats[] = {"kernels", "amdgcn", "hsaco"};
+constexpr EmitFormat kEmitFormats[] = {
+    kKernelsEmitFormat,
+    {"amdgcn", "AMDGPU assembly for an AMD --target", Stage::Object},
+    {"hsaco", "an HSA code object (ELF) for an AMD --target", Stage::Object},
+};
 
 class AMDGPUTarget : public Target {
 public:
@@ -76,7 +81,7 @@ public:
       return llvm::failure();
     TargetCode code;
     code.name = chip().str();
-    code.code.push_back({CodeObject::Format::HSACO, std::move(*object)});
+    code.code.push_back({artifact::CodeKind::HSACO, std::move(*object)});
     code.resources = std::move(*resources);
     return code;
   }
@@ -93,7 +98,7 @@ public:
 
 } // namespace
 
-llvm::ArrayRef<llvm::StringLiteral> amdgpuEmitFormats() { return kEmitFormats; }
+llvm::ArrayRef<EmitFormat> amdgpuEmitFormats() { return kEmitFormats; }
 
 std::unique_ptr<Target> createAMDGPUTarget(llvm::StringRef name, llvm::StringRef hostCPU,
                                            std::string &error) {

@@ -14,12 +14,18 @@
 
 namespace kiln {
 
+/// --emit kernels: the module after kernel formation, which every GPU
+/// family writes.
+constexpr EmitFormat kKernelsEmitFormat = {
+    "kernels", "after GPU kernel formation (gpu.module @kernels)", Stage::Kernels};
+
 /// Appends kernel formation for a module of linalg on tensors (the kernel
 /// generators' output): its ops become kernels in `gpu.module @kernels`
 /// launched from the host function. `productKernels` adds, to the pass
 /// manager of each function, the target's passes that make products
-/// kernels of their own (tensor cores) before the generic mapping; with a
-/// warp of 32 lanes, row statistics (Softmax, LayerNorm) take a warp a row.
+/// kernels of their own (tensor or matrix cores) before the generic
+/// mapping; where `features` has a warp width (NVIDIA's 32, AMD's
+/// wavefront of 64), row statistics (Softmax, LayerNorm) take a warp a row.
 void buildGpuKernelPipeline(mlir::OpPassManager &pm, const TargetFeatures &features,
                             llvm::function_ref<void(mlir::OpPassManager &)> productKernels);
 

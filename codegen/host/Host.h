@@ -29,7 +29,7 @@ namespace kiln {
 /// The host target's family, as messages name it.
 constexpr llvm::StringLiteral kHostFamily = "host";
 /// What the host target writes for --emit: llvm, obj and so.
-llvm::ArrayRef<llvm::StringLiteral> hostEmitFormats();
+llvm::ArrayRef<EmitFormat> hostEmitFormats();
 /// The host target for the --target entry `host`, tuned for `cpu`; null
 /// for any other entry, and with `error` set when LLVM knows no such CPU.
 std::unique_ptr<Target> createHostTarget(llvm::StringRef name, llvm::StringRef cpu,

@@ -1,12 +1,17 @@
 //===- HostTarget.cpp - the host CPU as a kiln target ---------------------===//
 
 #include "codegen/host/Host.h"
+#include "runtime/format/artifact_generated.h"
 
 namespace kiln {
 
 namespace {
 
-constexpr llvm::StringLiteral kEmitFormats[] = {"llvm", "obj", "so"};
+constexpr EmitFormat kEmitFormats[] = {
+    {"llvm", "optimized LLVM IR of the host code", Stage::Object},
+    {"obj", "an x86-64 object of the host code", Stage::Object},
+    {"so", "the host code as the shared object the runtime loads", Stage::Object},
+};
 /// The parts of a shared object's code per compiler thread (see
 /// splitHostModule): two let a thread that finishes early take another's.
 constexpr unsigned kPartsPerThread = 2;
@@ -45,7 +50,7 @@ public:
       return llvm::failure();
     TargetCode code;
     code.name = codeTarget();
-    code.code.push_back({CodeObject::Format::HostSharedObject, std::move(*object)});
+    code.code.push_back({artifact::CodeKind::HostSharedObject, std::move(*object)});
     return code;
   }
 
@@ -79,7 +84,7 @@ public:
 
 } // namespace
 
-llvm::ArrayRef<llvm::StringLiteral> hostEmitFormats() { return kEmitFormats; }
+llvm::ArrayRef<EmitFormat> hostEmitFormats() { return kEmitFormats; }
 
 std::unique_ptr<Target> createHostTarget(llvm::StringRef name, llvm::StringRef cpu,
                                          std::string &error) {

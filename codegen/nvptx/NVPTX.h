@@ -16,7 +16,7 @@ namespace kiln {
 /// The NVIDIA target's family, as messages name it.
 constexpr llvm::StringLiteral kNVPTXFamily = "NVIDIA (sm_*)";
 /// What the NVIDIA target writes for --emit: ptx and kernels.
-llvm::ArrayRef<llvm::StringLiteral> nvptxEmitFormats();
+llvm::ArrayRef<EmitFormat> nvptxEmitFormats();
 /// The NVIDIA target for a --target entry naming an architecture LLVM
 /// knows (sm_80, sm_90a, ...); null for any other entry.
 std::unique_ptr<Target> createNVPTXTarget(llvm::StringRef name, llvm::StringRef hostCPU,

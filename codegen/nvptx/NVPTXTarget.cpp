@@ -3,6 +3,7 @@
 #include "codegen/gpu/GpuCodegen.h"
 #include "codegen/nvptx/NVPTX.h"
 #include "codegen/nvptx/Passes.h"
+#include "runtime/format/artifact_generated.h"
 #include "runtime/format/format.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -11,7 +12,10 @@ namespace kiln {
 
 namespace {
 
-constexpr llvm::StringLiteral kEmitFormats[] = {"kernels", "ptx"};
+constexpr EmitFormat kEmitFormats[] = {
+    kKernelsEmitFormat,
+    {"ptx", "PTX for an NVIDIA --target", Stage::Object},
+};
 
 /// The ptxas `options` name; empty for none.
 std::string ptxasOf(const CodegenOptions &options) {
@@ -92,7 +96,7 @@ public:
     code.name = chip().str();
     std::string ptxas = ptxasOf(options);
     if (ptxas.empty()) {
-      code.code.push_back({CodeObject::Format::PTX, std::move(*ptx)});
+      code.code.push_back({artifact::CodeKind::PTX, std::move(*ptx)});
       return code;
     }
     mlir::TimingScope ptxasTimer = timing.nest("ptxas for " + chip().str());
@@ -100,8 +104,8 @@ public:
         assemblePTX(ptxas, *ptx, chip(), [&] { return module.emitError(); });
     if (failed(cubin))
       return llvm::failure();
-    code.code.push_back({CodeObject::Format::PTX, std::move(*ptx)});
-    code.code.push_back({CodeObject::Format::Cubin, std::move(cubin->object)});
+    code.code.push_back({artifact::CodeKind::PTX, std::move(*ptx)});
+    code.code.push_back({artifact::CodeKind::Cubin, std::move(cubin->object)});
     code.resources = std::move(cubin->kernels);
     return code;
   }
@@ -117,7 +121,7 @@ public:
 
 } // namespace
 
-llvm::ArrayRef<llvm::StringLiteral> nvptxEmitFormats() { return kEmitFormats; }
+llvm::ArrayRef<EmitFormat> nvptxEmitFormats() { return kEmitFormats; }
 
 std::unique_ptr<Target> createNVPTXTarget(llvm::StringRef name, llvm::StringRef hostCPU,
                                           std::string &error) {

@@ -209,20 +209,6 @@ FailureOr<std::string> weightBlock(ModuleOp planned) {
   return bytes;
 }
 
-artifact::CodeKind kindOf(CodeObject::Format format) {
-  switch (format) {
-  case CodeObject::Format::HostSharedObject:
-    return artifact::CodeKind::HostSharedObject;
-  case CodeObject::Format::PTX:
-    return artifact::CodeKind::PTX;
-  case CodeObject::Format::Cubin:
-    return artifact::CodeKind::Cubin;
-  case CodeObject::Format::HSACO:
-    return artifact::CodeKind::HSACO;
-  }
-  llvm_unreachable("unknown code format");
-}
-
 flatbuffers::Offset<artifact::Launch>
 buildLaunch(flatbuffers::FlatBufferBuilder &builder, DictionaryAttr launch,
             const llvm::StringMap<KernelResources> &resources) {
@@ -315,8 +301,8 @@ FailureOr<std::string> writeArtifact(ArrayRef<TensorSignature> inputs,
     std::vector<flatbuffers::Offset<artifact::Plan>> plans;
     size_t section = 0;
     for (auto [index, target] : llvm::enumerate(targets)) {
-      for (const auto &[format, bytes] : target.code)
-        code.push_back(artifact::CreateCodeDirect(builder, target.name.c_str(), kindOf(format),
+      for (const auto &[kind, bytes] : target.code)
+        code.push_back(artifact::CreateCodeDirect(builder, target.name.c_str(), kind,
                                                   codeOffsets[section++], bytes.size(), index));
       std::vector<flatbuffers::Offset<artifact::Kernel>> kernelList;
       for (auto dict :

@@ -17,22 +17,18 @@ llvm::LogicalResult fail(mlir::MLIRContext &context, const llvm::Twine &message)
   return mlir::emitError(mlir::UnknownLoc::get(&context)) << message;
 }
 
-const char *emitName(Emit emit) {
-  switch (emit) {
-  case Emit::Artifact:
-    return "artifact";
-  case Emit::Kiln:
-    return "kiln";
-  case Emit::Fused:
-    return "fused";
-  case Emit::Linalg:
-    return "linalg";
-  case Emit::Dot:
-    return "dot";
-  case Emit::Code:
-    return "code";
-  }
-  llvm_unreachable("unknown emit kind");
+/// The formats the driver writes itself, from the stage each names.
+constexpr EmitFormat kDriverFormats[] = {
+    {"artifact", "the .kiln artifact the runtime loads", Stage::Object},
+    {"kiln", "the imported kiln dialect", Stage::Imported},
+    {"fused", "the kiln dialect after graph optimization", Stage::Graph},
+    {"dot", "a Graphviz graph of the host kernels, coloured by precision", Stage::Object},
+    {"linalg", "after the kernel generators (linalg on tensors)", Stage::Linalg},
+};
+
+bool isDriverFormat(llvm::StringRef name) {
+  return llvm::any_of(kDriverFormats,
+                      [&](const EmitFormat &format) { return format.name == name; });
 }
 
 /// One compilation's state: the checked options, the targets and timing.
@@ -48,6 +44,7 @@ public:
 private:
   llvm::LogicalResult parseTargets();
   llvm::FailureOr<const Target *> oneTarget();
+  bool writesArtifact() const { return options.emit == "artifact"; }
   void progress(llvm::StringRef phase) {
     if (options.progress)
       options.progress(phase);
@@ -68,7 +65,7 @@ llvm::LogicalResult Compilation::parseTargets() {
     names.push_back("host");
   for (const std::string &name : names) {
     std::string error;
-    if (options.emit == Emit::Artifact) {
+    if (writesArtifact()) {
       llvm::SmallVector<std::unique_ptr<Target>> made =
           parseArtifactTargets(name, options.hostCPU, error);
       if (made.empty())
@@ -91,23 +88,23 @@ llvm::LogicalResult Compilation::parseTargets() {
 /// of the targets' own, the one entry whose family writes it, or the host
 /// when none is named and the host writes it.
 llvm::FailureOr<const Target *> Compilation::oneTarget() {
-  if (options.emit != Emit::Code) {
+  if (isDriverFormat(options.emit)) {
     if (targets.size() == 1)
       return targets.front().get();
-    return fail(context, llvm::Twine("--emit ") + emitName(options.emit) +
+    return fail(context, "--emit " + options.emit +
                              " writes the code of one target; --target names " +
                              llvm::Twine(targets.size()));
   }
   llvm::SmallVector<const Target *> matching;
   for (const std::unique_ptr<Target> &target : targets)
-    if (emits(*target, options.format))
+    if (emits(*target, options.emit))
       matching.push_back(target.get());
   if (matching.size() == 1)
     return matching.front();
   if (options.targets.empty())
-    return fail(context, "--emit " + options.format + " needs a --target");
-  return fail(context, "--emit " + options.format + " writes the code of one " +
-                           familiesEmitting(options.format) + " target; --target names " +
+    return fail(context, "--emit " + options.emit + " needs a --target");
+  return fail(context, "--emit " + options.emit + " writes the code of one " +
+                           familiesEmitting(options.emit) + " target; --target names " +
                            llvm::Twine(matching.size()));
 }
 
@@ -163,7 +160,7 @@ llvm::FailureOr<std::string> Compilation::artifact(mlir::ModuleOp imported) {
     mlir::ModuleOp module = modules[index];
     {
       mlir::TimingScope codegenTimer = root.nest("code generation for " + target.chip().str());
-      if (failed(runPipeline(module, target, Stop::Object, options.graph, options.codegen,
+      if (failed(runPipeline(module, target, Stage::Object, options.graph, options.codegen,
                              codegenTimer)))
         return llvm::failure();
     }
@@ -188,14 +185,19 @@ llvm::FailureOr<std::string> Compilation::artifact(mlir::ModuleOp imported) {
 
 llvm::FailureOr<std::string> Compilation::run(llvm::StringRef path) {
   // Targets and options are checked before any time goes into the model.
+  llvm::SmallVector<EmitFormat> formats = emitFormats();
+  const EmitFormat *format =
+      llvm::find_if(formats, [&](const EmitFormat &each) { return each.name == options.emit; });
+  if (format == formats.end())
+    return fail(context, "unknown --emit format '" + options.emit + "'");
   if (failed(parseTargets()))
     return llvm::failure();
   const Target *target = nullptr;
-  if (options.emit == Emit::Artifact) {
+  if (writesArtifact()) {
     for (const std::unique_ptr<Target> &each : targets)
       if (std::string why; !each->inArtifact(options.codegen, why))
         return fail(context, why);
-  } else if (options.emit != Emit::Kiln) {
+  } else if (format->stage != Stage::Imported) {
     llvm::FailureOr<const Target *> chosen = oneTarget();
     if (failed(chosen))
       return llvm::failure();
@@ -205,35 +207,37 @@ llvm::FailureOr<std::string> Compilation::run(llvm::StringRef path) {
   mlir::OwningOpRef<mlir::ModuleOp> module = import(path);
   if (!module)
     return llvm::failure();
-  if (options.emit == Emit::Artifact)
+  if (writesArtifact())
     return artifact(*module);
-  if (options.emit == Emit::Kiln)
+  if (format->stage == Stage::Imported)
     return print(*module);
 
-  bool kernels = options.emit == Emit::Code && options.format == "kernels";
-  Stop stop = options.emit == Emit::Fused    ? Stop::Graph
-              : options.emit == Emit::Linalg ? Stop::Linalg
-              : kernels                      ? Stop::Kernels
-                                             : Stop::Object;
   progress("generating code");
   mlir::TimingScope root = timingManager.getRootScope();
   {
     mlir::TimingScope codegenTimer = root.nest("code generation");
-    if (failed(runPipeline(*module, *target, stop, options.graph, options.codegen, codegenTimer)))
+    if (failed(runPipeline(*module, *target, format->stage, options.graph, options.codegen,
+                           codegenTimer)))
       return llvm::failure();
   }
-  if (options.emit == Emit::Dot) {
+  if (options.emit == "dot") {
     std::string graph;
     llvm::raw_string_ostream os(graph);
     printKernelGraph(*module, os);
     return graph;
   }
-  if (options.emit == Emit::Code && !kernels)
-    return target->emit(*module, options.format, root);
+  if (format->stage == Stage::Object)
+    return target->emit(*module, options.emit, root);
   return print(*module);
 }
 
 } // namespace
+
+llvm::SmallVector<EmitFormat> emitFormats() {
+  llvm::SmallVector<EmitFormat> formats(std::begin(kDriverFormats), std::end(kDriverFormats));
+  llvm::append_range(formats, targetEmitFormats());
+  return formats;
+}
 
 llvm::FailureOr<std::string> compileModel(mlir::MLIRContext &context, llvm::StringRef path,
                                           const CompileOptions &options) {

@@ -16,15 +16,10 @@
 
 namespace kiln {
 
-/// What a compilation produces.
-enum class Emit {
-  Artifact, ///< the .kiln artifact: every target's code and plan
-  Kiln,     ///< the imported kiln dialect
-  Fused,    ///< the kiln dialect after graph optimization
-  Linalg,   ///< after the kernel generators (linalg on tensors)
-  Dot,      ///< a Graphviz graph of one target's kernels
-  Code,     ///< one target's own format (CompileOptions::format)
-};
+/// What a compilation can produce, by --emit's names: the driver's own
+/// formats (the artifact, the graph stages' IR, a graph of the kernels),
+/// then every target family's (codegen/Target.h's targetEmitFormats).
+llvm::SmallVector<EmitFormat> emitFormats();
 
 struct CompileOptions {
   ImportOptions import;
@@ -36,9 +31,10 @@ struct CompileOptions {
   std::string hostCPU;
   GraphOptions graph;
   CodegenOptions codegen;
-  Emit emit = Emit::Artifact;
-  /// With Emit::Code: a format a target writes ("ptx", "hsaco", "so", ...).
-  std::string format;
+  /// What to produce, one of emitFormats(): "artifact" (every target's code
+  /// and plan), "kiln", "fused", "linalg", "dot", or a format a target
+  /// writes ("ptx", "hsaco", "so", ...).
+  std::string emit = "artifact";
   /// Print weights in full in IR instead of eliding them.
   bool printWeights = false;
   /// Report each phase's time (on stderr, when the compilation ends).

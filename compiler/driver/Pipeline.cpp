@@ -59,24 +59,23 @@ void populateKernelGeneration(mlir::OpPassManager &pm, bool fuse) {
     pm.addNestedPass<mlir::func::FuncOp>(createFuseElementwise());
 }
 
-llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target, Stop stop,
+llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target, Stage stop,
                                 const GraphOptions &graph, const CodegenOptions &codegen,
                                 mlir::TimingScope &timing) {
   mlir::PassManager pm(module.getContext());
   pm.enableTiming(timing);
   populateGraphOptimization(pm, graph, codegen.fuse, target);
-  if (stop != Stop::Graph)
+  if (stop != Stage::Graph)
     populateKernelGeneration(pm, codegen.fuse);
-  if (stop == Stop::Kernels || stop == Stop::Object) {
+  if (stop == Stage::Kernels || stop == Stage::Object) {
     std::string errors;
     llvm::raw_string_ostream errorStream(errors);
-    Stage stage = stop == Stop::Kernels ? Stage::Kernels : Stage::Object;
-    if (failed(target.buildPipeline(pm, stage, codegen, errorStream)))
+    if (failed(target.buildPipeline(pm, stop, codegen, errorStream)))
       return module.emitError("internal error: cannot build the pipeline: ") << errors;
   }
   if (failed(pm.run(module)))
     return llvm::failure();
-  return stop == Stop::Object ? target.finishObject(module) : llvm::success();
+  return stop == Stage::Object ? target.finishObject(module) : llvm::success();
 }
 
 } // namespace kiln

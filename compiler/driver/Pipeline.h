@@ -41,17 +41,10 @@ void populateGraphOptimization(mlir::OpPassManager &pm, const GraphOptions &opti
 /// `fuse` elementwise chains fused.
 void populateKernelGeneration(mlir::OpPassManager &pm, bool fuse);
 
-/// Where a pipeline stops.
-enum class Stop {
-  Graph,   ///< kiln ops after graph optimization
-  Linalg,  ///< kiln ops lowered to linalg on tensors
-  Kernels, ///< GPU: kernels formed (Stage::Kernels)
-  Object,  ///< the target's code, ready to serialize (Stage::Object)
-};
-
-/// Runs the pipeline for `target` on `module` up to `stop`. Errors go to
-/// the context's diagnostic handler.
-llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target, Stop stop,
+/// Runs the pipeline for `target` on the imported `module` up to `stop`
+/// (Graph or later; Kernels only for GPU targets). Errors go to the
+/// context's diagnostic handler.
+llvm::LogicalResult runPipeline(mlir::ModuleOp module, const Target &target, Stage stop,
                                 const GraphOptions &graph, const CodegenOptions &codegen,
                                 mlir::TimingScope &timing);
 

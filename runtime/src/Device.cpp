@@ -1,5 +1,6 @@
-// Every device this runtime has, by the name a session asks for: adding a
-// driver means adding its folder and a line here.
+// Every device this runtime has, by the name a session asks for and by the
+// code it runs: adding a driver means adding its folder and a line in each
+// function here.
 
 #include "runtime/src/Device.h"
 
@@ -9,6 +10,11 @@
 #include "runtime/src/host/HostDevice.h"
 
 #include <cstring>
+
+bool kiln::deviceRuns(artifact::CodeKind kind, std::string_view target) {
+  return host::runsCode(kind, target) || cuda::runsCode(kind, target) ||
+         hip::runsCode(kind, target);
+}
 
 kiln_status_t kiln::openDevice(kiln_model_t *model, const char *name, const DeviceOptions &options,
                                std::unique_ptr<Device> &out) {

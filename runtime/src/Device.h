@@ -1,6 +1,7 @@
-// The interface every device a session runs on implements (host/, cuda/),
-// and the one place that opens a device by its name: kiln_session_* call
-// these and never ask which driver is behind them.
+// The interface every device a session runs on implements (host/, cuda/,
+// hip/), and the one place that names the devices (Device.cpp): which one
+// opens by a name, which one runs a code section. kiln_session_* and the
+// loader call these and never ask which driver is behind them.
 
 #ifndef KILN_RUNTIME_DEVICE_H
 #define KILN_RUNTIME_DEVICE_H
@@ -8,6 +9,7 @@
 #include "runtime/src/Model.h"
 
 #include <memory>
+#include <string_view>
 #include <vector>
 
 namespace kiln {
@@ -53,6 +55,11 @@ struct DeviceOptions {
   bool useGraph = true; ///< replay the plan as one graph on a GPU
   bool profile = false; ///< time each kernel
 };
+
+/// Whether a device of this runtime runs code of `kind` built for `target`
+/// (x86-64-v3, sm_90, gfx942): each device says which kinds and targets
+/// are its own, and the loader refuses a code section no device can run.
+bool deviceRuns(artifact::CodeKind kind, std::string_view target);
 
 /// Opens `model` on the device named `name` ("host", "cuda", "cuda:N").
 /// Errors: INVALID_ARGUMENT (a malformed name), UNAVAILABLE (a device this

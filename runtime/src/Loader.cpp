@@ -6,6 +6,7 @@
 
 #include "runtime/format/artifact_generated.h"
 #include "runtime/format/format.h"
+#include "runtime/src/Device.h"
 #include "runtime/src/Status.h"
 #include "runtime/src/host/HostCode.h"
 
@@ -331,21 +332,11 @@ kiln_status_t readCode(const artifact::Model *manifest, const uint8_t *data, siz
       return corrupt("has another target than its plan's other code");
     plan = code->plan();
     end = code->offset() + code->size();
-    CodeObject::Kind kind = code->kind() == CodeKind::HostSharedObject ? CodeObject::Kind::Host
-                            : code->kind() == CodeKind::PTX            ? CodeObject::Kind::PTX
-                            : code->kind() == CodeKind::Cubin          ? CodeObject::Kind::Cubin
-                                                                       : CodeObject::Kind::HSACO;
-    // Each driver takes the code for its own targets: NVIDIA's are sm_*,
-    // AMD's gfx*, and the host's neither.
     std::string_view target = code->target()->string_view();
-    bool nvidia = target.substr(0, 3) == "sm_", amd = target.substr(0, 3) == "gfx";
-    bool fits = kind == CodeObject::Kind::Host    ? !nvidia && !amd
-                : kind == CodeObject::Kind::HSACO ? amd
-                                                  : nvidia;
-    if (!fits)
+    if (!deviceRuns(code->kind(), target))
       return corrupt("is of a kind its target cannot run");
-    model->code.push_back(
-        {kind, code->target()->str(), data + code->offset(), size_t(code->size()), code->plan()});
+    model->code.push_back({code->kind(), code->target()->str(), data + code->offset(),
+                           size_t(code->size()), code->plan()});
     if (std::find(model->targets.begin(), model->targets.end(), target) == model->targets.end())
       model->targets.emplace_back(target);
   }
@@ -384,11 +375,11 @@ kiln_status_t verifyAndLoad(kiln_model_t *model, const LoadOptions &options) {
     return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: %llu bytes follow the last section",
                       (unsigned long long)(size - end));
 
-  std::vector<const CodeObject *> host;
-  for (const CodeObject &code : model->code) {
-    if (code.kind != CodeObject::Kind::Host)
+  std::vector<const CodeSection *> host;
+  for (const CodeSection &code : model->code) {
+    if (code.kind != artifact::CodeKind::HostSharedObject)
       continue;
-    for (const CodeObject *other : host)
+    for (const CodeSection *other : host)
       if (other->target == code.target)
         return makeStatus(KILN_STATUS_DATA_LOSS,
                           "corrupt artifact: two sections of host code for %s",

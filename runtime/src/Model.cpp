@@ -20,7 +20,7 @@ std::string kiln::codeTargets(const kiln_model_t &model) {
   return list;
 }
 
-std::string kiln::manifestRecord(const kiln_model_t &model, const CodeObject &code) {
+std::string kiln::manifestRecord(const kiln_model_t &model, const CodeSection &code) {
   auto tensors = [](const std::vector<TensorInfo> &list) {
     std::vector<format::RecordTensor> result;
     for (const TensorInfo &info : list)

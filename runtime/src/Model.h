@@ -5,6 +5,7 @@
 #define KILN_RUNTIME_MODEL_H
 
 #include "kiln/runtime.h"
+#include "runtime/format/artifact_generated.h"
 
 #include <atomic>
 #include <cstdint>
@@ -59,9 +60,8 @@ struct Plan {
 };
 
 /// A code section of the artifact.
-struct CodeObject {
-  enum class Kind : uint8_t { Host, PTX, Cubin, HSACO };
-  Kind kind;
+struct CodeSection {
+  artifact::CodeKind kind;
   std::string target; ///< x86-64-v3, sm_90, gfx942, ...
   const uint8_t *data;
   size_t size;
@@ -91,7 +91,7 @@ struct kiln_model_s {
   kiln::Storage storage;
   std::vector<kiln::TensorInfo> inputs, outputs;
   std::vector<kiln::Plan> plans;
-  std::vector<kiln::CodeObject> code;
+  std::vector<kiln::CodeSection> code;
   /// The targets `code` is for, each once, in the artifact's order.
   std::vector<std::string> targets;
   /// Whether the code may be loaded (not KILN_MODEL_LOAD_NO_CODE).
@@ -117,7 +117,7 @@ std::string codeTargets(const kiln_model_t &model);
 
 /// The record (runtime/format/PlanRecord.h) of the plan `code` runs, as the
 /// manifest describes it: what the code itself must record.
-std::string manifestRecord(const kiln_model_t &model, const CodeObject &code);
+std::string manifestRecord(const kiln_model_t &model, const CodeSection &code);
 
 /// Makes a device's state of a model; its error, if it cannot.
 using MakeDeviceModel = std::function<kiln_status_t(std::unique_ptr<DeviceModel> &out)>;

@@ -88,39 +88,16 @@ cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"), cl::Req
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("file"), cl::init("-"), cl::sub(compileCommand));
 
-enum class EmitFlag {
-  Artifact,
-  Kiln,
-  Fused,
-  Dot,
-  Linalg,
-  Kernels,
-  PTX,
-  AMDGCN,
-  HSACO,
-  LLVM,
-  Object,
-  SharedObject
-};
-cl::opt<EmitFlag> emit(
-    "emit", cl::desc("What to produce (default: the artifact with -o, else the kiln dialect)"),
-    cl::values(clEnumValN(EmitFlag::Artifact, "artifact", "the .kiln artifact the runtime loads"),
-               clEnumValN(EmitFlag::Kiln, "kiln", "the imported kiln dialect"),
-               clEnumValN(EmitFlag::Fused, "fused", "the kiln dialect after graph optimization"),
-               clEnumValN(EmitFlag::Dot, "dot",
-                          "a Graphviz graph of the host kernels, coloured by precision"),
-               clEnumValN(EmitFlag::Linalg, "linalg",
-                          "after the kernel generators (linalg on tensors)"),
-               clEnumValN(EmitFlag::Kernels, "kernels",
-                          "after GPU kernel formation (gpu.module @kernels)"),
-               clEnumValN(EmitFlag::PTX, "ptx", "PTX for an NVIDIA --target"),
-               clEnumValN(EmitFlag::AMDGCN, "amdgcn", "AMDGPU assembly for an AMD --target"),
-               clEnumValN(EmitFlag::HSACO, "hsaco", "an HSA code object (ELF) for an AMD --target"),
-               clEnumValN(EmitFlag::LLVM, "llvm", "optimized LLVM IR of the host code"),
-               clEnumValN(EmitFlag::Object, "obj", "an x86-64 object of the host code"),
-               clEnumValN(EmitFlag::SharedObject, "so",
-                          "the host code as the shared object the runtime loads")),
-    cl::sub(compileCommand));
+/// --emit's values: the driver's formats and every target family's own,
+/// as the driver lists them (an index into emitChoices()).
+const llvm::SmallVector<EmitFormat> &emitChoices() {
+  static const llvm::SmallVector<EmitFormat> formats = emitFormats();
+  return formats;
+}
+enum class EmitChoice : unsigned {};
+cl::opt<EmitChoice>
+    emit("emit", cl::desc("What to produce (default: the artifact with -o, else the kiln dialect)"),
+         cl::sub(compileCommand));
 cl::opt<std::string>
     targetList("target",
                cl::desc("Comma-separated targets: host, sm_80, sm_90a, gfx90a, gfx942, ..."),
@@ -186,37 +163,6 @@ LogicalResult fail(const Twine &message) {
   return failure();
 }
 
-/// What --emit names: a stage of every compilation, or a target's format.
-std::pair<Emit, StringRef> emitKind(EmitFlag flag) {
-  switch (flag) {
-  case EmitFlag::Artifact:
-    return {Emit::Artifact, ""};
-  case EmitFlag::Kiln:
-    return {Emit::Kiln, ""};
-  case EmitFlag::Fused:
-    return {Emit::Fused, ""};
-  case EmitFlag::Linalg:
-    return {Emit::Linalg, ""};
-  case EmitFlag::Dot:
-    return {Emit::Dot, ""};
-  case EmitFlag::Kernels:
-    return {Emit::Code, "kernels"};
-  case EmitFlag::PTX:
-    return {Emit::Code, "ptx"};
-  case EmitFlag::AMDGCN:
-    return {Emit::Code, "amdgcn"};
-  case EmitFlag::HSACO:
-    return {Emit::Code, "hsaco"};
-  case EmitFlag::LLVM:
-    return {Emit::Code, "llvm"};
-  case EmitFlag::Object:
-    return {Emit::Code, "obj"};
-  case EmitFlag::SharedObject:
-    return {Emit::Code, "so"};
-  }
-  llvm_unreachable("unknown --emit");
-}
-
 /// The command line's options as the compiler driver takes them.
 FailureOr<CompileOptions> compileOptions() {
   CompileOptions options;
@@ -252,10 +198,9 @@ FailureOr<CompileOptions> compileOptions() {
   options.codegen.fuse = !noFusion;
   options.codegen.ptxas = ptxasPath;
   // With -o kiln writes the artifact; to a terminal, the IR.
-  EmitFlag flag = emit.getNumOccurrences() ? emit.getValue()
-                  : outputFile == "-"      ? EmitFlag::Kiln
-                                           : EmitFlag::Artifact;
-  std::tie(options.emit, options.format) = emitKind(flag);
+  options.emit = emit.getNumOccurrences() ? emitChoices()[unsigned(emit.getValue())].name.str()
+                 : outputFile == "-"      ? "kiln"
+                                          : "artifact";
   options.printWeights = printWeights;
   options.timing = timing;
   options.progress = progress;
@@ -267,7 +212,7 @@ LogicalResult runCompile() {
   if (failed(options))
     return failure();
   CompilerContext compiler;
-  if (!signingKey.empty() && options->emit != Emit::Artifact)
+  if (!signingKey.empty() && options->emit != "artifact")
     return fail("--sign signs artifacts, and --emit asks for something else");
   FailureOr<std::string> bytes = compileModel(compiler.get(), inputFile, *options);
   if (failed(bytes))
@@ -288,6 +233,8 @@ LogicalResult runCompile() {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  for (auto [index, format] : llvm::enumerate(emitChoices()))
+    emit.getParser().addLiteralOption(format.name, EmitChoice(index), format.description);
   cl::ParseCommandLineOptions(argc, argv,
                               "kiln: an ahead-of-time compiler for ONNX models\n\n"
                               "  kiln compile model.onnx --emit kiln\n"

@@ -5,6 +5,11 @@
 
 namespace kiln::cuda {
 
+bool runsCode(artifact::CodeKind kind, std::string_view target) {
+  return (kind == artifact::CodeKind::PTX || kind == artifact::CodeKind::Cubin) &&
+         target.substr(0, 3) == "sm_";
+}
+
 kiln_status_t openDevice(kiln_model_t *model, const char *name, const DeviceOptions &options,
                          std::unique_ptr<Device> &out) {
   auto driverError = [] { return loadDriver().error; };

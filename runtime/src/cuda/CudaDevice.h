@@ -9,6 +9,9 @@
 
 namespace kiln::cuda {
 
+/// PTX or a cubin for an NVIDIA architecture (sm_80, sm_90a, ...).
+bool runsCode(artifact::CodeKind kind, std::string_view target);
+
 /// Opens `model` on `name`, "cuda" or "cuda:N": loads the model's code for
 /// the GPU's architecture and uploads the weights (once per model and GPU,
 /// CudaModel.h), then opens a session there (gpu/GpuDevice.h), whose graph

@@ -31,17 +31,17 @@ std::pair<int, bool> parseArch(const std::string &target) {
 /// first (sm_90a's wgmma before sm_90's mma.sync), as a cubin when there
 /// is one it runs (built for an architecture of the same major version, no
 /// newer than it), else as PTX, which the driver compiles.
-const CodeObject *chooseCode(const kiln_model_t *model, int major, int minor) {
+const CodeSection *chooseCode(const kiln_model_t *model, int major, int minor) {
   int device = major * 10 + minor;
-  const CodeObject *best = nullptr;
+  const CodeSection *best = nullptr;
   int bestScore = -1;
-  for (const CodeObject &code : model->code) {
-    if (code.kind != CodeObject::Kind::PTX && code.kind != CodeObject::Kind::Cubin)
+  for (const CodeSection &code : model->code) {
+    if (code.kind != artifact::CodeKind::PTX && code.kind != artifact::CodeKind::Cubin)
       continue;
     auto [arch, specific] = parseArch(code.target);
     if (arch == 0 || arch > device || (specific && arch != device))
       continue;
-    bool cubin = code.kind == CodeObject::Kind::Cubin;
+    bool cubin = code.kind == artifact::CodeKind::Cubin;
     if (cubin && arch / 10 != major)
       continue;
     int score = 4 * arch + (specific ? 2 : 0) + (cubin ? 1 : 0);
@@ -108,7 +108,7 @@ kiln_status_t CudaModel::load(const kiln_model_t &model) {
   d.deviceGetAttribute(&major, kComputeCapabilityMajor, device);
   d.deviceGetAttribute(&minor, kComputeCapabilityMinor, device);
   d.deviceGetName(gpuName, sizeof(gpuName) - 1, device);
-  const CodeObject *code = chooseCode(&model, major, minor);
+  const CodeSection *code = chooseCode(&model, major, minor);
   if (!code)
     return makeStatus(KILN_STATUS_UNAVAILABLE,
                       "cuda:%d (%s) is sm_%d%d, and the artifact has no code it can run (it holds "
@@ -117,7 +117,7 @@ kiln_status_t CudaModel::load(const kiln_model_t &model) {
   plan = &model.plans[code->plan];
   target = code->target;
   description = name + " (" + gpuName + ", sm_" + std::to_string(major) + std::to_string(minor) +
-                ", " + (code->kind == CodeObject::Kind::Cubin ? "cubin for " : "PTX for ") +
+                ", " + (code->kind == artifact::CodeKind::Cubin ? "cubin for " : "PTX for ") +
                 code->target + ")";
 
   if (CUresult status = d.primaryCtxRetain(&context, device)) {
@@ -137,8 +137,8 @@ kiln_status_t CudaModel::load(const kiln_model_t &model) {
     module = nullptr;
     return makeStatus(KILN_STATUS_UNAVAILABLE,
                       "cuda:%d: the driver cannot load the %s for %s: %s%s%s", ordinal,
-                      code->kind == CodeObject::Kind::Cubin ? "cubin" : "PTX", code->target.c_str(),
-                      describeError(status).c_str(), log[0] ? ": " : "", log);
+                      code->kind == artifact::CodeKind::Cubin ? "cubin" : "PTX",
+                      code->target.c_str(), describeError(status).c_str(), log[0] ? ": " : "", log);
   }
   return finishLoading(model, *code);
 }

@@ -31,7 +31,7 @@ kiln_status_t openGpuModel(kiln_model_t &model, const std::string &name,
   return status;
 }
 
-kiln_status_t GpuModel::finishLoading(const kiln_model_t &model, const CodeObject &code) {
+kiln_status_t GpuModel::finishLoading(const kiln_model_t &model, const CodeSection &code) {
   // The record the loaded code holds (a global of the module) must be the
   // manifest's: the launches, their arguments and the buffers' sizes are
   // what the code was compiled for.

@@ -93,7 +93,7 @@ protected:
   /// What follows loading the module for `code`: the plan record the code
   /// holds checked against the manifest, each launch's function looked up
   /// and readied, the weights uploaded.
-  kiln_status_t finishLoading(const kiln_model_t &model, const CodeObject &code);
+  kiln_status_t finishLoading(const kiln_model_t &model, const CodeSection &code);
   /// Frees the weights and unloads the module, the GPU current: what the
   /// vendors' models' destructors call first.
   void release();

@@ -5,6 +5,10 @@
 
 namespace kiln::hip {
 
+bool runsCode(artifact::CodeKind kind, std::string_view target) {
+  return kind == artifact::CodeKind::HSACO && target.substr(0, 3) == "gfx";
+}
+
 kiln_status_t openDevice(kiln_model_t *model, const char *name, const DeviceOptions &options,
                          std::unique_ptr<Device> &out) {
   auto driverError = [] { return loadDriver().error; };

@@ -9,6 +9,9 @@
 
 namespace kiln::hip {
 
+/// An HSA code object for an AMD chip (gfx90a, gfx942, ...).
+bool runsCode(artifact::CodeKind kind, std::string_view target);
+
 /// Opens `model` on `name`, "hip" or "hip:N": loads the model's code object
 /// for the GPU's architecture and uploads the weights (once per model and
 /// GPU, HipModel.h), then opens a session there (gpu/GpuDevice.h), whose

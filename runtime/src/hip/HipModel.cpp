@@ -16,9 +16,9 @@ thread_local int previousDevice = 0;
 /// part of the runtime's gcnArchName before its features): the one built
 /// for exactly that chip, since AMD's instruction sets differ from chip to
 /// chip.
-const CodeObject *chooseCode(const kiln_model_t &model, const std::string &arch) {
-  for (const CodeObject &code : model.code)
-    if (code.kind == CodeObject::Kind::HSACO && code.target == arch)
+const CodeSection *chooseCode(const kiln_model_t &model, const std::string &arch) {
+  for (const CodeSection &code : model.code)
+    if (code.kind == artifact::CodeKind::HSACO && code.target == arch)
       return &code;
   return nullptr;
 }
@@ -93,7 +93,7 @@ kiln_status_t HipModel::load(const kiln_model_t &model) {
                       "hip:%d (%s): the HIP runtime does not name the GPU's architecture (it says "
                       "'%s')",
                       ordinal, gpuName.c_str(), arch.c_str());
-  const CodeObject *code = chooseCode(model, arch);
+  const CodeSection *code = chooseCode(model, arch);
   if (!code)
     return makeStatus(KILN_STATUS_UNAVAILABLE,
                       "hip:%d (%s) is %s, and the artifact has no code for it (it holds code for "

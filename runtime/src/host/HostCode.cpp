@@ -77,13 +77,13 @@ HostCode::~HostCode() {
     close(fd);
 }
 
-kiln_status_t loadCode(kiln_model_t &model, const std::vector<const CodeObject *> &sections) {
+kiln_status_t loadCode(kiln_model_t &model, const std::vector<const CodeSection *> &sections) {
   // x86-64-vN names the micro-architecture level the code needs: the
   // highest this CPU runs wins.
   int level = hostLevel();
-  const CodeObject *chosen = nullptr;
+  const CodeSection *chosen = nullptr;
   std::string targets;
-  for (const CodeObject *section : sections) {
+  for (const CodeSection *section : sections) {
     targets += (targets.empty() ? "" : ", ") + section->target;
     if (levelOf(section->target) <= level &&
         (!chosen || levelOf(section->target) > levelOf(chosen->target)))
@@ -100,7 +100,7 @@ kiln_status_t loadCode(kiln_model_t &model, const std::vector<const CodeObject *
     model.hostUnavailable = reason;
     return nullptr;
   }
-  const CodeObject &code = *chosen;
+  const CodeSection &code = *chosen;
   auto make = [&](std::unique_ptr<DeviceModel> &out) -> kiln_status_t {
     auto host = std::make_unique<HostCode>();
     if (kiln_status_t status = host->load(code.data, code.size))

@@ -40,7 +40,7 @@ private:
 /// variable KILN_HOST_LEVEL (x86-64-v2, -v3, -v4) lowers the level assumed.
 /// When the CPU runs none: UNAVAILABLE if the artifact holds no other code,
 /// else `model.hostUnavailable` says why and the GPU code may still run.
-kiln_status_t loadCode(kiln_model_t &model, const std::vector<const CodeObject *> &code);
+kiln_status_t loadCode(kiln_model_t &model, const std::vector<const CodeSection *> &code);
 
 } // namespace kiln::host
 

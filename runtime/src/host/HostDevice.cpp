@@ -128,6 +128,11 @@ bool allocateArena(HostDevice &device, uint64_t bytes) {
 
 } // namespace
 
+bool runsCode(artifact::CodeKind kind, std::string_view target) {
+  return kind == artifact::CodeKind::HostSharedObject &&
+         (target == "x86-64" || target.substr(0, 7) == "x86-64-");
+}
+
 kiln_status_t openDevice(kiln_model_t *model, const DeviceOptions &options,
                          std::unique_ptr<Device> &out) {
   if (model->hostPlan < 0)

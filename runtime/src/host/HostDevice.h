@@ -8,6 +8,10 @@
 
 namespace kiln::host {
 
+/// Host code: an x86-64 shared object for a micro-architecture level
+/// (x86-64, x86-64-v2 ... x86-64-v4).
+bool runsCode(artifact::CodeKind kind, std::string_view target);
+
 /// Opens `model` on the host: allocates the session's activation arena and
 /// starts its threads. A run ends before `enqueue` returns. `model` must
 /// outlive the device. Errors: UNAVAILABLE (no host code this CPU can run),

@@ -269,3 +269,25 @@ TEST_CASE("with a trusted key every edit is refused before anything is read", "[
   }
   CHECK(refused == edits.size());
 }
+
+TEST_CASE("code no device runs is refused, naming its section", "[runtime][verify]") {
+  std::string original = readArtifact();
+  kiln_file_header_t header = headerOf(original);
+  std::string manifest = original.substr(header.manifest_offset, header.manifest_size);
+  // The host code's target, as its Code table names it: the devices say
+  // which targets are theirs (x86-64 levels for host code), so host code
+  // that claims an NVIDIA or AMD chip, or no x86-64 level, is no one's.
+  size_t at = manifest.find("x86-64-v3");
+  REQUIRE(at != std::string::npos);
+  for (const char *target : {"sm_90abcd", "gfx942abc", "y86-64-v3"}) {
+    std::string edited = original;
+    edited.replace(header.manifest_offset + at, 9, target);
+    reseal(edited);
+    kiln_model_t *model = nullptr;
+    std::string message;
+    INFO(target);
+    CHECK(load(edited, {}, &model, &message) == KILN_STATUS_DATA_LOSS);
+    CHECK(message.find("(" + std::string(target) + ") is of a kind its target cannot run") !=
+          std::string::npos);
+  }
+}
