@@ -21,6 +21,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,24 +35,33 @@ namespace artifact {
 enum class CodeKind : uint8_t;
 } // namespace artifact
 
-/// The matrix instructions a chip's products can run on.
-enum class TensorCores {
-  None,
-  Ampere, ///< sm_80 and later: mma.sync on tf32, fp16 and bf16
-  Ada,    ///< sm_89 and later: fp8 (E4M3) too
-  Hopper, ///< sm_90a: all four with wgmma.mma_async
+/// The instructions that multiply tiles of a product on a chip (NVIDIA's
+/// tensor cores, AMD's matrix cores), in terms every vendor fills. The
+/// instruction shapes are the kernel builders' own choice per format, so
+/// they are not described here.
+struct MatrixUnit {
+  enum class Kind {
+    None,
+    MmaSync, ///< NVIDIA's warp-level mma.sync (sm_80 on)
+    Wgmma,   ///< NVIDIA's warpgroup-level wgmma.mma_async (sm_90a)
+    Mfma,    ///< AMD's wavefront-level MFMA (CDNA: gfx90a, gfx940 on)
+  };
+  Kind kind = Kind::None;
+  /// Whether it multiplies tf32 (AMD's xf32) as such; elsewhere tf32
+  /// products run as fp32 on it.
+  bool tf32 = false;
+  /// The E4M3 its fp8 instructions read (FP8, or FP8FNUZ on gfx940 to
+  /// gfx942); none where it has no fp8.
+  std::optional<Precision> fp8;
 };
 
 /// What a chip has that code generation asks about.
 struct TargetFeatures {
-  TensorCores tensorCores = TensorCores::None;
+  MatrixUnit matrixUnit;
   /// Lanes of a warp (NVIDIA, 32) or wavefront (AMD, 64) that row
   /// statistics may split a row across; 0 where rows take no warp (the
   /// host).
   unsigned warpWidth = 0;
-
-  /// Whether products can read fp8 on the chip's matrix instructions.
-  bool fp8() const { return tensorCores == TensorCores::Ada || tensorCores == TensorCores::Hopper; }
 };
 
 /// A module attribute the driver sets before serialization: the plan's
@@ -82,6 +92,14 @@ struct EmitFormat {
   Stage stage;
 };
 
+/// An option of one target family's own (NVIDIA's ptxas), which `kiln
+/// compile` takes as --NAME without the CLI knowing the family.
+struct TargetOption {
+  llvm::StringLiteral name;        ///< "ptxas"
+  llvm::StringLiteral valueName;   ///< "path"
+  llvm::StringLiteral description; ///< for --help
+};
+
 /// Settings of code generation that are the user's, not the chip's.
 struct CodegenOptions {
   /// Run the fusion passes: in the graph (batch norms into convolutions,
@@ -90,10 +108,9 @@ struct CodegenOptions {
   /// (GPU products always take their neighbours in). Off, the graph is only
   /// folded.
   bool fuse = true;
-  /// NVIDIA: the ptxas that assembles PTX into cubins for the artifact;
-  /// empty, the one on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin (if
-  /// any); "none", none: the artifact carries PTX alone.
-  std::string ptxas;
+  /// The values given for the families' own options (targetOptions()), by
+  /// name; the family reads its own and documents what absence means.
+  llvm::StringMap<std::string> targetOptions;
 };
 
 /// What ptxas (or a code object's metadata) says a GPU kernel uses.
@@ -134,9 +151,9 @@ public:
   virtual TargetFeatures features() const = 0;
   /// The format products read unless the user says otherwise.
   virtual Precision defaultPrecision() const = 0;
-  /// What `--precision fp8` means on the chip: the E4M3 its matrix
-  /// instructions read (FP8FNUZ on AMD's CDNA3), FP8 where it has none.
-  virtual Precision fp8Format() const { return Precision::FP8; }
+  /// What `--precision fp8` means on the chip: the E4M3 its matrix unit
+  /// reads (FP8FNUZ on AMD's CDNA3), FP8 where it reads none.
+  Precision fp8Format() const { return features().matrixUnit.fp8.value_or(Precision::FP8); }
   /// The layout convolutions and pooling run in unless the user says
   /// otherwise.
   virtual Layout defaultLayout() const = 0;
@@ -195,6 +212,9 @@ bool emits(const Target &target, llvm::StringRef format);
 /// Every target family's --emit formats, each name once, in the order of
 /// the families and their lists.
 llvm::SmallVector<EmitFormat> targetEmitFormats();
+
+/// Every target family's own options, in the order of the families.
+llvm::SmallVector<TargetOption> targetOptions();
 
 /// The families whose targets write --emit `format`, as "NVIDIA (sm_*)";
 /// empty when none does.

@@ -35,11 +35,13 @@ struct Family {
                                     std::string &error);
   /// Registers the family's passes (its Passes.td), for kiln-opt.
   void (*registerPasses)();
+  /// The family's own options; null when it has none.
+  llvm::ArrayRef<TargetOption> (*options)() = nullptr;
 };
 
 const Family kFamilies[] = {
     {kHostFamily, hostEmitFormats, createHostTarget, registerKilnHostPasses},
-    {kNVPTXFamily, nvptxEmitFormats, createNVPTXTarget, registerKilnNVPTXPasses},
+    {kNVPTXFamily, nvptxEmitFormats, createNVPTXTarget, registerKilnNVPTXPasses, nvptxOptions},
     {kAMDGPUFamily, amdgpuEmitFormats, createAMDGPUTarget, registerKilnAMDGPUPasses},
 };
 
@@ -110,6 +112,14 @@ llvm::SmallVector<EmitFormat> targetEmitFormats() {
       if (llvm::none_of(formats, [&](const EmitFormat &seen) { return seen.name == format.name; }))
         formats.push_back(format);
   return formats;
+}
+
+llvm::SmallVector<TargetOption> targetOptions() {
+  llvm::SmallVector<TargetOption> options;
+  for (const Family &family : kFamilies)
+    if (family.options)
+      llvm::append_range(options, family.options());
+  return options;
 }
 
 void registerTargetPasses() {

@@ -25,8 +25,17 @@ public:
   // run wave32 and have no MFMA) keep plain loops.
   TargetFeatures features() const override {
     TargetFeatures features;
-    if (matrixCores())
-      features.warpWidth = 64;
+    if (!matrixCores())
+      return features;
+    // xf32 is CDNA3's (gfx940 to gfx942): gfx950 dropped it. fp8 MFMA is
+    // CDNA3's and gfx950's, which reads OCP's E4M3FN as NVIDIA's chips do.
+    features.matrixUnit.kind = MatrixUnit::Kind::Mfma;
+    features.matrixUnit.tf32 = fnuz();
+    if (fnuz())
+      features.matrixUnit.fp8 = Precision::FP8FNUZ;
+    else if (chip() == "gfx950")
+      features.matrixUnit.fp8 = Precision::FP8;
+    features.warpWidth = 64;
     return features;
   }
 
@@ -36,28 +45,26 @@ public:
   bool matrixCores() const {
     return llvm::is_contained({"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"}, chip());
   }
-  /// CDNA3's first chips read E4M3FNUZ; gfx950 reads OCP's E4M3FN, as
-  /// NVIDIA's chips do.
+  /// CDNA3's first chips, whose fp8 is E4M3FNUZ.
   bool fnuz() const { return llvm::is_contained({"gfx940", "gfx941", "gfx942"}, chip()); }
   Precision defaultPrecision() const override { return Precision::TF32; }
-  Precision fp8Format() const override { return fnuz() ? Precision::FP8FNUZ : Precision::FP8; }
   Layout defaultLayout() const override { return Layout::NHWC; }
 
   llvm::LogicalResult buildPipeline(mlir::OpPassManager &pm, Stage stage,
                                     const CodegenOptions &options,
                                     llvm::raw_ostream &errors) const override {
+    TargetFeatures chipFeatures = features();
+    const MatrixUnit &unit = chipFeatures.matrixUnit;
     auto productKernels = [&](mlir::OpPassManager &functions) {
-      if (!matrixCores())
+      if (unit.kind != MatrixUnit::Kind::Mfma)
         return;
       MatrixCoreProductsOptions products;
-      // xf32 is CDNA3's (gfx940 to gfx942): gfx950 dropped it. fp8 MFMA
-      // is CDNA3's and gfx950's.
-      products.xf32 = fnuz();
-      if (fnuz() || chip() == "gfx950")
-        products.fp8 = precisionName(fp8Format()).str();
+      products.xf32 = unit.tf32;
+      if (unit.fp8)
+        products.fp8 = precisionName(*unit.fp8).str();
       functions.addPass(createMatrixCoreProducts(products));
     };
-    buildGpuKernelPipeline(pm, features(), productKernels);
+    buildGpuKernelPipeline(pm, chipFeatures, productKernels);
     return stage == Stage::Object ? buildAMDGPUPipeline(pm, chip(), errors) : llvm::success();
   }
 

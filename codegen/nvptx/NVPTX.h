@@ -17,6 +17,8 @@ namespace kiln {
 constexpr llvm::StringLiteral kNVPTXFamily = "NVIDIA (sm_*)";
 /// What the NVIDIA target writes for --emit: ptx and kernels.
 llvm::ArrayRef<EmitFormat> nvptxEmitFormats();
+/// The NVIDIA target's own options: --ptxas.
+llvm::ArrayRef<TargetOption> nvptxOptions();
 /// The NVIDIA target for a --target entry naming an architecture LLVM
 /// knows (sm_80, sm_90a, ...); null for any other entry.
 std::unique_ptr<Target> createNVPTXTarget(llvm::StringRef name, llvm::StringRef hostCPU,

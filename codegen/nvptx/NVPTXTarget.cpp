@@ -17,11 +17,18 @@ constexpr EmitFormat kEmitFormats[] = {
     {"ptx", "PTX for an NVIDIA --target", Stage::Object},
 };
 
-/// The ptxas `options` name; empty for none.
+constexpr TargetOption kOptions[] = {
+    {"ptxas", "path",
+     "The ptxas that assembles NVIDIA code into cubins for the artifact (default: found on "
+     "PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin; none: PTX only)"},
+};
+
+/// The ptxas `options` name (--ptxas); empty for none.
 std::string ptxasOf(const CodegenOptions &options) {
-  if (options.ptxas == "none")
+  std::string ptxas = options.targetOptions.lookup("ptxas");
+  if (ptxas == "none")
     return "";
-  return options.ptxas.empty() ? findPtxas() : options.ptxas;
+  return ptxas.empty() ? findPtxas() : ptxas;
 }
 
 /// Adds to `ptx` the global the runtime reads (cuModuleGetGlobal) and
@@ -45,11 +52,16 @@ public:
   TargetFeatures features() const override {
     int architecture = nvidiaArchitecture(chip());
     TargetFeatures features;
-    // wgmma is sm_90a's alone (later architectures have other instructions).
-    features.tensorCores = chip() == "sm_90a"   ? TensorCores::Hopper
-                           : architecture >= 89 ? TensorCores::Ada
-                           : architecture >= 80 ? TensorCores::Ampere
-                                                : TensorCores::None;
+    // Tensor cores multiply tf32, fp16 and bf16 from sm_80 on, and fp8
+    // (E4M3) from sm_89; wgmma is sm_90a's alone (later architectures have
+    // other instructions).
+    MatrixUnit &unit = features.matrixUnit;
+    if (architecture >= 80) {
+      unit.kind = chip() == "sm_90a" ? MatrixUnit::Kind::Wgmma : MatrixUnit::Kind::MmaSync;
+      unit.tf32 = true;
+      if (architecture >= 89)
+        unit.fp8 = Precision::FP8;
+    }
     features.warpWidth = 32;
     return features;
   }
@@ -71,12 +83,13 @@ public:
                                     const CodegenOptions &options,
                                     llvm::raw_ostream &errors) const override {
     TargetFeatures chipFeatures = features();
+    const MatrixUnit &unit = chipFeatures.matrixUnit;
     auto productKernels = [&](mlir::OpPassManager &functions) {
-      if (chipFeatures.tensorCores == TensorCores::None)
+      if (unit.kind == MatrixUnit::Kind::None)
         return;
       TensorCoreProductsOptions products;
-      products.fp8 = chipFeatures.fp8();
-      products.wgmma = chipFeatures.tensorCores == TensorCores::Hopper;
+      products.fp8 = unit.fp8.has_value();
+      products.wgmma = unit.kind == MatrixUnit::Kind::Wgmma;
       functions.addPass(createTensorCoreProducts(products));
     };
     buildGpuKernelPipeline(pm, chipFeatures, productKernels);
@@ -122,6 +135,8 @@ public:
 } // namespace
 
 llvm::ArrayRef<EmitFormat> nvptxEmitFormats() { return kEmitFormats; }
+
+llvm::ArrayRef<TargetOption> nvptxOptions() { return kOptions; }
 
 std::unique_ptr<Target> createNVPTXTarget(llvm::StringRef name, llvm::StringRef hostCPU,
                                           std::string &error) {

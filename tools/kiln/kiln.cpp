@@ -145,11 +145,12 @@ cl::opt<std::string> signingKey("sign",
                                 cl::desc("Sign the artifact with this Ed25519 private key (PEM)"),
                                 cl::value_desc("key.pem"), cl::sub(compileCommand));
 
-cl::opt<std::string> ptxasPath(
-    "ptxas",
-    cl::desc("The ptxas that assembles NVIDIA code into cubins for the artifact (default: "
-             "found on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin; none: PTX only)"),
-    cl::value_desc("path"), cl::sub(compileCommand));
+/// The target families' own options (--ptxas), made as kiln starts from
+/// what the families declare.
+std::vector<std::unique_ptr<cl::opt<std::string>>> &targetFlags() {
+  static std::vector<std::unique_ptr<cl::opt<std::string>>> flags;
+  return flags;
+}
 
 /// Says what a long compile is doing, on a terminal only (and not with
 /// --timing, whose report says it better).
@@ -196,7 +197,9 @@ FailureOr<CompileOptions> compileOptions() {
   options.graph.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   options.graph.calibration = calibration;
   options.codegen.fuse = !noFusion;
-  options.codegen.ptxas = ptxasPath;
+  for (const std::unique_ptr<cl::opt<std::string>> &flag : targetFlags())
+    if (flag->getNumOccurrences())
+      options.codegen.targetOptions[flag->ArgStr] = flag->getValue();
   // With -o kiln writes the artifact; to a terminal, the IR.
   options.emit = emit.getNumOccurrences() ? emitChoices()[unsigned(emit.getValue())].name.str()
                  : outputFile == "-"      ? "kiln"
@@ -235,6 +238,10 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   for (auto [index, format] : llvm::enumerate(emitChoices()))
     emit.getParser().addLiteralOption(format.name, EmitChoice(index), format.description);
+  for (const TargetOption &option : targetOptions())
+    targetFlags().push_back(std::make_unique<cl::opt<std::string>>(
+        StringRef(option.name), cl::desc(option.description), cl::value_desc(option.valueName),
+        cl::sub(compileCommand)));
   cl::ParseCommandLineOptions(argc, argv,
                               "kiln: an ahead-of-time compiler for ONNX models\n\n"
                               "  kiln compile model.onnx --emit kiln\n"
