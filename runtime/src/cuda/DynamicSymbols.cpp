@@ -16,46 +16,10 @@ const kiln::cuda::Loaded &kiln::cuda::loadDriver() {
     }
     Driver &d = result.driver;
     gpu::Symbols resolve(library);
-    resolve(d.init, "cuInit");
-    resolve(d.getErrorName, "cuGetErrorName");
-    resolve(d.getErrorString, "cuGetErrorString");
-    resolve(d.deviceGetCount, "cuDeviceGetCount");
-    resolve(d.deviceGet, "cuDeviceGet");
-    resolve(d.deviceGetAttribute, "cuDeviceGetAttribute");
-    resolve(d.deviceGetName, "cuDeviceGetName");
-    resolve(d.primaryCtxRetain, "cuDevicePrimaryCtxRetain");
-    resolve(d.primaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
-    resolve(d.ctxPushCurrent, "cuCtxPushCurrent_v2");
-    resolve(d.ctxPopCurrent, "cuCtxPopCurrent_v2");
-    resolve(d.moduleLoadDataEx, "cuModuleLoadDataEx");
-    resolve(d.moduleUnload, "cuModuleUnload");
-    resolve(d.moduleGetFunction, "cuModuleGetFunction");
-    resolve(d.moduleGetGlobal, "cuModuleGetGlobal_v2");
-    resolve(d.funcSetAttribute, "cuFuncSetAttribute");
-    resolve(d.memAlloc, "cuMemAlloc_v2");
-    resolve(d.memFree, "cuMemFree_v2");
-    resolve(d.memAllocHost, "cuMemAllocHost_v2");
-    resolve(d.memFreeHost, "cuMemFreeHost");
-    resolve(d.memcpyHtoD, "cuMemcpyHtoD_v2");
-    resolve(d.memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
-    resolve(d.memcpyDtoH, "cuMemcpyDtoH_v2");
-    resolve(d.memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
-    resolve(d.streamCreate, "cuStreamCreate");
-    resolve(d.streamDestroy, "cuStreamDestroy_v2");
-    resolve(d.streamSynchronize, "cuStreamSynchronize");
-    resolve(d.launchKernel, "cuLaunchKernel");
-    resolve(d.streamBeginCapture, "cuStreamBeginCapture_v2");
-    resolve(d.streamEndCapture, "cuStreamEndCapture");
-    resolve(d.graphInstantiate, "cuGraphInstantiateWithFlags");
-    resolve(d.graphLaunch, "cuGraphLaunch");
-    resolve(d.graphExecDestroy, "cuGraphExecDestroy");
-    resolve(d.graphDestroy, "cuGraphDestroy");
-    resolve(d.eventCreate, "cuEventCreate");
-    resolve(d.eventDestroy, "cuEventDestroy_v2");
-    resolve(d.eventRecord, "cuEventRecord");
-    resolve(d.eventElapsedTime, "cuEventElapsedTime");
-    d.tensorMapEncodeTiled = reinterpret_cast<decltype(d.tensorMapEncodeTiled)>(
-        dlsym(library, "cuTensorMapEncodeTiled"));
+#define KILN_CUDA_SYMBOL(member, symbol, result, parameters) resolve(d.member, #symbol);
+#define KILN_CUDA_OPTIONAL_SYMBOL(member, symbol, result, parameters)                              \
+  d.member = reinterpret_cast<decltype(d.member)>(dlsym(library, #symbol));
+#include "runtime/src/cuda/DynamicSymbolTables.h"
     if (!resolve.missing.empty()) {
       result.error =
           std::string("the CUDA driver lacks ") + resolve.missing + "; it is too old for kiln";

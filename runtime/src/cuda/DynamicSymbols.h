@@ -38,51 +38,11 @@ struct alignas(64) TensorMap {
 constexpr int kTensorMapFloat32 = 7;        // CU_TENSOR_MAP_DATA_TYPE_FLOAT32
 constexpr int kTensorMapL2Promotion256 = 3; // CU_TENSOR_MAP_L2_PROMOTION_L2_256B
 
-/// The driver entry points kiln calls, by their versioned symbol names.
+/// The driver entry points kiln calls (DynamicSymbolTables.h), by their
+/// versioned symbol names.
 struct Driver {
-  CUresult (*init)(unsigned);
-  CUresult (*getErrorName)(CUresult, const char **);
-  CUresult (*getErrorString)(CUresult, const char **);
-  CUresult (*deviceGetCount)(int *);
-  CUresult (*deviceGet)(CUdevice *, int);
-  CUresult (*deviceGetAttribute)(int *, int, CUdevice);
-  CUresult (*deviceGetName)(char *, int, CUdevice);
-  CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
-  CUresult (*primaryCtxRelease)(CUdevice);
-  CUresult (*ctxPushCurrent)(CUcontext);
-  CUresult (*ctxPopCurrent)(CUcontext *);
-  CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
-  CUresult (*moduleUnload)(CUmodule);
-  CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
-  CUresult (*moduleGetGlobal)(CUdeviceptr *, size_t *, CUmodule, const char *);
-  CUresult (*funcSetAttribute)(CUfunction, int, int);
-  CUresult (*memAlloc)(CUdeviceptr *, size_t);
-  CUresult (*memFree)(CUdeviceptr);
-  CUresult (*memAllocHost)(void **, size_t);
-  CUresult (*memFreeHost)(void *);
-  CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
-  CUresult (*memcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
-  CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
-  CUresult (*memcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
-  CUresult (*streamCreate)(CUstream *, unsigned);
-  CUresult (*streamDestroy)(CUstream);
-  CUresult (*streamSynchronize)(CUstream);
-  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                           unsigned, CUstream, void **, void **);
-  CUresult (*streamBeginCapture)(CUstream, int);
-  CUresult (*streamEndCapture)(CUstream, CUgraph *);
-  CUresult (*graphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);
-  CUresult (*graphLaunch)(CUgraphExec, CUstream);
-  CUresult (*graphExecDestroy)(CUgraphExec);
-  CUresult (*graphDestroy)(CUgraph);
-  CUresult (*eventCreate)(CUevent *, unsigned);
-  CUresult (*eventDestroy)(CUevent);
-  CUresult (*eventRecord)(CUevent, CUstream);
-  CUresult (*eventElapsedTime)(float *, CUevent, CUevent);
-  /// CUDA 12 and later; only plans with TMA kernels need it.
-  CUresult (*tensorMapEncodeTiled)(TensorMap *, int, uint32_t, void *, const uint64_t *,
-                                   const uint64_t *, const uint32_t *, const uint32_t *, int, int,
-                                   int, int);
+#define KILN_CUDA_SYMBOL(member, symbol, result, parameters) result(*member) parameters;
+#include "runtime/src/cuda/DynamicSymbolTables.h"
 };
 
 /// The driver, opened and initialized once per process; or why it cannot be.

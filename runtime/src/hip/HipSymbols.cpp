@@ -20,39 +20,8 @@ const kiln::hip::Loaded &kiln::hip::loadDriver() {
     }
     Driver &d = result.driver;
     gpu::Symbols resolve(library);
-    resolve(d.init, "hipInit");
-    resolve(d.getErrorName, "hipGetErrorName");
-    resolve(d.getErrorString, "hipGetErrorString");
-    resolve(d.getDeviceCount, "hipGetDeviceCount");
-    resolve(d.getDevice, "hipGetDevice");
-    resolve(d.setDevice, "hipSetDevice");
-    resolve(d.getDeviceProperties, "hipGetDeviceProperties");
-    resolve(d.moduleLoadData, "hipModuleLoadData");
-    resolve(d.moduleUnload, "hipModuleUnload");
-    resolve(d.moduleGetFunction, "hipModuleGetFunction");
-    resolve(d.moduleGetGlobal, "hipModuleGetGlobal");
-    resolve(d.malloc, "hipMalloc");
-    resolve(d.free, "hipFree");
-    resolve(d.hostMalloc, "hipHostMalloc");
-    resolve(d.hostFree, "hipHostFree");
-    resolve(d.memcpyHtoD, "hipMemcpyHtoD");
-    resolve(d.memcpyDtoH, "hipMemcpyDtoH");
-    resolve(d.memcpyHtoDAsync, "hipMemcpyHtoDAsync");
-    resolve(d.memcpyDtoHAsync, "hipMemcpyDtoHAsync");
-    resolve(d.streamCreateWithFlags, "hipStreamCreateWithFlags");
-    resolve(d.streamDestroy, "hipStreamDestroy");
-    resolve(d.streamSynchronize, "hipStreamSynchronize");
-    resolve(d.eventCreate, "hipEventCreate");
-    resolve(d.eventDestroy, "hipEventDestroy");
-    resolve(d.eventRecord, "hipEventRecord");
-    resolve(d.eventElapsedTime, "hipEventElapsedTime");
-    resolve(d.moduleLaunchKernel, "hipModuleLaunchKernel");
-    resolve(d.streamBeginCapture, "hipStreamBeginCapture");
-    resolve(d.streamEndCapture, "hipStreamEndCapture");
-    resolve(d.graphInstantiate, "hipGraphInstantiate");
-    resolve(d.graphLaunch, "hipGraphLaunch");
-    resolve(d.graphExecDestroy, "hipGraphExecDestroy");
-    resolve(d.graphDestroy, "hipGraphDestroy");
+#define KILN_HIP_SYMBOL(member, symbol, result, parameters) resolve(d.member, #symbol);
+#include "runtime/src/hip/HipSymbolTables.h"
     if (!resolve.missing.empty()) {
       result.error = result.library + " lacks " + resolve.missing + "; it is too old for kiln";
       return result;

@@ -38,42 +38,10 @@ struct DeviceProperties {
 };
 static_assert(offsetof(DeviceProperties, gcnArchName) == 396);
 
-/// The HIP runtime's entry points kiln calls.
+/// The HIP runtime's entry points kiln calls (HipSymbolTables.h).
 struct Driver {
-  hipError_t (*init)(unsigned);
-  const char *(*getErrorName)(hipError_t);
-  const char *(*getErrorString)(hipError_t);
-  hipError_t (*getDeviceCount)(int *);
-  hipError_t (*getDevice)(int *);
-  hipError_t (*setDevice)(int);
-  hipError_t (*getDeviceProperties)(DeviceProperties *, int);
-  hipError_t (*moduleLoadData)(hipModule_t *, const void *);
-  hipError_t (*moduleUnload)(hipModule_t);
-  hipError_t (*moduleGetFunction)(hipFunction_t *, hipModule_t, const char *);
-  hipError_t (*moduleGetGlobal)(void **, size_t *, hipModule_t, const char *);
-  hipError_t (*malloc)(void **, size_t);
-  hipError_t (*free)(void *);
-  hipError_t (*hostMalloc)(void **, size_t, unsigned);
-  hipError_t (*hostFree)(void *);
-  hipError_t (*memcpyHtoD)(void *, const void *, size_t);
-  hipError_t (*memcpyDtoH)(void *, void *, size_t);
-  hipError_t (*memcpyHtoDAsync)(void *, const void *, size_t, hipStream_t);
-  hipError_t (*memcpyDtoHAsync)(void *, void *, size_t, hipStream_t);
-  hipError_t (*streamCreateWithFlags)(hipStream_t *, unsigned);
-  hipError_t (*streamDestroy)(hipStream_t);
-  hipError_t (*streamSynchronize)(hipStream_t);
-  hipError_t (*eventCreate)(hipEvent_t *);
-  hipError_t (*eventDestroy)(hipEvent_t);
-  hipError_t (*eventRecord)(hipEvent_t, hipStream_t);
-  hipError_t (*eventElapsedTime)(float *, hipEvent_t, hipEvent_t);
-  hipError_t (*moduleLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                   unsigned, unsigned, hipStream_t, void **, void **);
-  hipError_t (*streamBeginCapture)(hipStream_t, int);
-  hipError_t (*streamEndCapture)(hipStream_t, hipGraph_t *);
-  hipError_t (*graphInstantiate)(hipGraphExec_t *, hipGraph_t, hipGraphNode_t *, char *, size_t);
-  hipError_t (*graphLaunch)(hipGraphExec_t, hipStream_t);
-  hipError_t (*graphExecDestroy)(hipGraphExec_t);
-  hipError_t (*graphDestroy)(hipGraph_t);
+#define KILN_HIP_SYMBOL(member, symbol, result, parameters) result(*member) parameters;
+#include "runtime/src/hip/HipSymbolTables.h"
 };
 
 /// The HIP runtime, opened and initialized once per process; or why it

@@ -7,12 +7,15 @@
 
 #include "FakeGpu.h"
 
+#include "runtime/src/cuda/DynamicSymbols.h"
+
 #include <cstdio>
 #include <deque>
 
+using namespace kiln::cuda;
+
 namespace {
 
-using CUresult = int;
 constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kInvalidImage = 200,
                    kNotFound = 500, kIllegalAddress = 700, kInvalidDevice = 101;
 
@@ -47,6 +50,8 @@ std::string ptxRecord(const char *text) {
   }
   return bytes;
 }
+
+Module *moduleOf(CUmodule module) { return reinterpret_cast<Module *>(module); }
 
 /// Parses the kernels of a PTX image and which parameters are pointers.
 Module parsePtx(const char *text) {
@@ -87,6 +92,13 @@ __attribute__((visibility("default"))) long kiln_fake_cuda_get(const char *key) 
 
 #define API __attribute__((visibility("default"))) CUresult
 
+// Every entry point the runtime resolves, with its signature there: a
+// definition below that differs does not compile, and one left out is the
+// one the runtime reports the driver lacks, which fails every CUDA test.
+#define KILN_CUDA_SYMBOL(member, symbol, result, parameters)                                       \
+  __attribute__((visibility("default"))) result symbol parameters;
+#include "runtime/src/cuda/DynamicSymbolTables.h"
+
 API cuInit(unsigned) { return kSuccess; }
 
 API cuGetErrorName(CUresult status, const char **name) {
@@ -121,42 +133,42 @@ API cuDeviceGetCount(int *count) {
   return kSuccess;
 }
 
-API cuDeviceGet(int *device, int ordinal) {
+API cuDeviceGet(CUdevice *device, int ordinal) {
   std::lock_guard<std::mutex> lock(fake::gpu().mutex);
   *device = ordinal;
   return ordinal < fake::gpu().settings["devices"] ? kSuccess : kInvalidDevice;
 }
 
-API cuDeviceGetAttribute(int *value, int attribute, int) {
+API cuDeviceGetAttribute(int *value, int attribute, CUdevice) {
   std::lock_guard<std::mutex> lock(fake::gpu().mutex);
   long cc = fake::gpu().settings["cc"];
   *value = attribute == 75 ? int(cc / 10) : attribute == 76 ? int(cc % 10) : 0;
   return kSuccess;
 }
 
-API cuDeviceGetName(char *name, int length, int) {
+API cuDeviceGetName(char *name, int length, CUdevice) {
   snprintf(name, size_t(length), "Fake GPU");
   return kSuccess;
 }
 
-API cuDevicePrimaryCtxRetain(void **context, int) {
+API cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice) {
   static int token;
-  *context = &token;
+  *context = reinterpret_cast<CUcontext>(&token);
   std::lock_guard<std::mutex> lock(fake::gpu().mutex);
   ++fake::gpu().counters["contexts"];
   return kSuccess;
 }
 
-API cuDevicePrimaryCtxRelease_v2(int) {
+API cuDevicePrimaryCtxRelease_v2(CUdevice) {
   std::lock_guard<std::mutex> lock(fake::gpu().mutex);
   --fake::gpu().counters["contexts"];
   return kSuccess;
 }
 
-API cuCtxPushCurrent_v2(void *) { return kSuccess; }
-API cuCtxPopCurrent_v2(void **) { return kSuccess; }
+API cuCtxPushCurrent_v2(CUcontext) { return kSuccess; }
+API cuCtxPopCurrent_v2(CUcontext *) { return kSuccess; }
 
-API cuModuleLoadDataEx(void **module, const void *image, unsigned, int *, void **) {
+API cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned, int *, void **) {
   const char *text = static_cast<const char *>(image);
   auto *loaded = new Module;
   const char *kind;
@@ -178,35 +190,35 @@ API cuModuleLoadDataEx(void **module, const void *image, unsigned, int *, void *
   std::lock_guard<std::mutex> lock(fake::gpu().mutex);
   ++fake::gpu().counters[kind];
   ++fake::gpu().counters["modules"];
-  *module = loaded;
+  *module = reinterpret_cast<CUmodule>(loaded);
   return kSuccess;
 }
 
-API cuModuleUnload(void *module) {
-  fake::unmapGlobal(static_cast<Module *>(module)->record);
-  delete static_cast<Module *>(module);
+API cuModuleUnload(CUmodule module) {
+  fake::unmapGlobal(moduleOf(module)->record);
+  delete moduleOf(module);
   std::lock_guard<std::mutex> lock(fake::gpu().mutex);
   --fake::gpu().counters["modules"];
   return kSuccess;
 }
 
-API cuModuleGetFunction(void **function, void *module, const char *name) {
-  Module *loaded = static_cast<Module *>(module);
+API cuModuleGetFunction(CUfunction *function, CUmodule module, const char *name) {
+  Module *loaded = moduleOf(module);
   for (Kernel &kernel : loaded->kernels)
     if (kernel.name == name) {
-      *function = &kernel;
+      *function = reinterpret_cast<CUfunction>(&kernel);
       return kSuccess;
     }
   if (loaded->ptx)
     return kNotFound;
   // A cubin's kernels are not parsed: each name gets an unchecked kernel.
   loaded->kernels.push_back({name, {}});
-  *function = &loaded->kernels.back();
+  *function = reinterpret_cast<CUfunction>(&loaded->kernels.back());
   return kSuccess;
 }
 
-API cuModuleGetGlobal_v2(uint64_t *address, size_t *bytes, void *module, const char *name) {
-  Module *loaded = static_cast<Module *>(module);
+API cuModuleGetGlobal_v2(CUdeviceptr *address, size_t *bytes, CUmodule module, const char *name) {
+  Module *loaded = moduleOf(module);
   if (strcmp(name, "kiln_plan_record") != 0 || loaded->record.empty())
     return kNotFound;
   *address = uintptr_t(loaded->record.data());
@@ -215,13 +227,16 @@ API cuModuleGetGlobal_v2(uint64_t *address, size_t *bytes, void *module, const c
   return kSuccess;
 }
 
-API cuFuncSetAttribute(void *, int, int) { return kSuccess; }
+API cuFuncSetAttribute(CUfunction, int, int) { return kSuccess; }
 
-API cuMemAlloc_v2(uint64_t *address, size_t bytes) {
-  return fake::allocate(address, bytes) ? kSuccess : kOutOfMemory;
+API cuMemAlloc_v2(CUdeviceptr *address, size_t bytes) {
+  uint64_t at = 0;
+  bool allocated = fake::allocate(&at, bytes);
+  *address = at;
+  return allocated ? kSuccess : kOutOfMemory;
 }
 
-API cuMemFree_v2(uint64_t address) { return fake::release(address) ? kSuccess : kInvalidValue; }
+API cuMemFree_v2(CUdeviceptr address) { return fake::release(address) ? kSuccess : kInvalidValue; }
 
 API cuMemAllocHost_v2(void **memory, size_t bytes) {
   *memory = malloc(bytes ? bytes : 1);
@@ -233,64 +248,64 @@ API cuMemFreeHost(void *memory) {
   return kSuccess;
 }
 
-API cuMemcpyHtoD_v2(uint64_t to, const void *from, size_t bytes) {
+API cuMemcpyHtoD_v2(CUdeviceptr to, const void *from, size_t bytes) {
   return fake::copyToDevice(to, from, bytes, true) ? kSuccess : kInvalidValue;
 }
 
-API cuMemcpyHtoDAsync_v2(uint64_t to, const void *from, size_t bytes, void *) {
+API cuMemcpyHtoDAsync_v2(CUdeviceptr to, const void *from, size_t bytes, CUstream) {
   return fake::copyToDevice(to, from, bytes, false) ? kSuccess : kInvalidValue;
 }
 
-API cuMemcpyDtoH_v2(void *to, uint64_t from, size_t bytes) {
+API cuMemcpyDtoH_v2(void *to, CUdeviceptr from, size_t bytes) {
   return fake::copyToHost(to, from, bytes) ? kSuccess : kInvalidValue;
 }
 
-API cuMemcpyDtoHAsync_v2(void *to, uint64_t from, size_t bytes, void *) {
+API cuMemcpyDtoHAsync_v2(void *to, CUdeviceptr from, size_t bytes, CUstream) {
   return fake::copyToHost(to, from, bytes) ? kSuccess : kInvalidValue;
 }
 
-API cuStreamCreate(void **stream, unsigned) {
+API cuStreamCreate(CUstream *stream, unsigned) {
   static int token;
-  *stream = &token;
+  *stream = reinterpret_cast<CUstream>(&token);
   return kSuccess;
 }
 
-API cuStreamDestroy_v2(void *) { return kSuccess; }
+API cuStreamDestroy_v2(CUstream) { return kSuccess; }
 
-API cuStreamSynchronize(void *) { return fake::synchronize(); }
+API cuStreamSynchronize(CUstream) { return fake::synchronize(); }
 
-API cuLaunchKernel(void *function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                   unsigned, void *, void **params, void **) {
-  fake::launch(static_cast<Kernel *>(function), params, kIllegalAddress);
+API cuLaunchKernel(CUfunction function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                   unsigned, CUstream, void **params, void **) {
+  fake::launch(reinterpret_cast<Kernel *>(function), params, kIllegalAddress);
   return kSuccess;
 }
 
-API cuStreamBeginCapture_v2(void *, int) {
+API cuStreamBeginCapture_v2(CUstream, int) {
   fake::beginCapture();
   return kSuccess;
 }
 
-API cuStreamEndCapture(void *, void **graph) {
-  *graph = fake::endCapture();
+API cuStreamEndCapture(CUstream, CUgraph *graph) {
+  *graph = static_cast<CUgraph>(fake::endCapture());
   return kSuccess;
 }
 
-API cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long) {
-  *exec = fake::instantiate(graph);
+API cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned long long) {
+  *exec = static_cast<CUgraphExec>(fake::instantiate(graph));
   return kSuccess;
 }
 
-API cuGraphLaunch(void *exec, void *) {
+API cuGraphLaunch(CUgraphExec exec, CUstream) {
   fake::launchGraph(exec, kIllegalAddress);
   return kSuccess;
 }
 
-API cuGraphExecDestroy(void *exec) {
+API cuGraphExecDestroy(CUgraphExec exec) {
   fake::destroyGraph(exec, false);
   return kSuccess;
 }
 
-API cuGraphDestroy(void *graph) {
+API cuGraphDestroy(CUgraph graph) {
   fake::destroyGraph(graph, true);
   return kSuccess;
 }
@@ -300,9 +315,10 @@ API cuGraphDestroy(void *graph) {
 /// one allocation, strides multiples of 16 bytes, box extents of 1 to 256
 /// with rows of a multiple of 16 bytes within the swizzle span. The map
 /// holds the magic, the address and the rank.
-API cuTensorMapEncodeTiled(uint64_t *map, int type, uint32_t rank, void *address,
+API cuTensorMapEncodeTiled(TensorMap *tensorMap, int type, uint32_t rank, void *address,
                            const uint64_t *dims, const uint64_t *strides, const uint32_t *box,
                            const uint32_t *elementStrides, int interleave, int swizzle, int, int) {
+  uint64_t *map = tensorMap->opaque;
   fake::Gpu &f = fake::gpu();
   std::lock_guard<std::mutex> lock(f.mutex);
   uint64_t at = reinterpret_cast<uint64_t>(address);
@@ -328,22 +344,22 @@ API cuTensorMapEncodeTiled(uint64_t *map, int type, uint32_t rank, void *address
   return kSuccess;
 }
 
-API cuEventCreate(void **event, unsigned) {
-  *event = fake::createEvent();
+API cuEventCreate(CUevent *event, unsigned) {
+  *event = static_cast<CUevent>(fake::createEvent());
   return kSuccess;
 }
 
-API cuEventDestroy_v2(void *event) {
+API cuEventDestroy_v2(CUevent event) {
   fake::destroyEvent(event);
   return kSuccess;
 }
 
-API cuEventRecord(void *event, void *) {
+API cuEventRecord(CUevent event, CUstream) {
   fake::recordEvent(event);
   return kSuccess;
 }
 
-API cuEventElapsedTime(float *milliseconds, void *start, void *end) {
+API cuEventElapsedTime(float *milliseconds, CUevent start, CUevent end) {
   *milliseconds = fake::elapsed(start, end);
   return kSuccess;
 }

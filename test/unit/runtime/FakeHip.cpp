@@ -12,13 +12,16 @@
 
 #include "FakeGpu.h"
 
+#include "runtime/src/hip/HipSymbols.h"
+
 #include <cstdio>
 #include <deque>
 #include <memory>
 
+using namespace kiln::hip;
+
 namespace {
 
-using hipError_t = int;
 constexpr hipError_t kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kNoDevice = 100,
                      kInvalidDevice = 101, kInvalidImage = 200, kNoBinaryForGpu = 209,
                      kNotFound = 500, kLaunchFailure = 719, kIllegalAddress = 700,
@@ -263,6 +266,7 @@ bool validLaunch(const Kernel &kernel, unsigned blockX, unsigned blockY, unsigne
 
 thread_local int currentDevice = 0;
 
+Module *moduleOf(hipModule_t module) { return reinterpret_cast<Module *>(module); }
 } // namespace
 
 extern "C" {
@@ -276,6 +280,13 @@ __attribute__((visibility("default"))) long kiln_fake_hip_get(const char *key) {
 }
 
 #define API __attribute__((visibility("default"))) hipError_t
+
+// Every entry point the runtime resolves, with its signature there: a
+// definition below that differs does not compile, and one left out is the
+// one the runtime reports the library lacks, which fails every HIP test.
+#define KILN_HIP_SYMBOL(member, symbol, result, parameters)                                        \
+  __attribute__((visibility("default"))) result symbol parameters;
+#include "runtime/src/hip/HipSymbolTables.h"
 
 API hipInit(unsigned) {
   std::lock_guard<std::mutex> lock(fake::gpu().mutex);
@@ -327,7 +338,8 @@ API hipSetDevice(int device) {
 
 /// The layout of ROCm 5's hipDeviceProp_t (ROCm 6's hipDeviceProp_tR0000),
 /// as far as the name and the architecture's name.
-API hipGetDeviceProperties(char *properties, int device) {
+API hipGetDeviceProperties(DeviceProperties *layout, int device) {
+  char *properties = reinterpret_cast<char *>(layout);
   std::lock_guard<std::mutex> lock(fake::gpu().mutex);
   if (device < 0 || device >= fake::gpu().settings["devices"])
     return kInvalidDevice;
@@ -337,7 +349,7 @@ API hipGetDeviceProperties(char *properties, int device) {
   return kSuccess;
 }
 
-API hipModuleLoadData(void **module, const void *image) {
+API hipModuleLoadData(hipModule_t *module, const void *image) {
   const char *bytes = static_cast<const char *>(image);
   if (memcmp(bytes,
              "\x7f"
@@ -360,29 +372,29 @@ API hipModuleLoadData(void **module, const void *image) {
   std::lock_guard<std::mutex> lock(fake::gpu().mutex);
   ++fake::gpu().counters["code objects loaded"];
   ++fake::gpu().counters["modules"];
-  *module = loaded.release();
+  *module = reinterpret_cast<hipModule_t>(loaded.release());
   return kSuccess;
 }
 
-API hipModuleUnload(void *module) {
-  fake::unmapGlobal(static_cast<Module *>(module)->record);
-  delete static_cast<Module *>(module);
+API hipModuleUnload(hipModule_t module) {
+  fake::unmapGlobal(moduleOf(module)->record);
+  delete moduleOf(module);
   std::lock_guard<std::mutex> lock(fake::gpu().mutex);
   --fake::gpu().counters["modules"];
   return kSuccess;
 }
 
-API hipModuleGetFunction(void **function, void *module, const char *name) {
-  for (Kernel &kernel : static_cast<Module *>(module)->kernels)
+API hipModuleGetFunction(hipFunction_t *function, hipModule_t module, const char *name) {
+  for (Kernel &kernel : moduleOf(module)->kernels)
     if (kernel.name == name) {
-      *function = &kernel;
+      *function = reinterpret_cast<hipFunction_t>(&kernel);
       return kSuccess;
     }
   return kNotFound;
 }
 
-API hipModuleGetGlobal(void **address, size_t *bytes, void *module, const char *name) {
-  Module *loaded = static_cast<Module *>(module);
+API hipModuleGetGlobal(void **address, size_t *bytes, hipModule_t module, const char *name) {
+  Module *loaded = moduleOf(module);
   if (strcmp(name, "kiln_plan_record") != 0 || loaded->record.empty())
     return kNotFound;
   *address = loaded->record.data();
@@ -418,7 +430,7 @@ API hipMemcpyHtoD(void *to, const void *from, size_t bytes) {
                                                                                : kInvalidValue;
 }
 
-API hipMemcpyHtoDAsync(void *to, const void *from, size_t bytes, void *) {
+API hipMemcpyHtoDAsync(void *to, const void *from, size_t bytes, hipStream_t) {
   return fake::copyToDevice(reinterpret_cast<uint64_t>(to), from, bytes, false) ? kSuccess
                                                                                 : kInvalidValue;
 }
@@ -427,24 +439,24 @@ API hipMemcpyDtoH(void *to, void *from, size_t bytes) {
   return fake::copyToHost(to, reinterpret_cast<uint64_t>(from), bytes) ? kSuccess : kInvalidValue;
 }
 
-API hipMemcpyDtoHAsync(void *to, void *from, size_t bytes, void *) {
+API hipMemcpyDtoHAsync(void *to, void *from, size_t bytes, hipStream_t) {
   return fake::copyToHost(to, reinterpret_cast<uint64_t>(from), bytes) ? kSuccess : kInvalidValue;
 }
 
-API hipStreamCreateWithFlags(void **stream, unsigned) {
+API hipStreamCreateWithFlags(hipStream_t *stream, unsigned) {
   static int token;
-  *stream = &token;
+  *stream = reinterpret_cast<hipStream_t>(&token);
   return kSuccess;
 }
 
-API hipStreamDestroy(void *) { return kSuccess; }
+API hipStreamDestroy(hipStream_t) { return kSuccess; }
 
-API hipStreamSynchronize(void *) { return fake::synchronize(); }
+API hipStreamSynchronize(hipStream_t) { return fake::synchronize(); }
 
-API hipModuleLaunchKernel(void *function, unsigned gridX, unsigned gridY, unsigned gridZ,
+API hipModuleLaunchKernel(hipFunction_t function, unsigned gridX, unsigned gridY, unsigned gridZ,
                           unsigned blockX, unsigned blockY, unsigned blockZ, unsigned sharedBytes,
-                          void *, void **params, void **extra) {
-  const Kernel &kernel = *static_cast<Kernel *>(function);
+                          hipStream_t, void **params, void **extra) {
+  const Kernel &kernel = *reinterpret_cast<Kernel *>(function);
   if (extra || !params || !gridX || !gridY || !gridZ ||
       !validLaunch(kernel, blockX, blockY, blockZ, sharedBytes)) {
     std::lock_guard<std::mutex> lock(fake::gpu().mutex);
@@ -455,52 +467,52 @@ API hipModuleLaunchKernel(void *function, unsigned gridX, unsigned gridY, unsign
   return kSuccess;
 }
 
-API hipStreamBeginCapture(void *, int) {
+API hipStreamBeginCapture(hipStream_t, int) {
   fake::beginCapture();
   return kSuccess;
 }
 
-API hipStreamEndCapture(void *, void **graph) {
-  *graph = fake::endCapture();
+API hipStreamEndCapture(hipStream_t, hipGraph_t *graph) {
+  *graph = static_cast<hipGraph_t>(fake::endCapture());
   return kSuccess;
 }
 
-API hipGraphInstantiate(void **exec, void *graph, void **, char *, size_t) {
-  *exec = fake::instantiate(graph);
+API hipGraphInstantiate(hipGraphExec_t *exec, hipGraph_t graph, hipGraphNode_t *, char *, size_t) {
+  *exec = static_cast<hipGraphExec_t>(fake::instantiate(graph));
   return kSuccess;
 }
 
-API hipGraphLaunch(void *exec, void *) {
+API hipGraphLaunch(hipGraphExec_t exec, hipStream_t) {
   fake::launchGraph(exec, kIllegalAddress);
   return kSuccess;
 }
 
-API hipGraphExecDestroy(void *exec) {
+API hipGraphExecDestroy(hipGraphExec_t exec) {
   fake::destroyGraph(exec, false);
   return kSuccess;
 }
 
-API hipGraphDestroy(void *graph) {
+API hipGraphDestroy(hipGraph_t graph) {
   fake::destroyGraph(graph, true);
   return kSuccess;
 }
 
-API hipEventCreate(void **event) {
-  *event = fake::createEvent();
+API hipEventCreate(hipEvent_t *event) {
+  *event = static_cast<hipEvent_t>(fake::createEvent());
   return kSuccess;
 }
 
-API hipEventDestroy(void *event) {
+API hipEventDestroy(hipEvent_t event) {
   fake::destroyEvent(event);
   return kSuccess;
 }
 
-API hipEventRecord(void *event, void *) {
+API hipEventRecord(hipEvent_t event, hipStream_t) {
   fake::recordEvent(event);
   return kSuccess;
 }
 
-API hipEventElapsedTime(float *milliseconds, void *start, void *end) {
+API hipEventElapsedTime(float *milliseconds, hipEvent_t start, hipEvent_t end) {
   *milliseconds = fake::elapsed(start, end);
   return kSuccess;
 }
