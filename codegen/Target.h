@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Target.h - what every code generation target provides ----*- C++ -*-===//
 //
 // A target is a folder (codegen/host, codegen/nvptx, codegen/amdgpu) that

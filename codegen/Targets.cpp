@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Targets.cpp - the one list of kiln's targets -----------------------===//
 //
 // Adding a target: a folder under codegen/ with a Target implementation, its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Toolchain.cpp - what kiln asks of LLVM's back ends and lld ---------===//
 
 #include "codegen/Toolchain.h"

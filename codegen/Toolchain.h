@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Toolchain.h - what kiln asks of LLVM's back ends and lld -*- C++ -*-===//
 
 #ifndef KILN_CODEGEN_TOOLCHAIN_H

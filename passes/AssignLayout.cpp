@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- AssignLayout.cpp - NHWC for convolution-heavy graphs ---------------===//
 //
 // Tensor cores read a convolution as an implicit GEMM whose reduction runs

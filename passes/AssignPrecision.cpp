@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- AssignPrecision.cpp - the format each product reads ----------------===//
 //
 // Tensor cores multiply TF32, FP16, BF16 or FP8 operands and accumulate in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Calibration.cpp - kiln calibrate's files ---------------------------===//
 
 #include "passes/Calibration.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Calibration.h - kiln calibrate's files -------------------*- C++ -*-===//
 //
 // The file `kiln calibrate` writes and --calibration reads: JSON,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- FoldBatchNorm.cpp - BatchNormalization into the Conv before it -----===//
 //
 // At inference a batch normalization is a per-channel affine map,

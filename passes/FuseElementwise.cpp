@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- FuseElementwise.cpp - elementwise chains become one kernel ---------===//
 //
 // After the kernel generators, each elementwise op is its own linalg.generic

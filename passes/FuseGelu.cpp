@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- FuseGelu.cpp - the Erf form of GELU, whole -------------------------===//
 //
 // Exporters write GELU (before its opset-20 operator) as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- FuseLayerNorm.cpp - the decomposed LayerNormalization, whole -------===//
 //
 // Exporters below opset 17 write LayerNormalization out:

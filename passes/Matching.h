@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Matching.h - small helpers for kiln graph patterns -------*- C++ -*-===//
 
 #ifndef KILN_PASSES_MATCHING_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Passes.h - kiln's graph passes ---------------------------*- C++ -*-===//
 //
 // The target-independent passes on the kiln dialect: folding, fusions,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Passes.td - kiln's graph passes ---------------------*- tablegen -*-===//
 
 #ifndef KILN_PASSES_TD

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # lit configuration for kiln's FileCheck tests. lit.site.cfg.py (made by
 # CMake) sets the paths, then loads this file.
 import os
@@ -28,7 +29,7 @@ config.substitutions.append(
 # Hand-made malformed models for the bad-input tests.
 config.substitutions.append(
     ("%bad-model", "%s %s" % (config.python_executable,
-                              os.path.join(test_dir, "lit", "onnx", "inputs", "bad_model.py"))))
+                              os.path.join(test_dir, "lit", "compiler", "onnx", "inputs", "bad_model.py"))))
 config.substitutions.append(
     ("%generate-model", "%s %s" % (config.python_executable,
                                    os.path.join(test_dir, "models", "generate.py"))))

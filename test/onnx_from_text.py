@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Turns a model written in ONNX's text syntax into a binary .onnx file.
 
 Lit tests keep their models as readable text beside their RUN and CHECK

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Configures (once) and builds kiln into build/ with CMake and Ninja, then
 # installs the Python package into build/venv when tools/setup.sh made it.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Sets up a fresh machine, builds kiln and runs every test (lit, unit,
 # conformance), then the sanitizer checks and bounded fuzzing
 # (tools/sanitize.sh, 30 s per fuzzer here; FUZZ_SECONDS overrides).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Checks that every #include in kiln's sources runs down the layers.
 
 docs/architecture.md explains the layers; LAYERS below is the same table.

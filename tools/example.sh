@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Sets up a fresh machine, builds kiln, then compiles the bundled example (a
 # 3x3 convolution with bias followed by ReLU) and shows what was produced:
 # the imported kiln IR, a host artifact that it runs and checks against

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Runs one libFuzzer harness of test/fuzz for a number of seconds:
 #
 #   tools/fuzz.sh artifact|sealed-artifact|npy|calibration|onnx SECONDS

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Fingerprints what kiln emits, to show a refactoring changed no output.
 
 Compiles conv_relu, ResNet-50, MobileNetV2 and a 2-layer BERT encoder

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Builds the Python package (python/) and installs it into build/venv, which
 # tools/setup.sh makes: offline, with the build tools already there, and
 # incrementally (its CMake build stays in build/python-package).

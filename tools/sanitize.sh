@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The sanitizer checks, which CI runs after the tests (tools/check.sh):
 #
 # - ASan and UBSan (build-asan/): the runtime's tests and the CUDA device's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Configures (once) and builds a sanitized tree with clang 22:
 #
 #   tools/sanitized-build.sh asan|tsan|asan-compiler [TARGET...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Installs what kiln's build and tests need on Debian 12 (bookworm): LLVM and
 # MLIR 22, lld, clang 22 with its sanitizer and libFuzzer runtimes, AMD's
 # device libraries and HIP runtime (for the no-GPU test of the HIP device),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- AMDGPU.cpp - kernels to HSA code objects for AMD GPUs --------------===//
 
 #include "codegen/amdgpu/AMDGPU.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- AMDGPU.h - kernels to HSA code objects for AMD GPUs ------*- C++ -*-===//
 
 #ifndef KILN_CODEGEN_AMDGPU_AMDGPU_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- AMDGPUTarget.cpp - AMD GPUs as a kiln target -----------------------===//
 
 #include "codegen/amdgpu/AMDGPU.h"

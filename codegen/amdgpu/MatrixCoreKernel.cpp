@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- MatrixCoreKernel.cpp - a product as an MFMA kernel -----------------===//
 
 #include "codegen/amdgpu/MatrixCoreKernel.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- MatrixCoreKernel.h - a product as an MFMA kernel ---------*- C++ -*-===//
 //
 // The kernel builder of kiln-matrix-core-products (Passes.td): one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- MatrixCoreProducts.cpp - products as MFMA kernels ------------------===//
 //
 // Each product that reads fp32, tf32, fp16, bf16 or the chip's 8-bit format

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Passes.h - the AMD target's passes ----------------------*- C++ -*-===//
 
 #ifndef KILN_CODEGEN_AMDGPU_PASSES_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Passes.td - the AMD target's passes ----------------*- tablegen -*-===//
 
 #ifndef KILN_CODEGEN_AMDGPU_PASSES_TD

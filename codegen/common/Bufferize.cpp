@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Bufferize.cpp - One-Shot bufferization with linalg copies ----------===//
 
 #include "codegen/common/Buffers.h"

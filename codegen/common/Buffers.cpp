@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Buffers.cpp - buffers, their views and the kernels that touch them -===//
 
 #include "codegen/common/Buffers.h"

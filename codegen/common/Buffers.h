@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Buffers.h - buffers and the kernels that touch them ---*- C++ -*-===//
 //
 // Before kiln-plan-memory each buffer of @main is a memref.alloc (or an

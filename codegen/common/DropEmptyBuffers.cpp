@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- DropEmptyBuffers.cpp - kernels over nothing, and empty arguments ---===//
 
 #include "codegen/common/Passes.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- ListKernels.cpp - the execution plan, for the artifact's manifest --===//
 
 #include "codegen/common/Passes.h"

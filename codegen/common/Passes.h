@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Passes.h - code generation shared by targets -------------*- C++ -*-===//
 //
 // The buffer-level passes every target's pipeline is built from

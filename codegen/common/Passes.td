@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Passes.td - code generation shared by targets ----*- tablegen -*-===//
 
 #ifndef KILN_CODEGEN_COMMON_PASSES_TD

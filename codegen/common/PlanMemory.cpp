@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- PlanMemory.cpp - outputs, one arena, one weights block -------------===//
 
 #include "codegen/common/Passes.h"

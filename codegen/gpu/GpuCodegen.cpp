@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- GpuCodegen.cpp - target-independent GPU kernel formation -----------===//
 
 #include "codegen/gpu/GpuCodegen.h"

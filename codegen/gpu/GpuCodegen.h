@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- GpuCodegen.h - kernel formation shared by the GPU targets -*- C++ -*-===//
 //
 // GPU code generation in two layers: kernel formation, the same for every

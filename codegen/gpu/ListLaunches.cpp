@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- ListLaunches.cpp - how the runtime launches each GPU kernel --------===//
 
 #include "codegen/gpu/Passes.h"

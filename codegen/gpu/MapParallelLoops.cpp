@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- MapParallelLoops.cpp - parallel loops onto blocks of threads -------===//
 
 #include "codegen/gpu/Passes.h"

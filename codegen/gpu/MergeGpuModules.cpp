@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- MergeGpuModules.cpp - one gpu.module per target --------------------===//
 
 #include "codegen/gpu/Passes.h"

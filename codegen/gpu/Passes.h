@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Passes.h - GPU kernel formation's passes ----------------*- C++ -*-===//
 
 #ifndef KILN_CODEGEN_GPU_PASSES_H

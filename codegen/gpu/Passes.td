@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Passes.td - GPU kernel formation's passes ----------*- tablegen -*-===//
 
 #ifndef KILN_CODEGEN_GPU_PASSES_TD

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- PrepareGpuLoops.cpp - linalg loops ready to become GPU kernels -----===//
 
 #include "codegen/gpu/Passes.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- ProductFusion.cpp - what a matrix-unit launch takes in -------------===//
 
 #include "codegen/gpu/ProductFusion.h"

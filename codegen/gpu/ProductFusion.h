@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- ProductFusion.h - what a matrix-unit launch takes in -----*- C++ -*-===//
 //
 // Which linalg ops are products a GPU's matrix units can compute (NVIDIA's

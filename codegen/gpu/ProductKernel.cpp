@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- ProductKernel.cpp - what every matrix-unit kernel builder does -----===//
 
 #include "codegen/gpu/ProductKernel.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- ProductKernel.h - what every matrix-unit kernel builder does -*- C++ -*-===//
 //
 // The part of a product's launch body that is the same on every GPU: where

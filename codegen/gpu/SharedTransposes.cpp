@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- SharedTransposes.cpp - transposes through shared memory ------------===//
 //
 // A transpose that changes the innermost dimension reads along one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- WarpRowReductions.cpp - a warp for each row's statistics -----------===//
 //
 // The kernel generators compute a row's statistics (Softmax's maximum and

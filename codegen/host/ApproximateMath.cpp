@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- ApproximateMath.cpp - math functions as inline polynomials ---------===//
 //
 // LLVM lowers exp, log, tanh and erf on f32 to libm calls, one per element

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- ContractionFusion.cpp - what joins a host product ------------------===//
 
 #include "codegen/host/ContractionFusion.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- ContractionFusion.h - what joins a host product ----------*- C++ -*-===//
 //
 // Which linalg ops are contractions the host tiles for registers (the

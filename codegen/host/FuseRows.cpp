@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- FuseRows.cpp - kernels over rows, a block of rows at a time --------===//
 //
 // Attention is a chain of kernels over the same rows (one per query):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Host.cpp - kernels to x86-64 code for the host CPU -----------------===//
 
 #include "codegen/host/Host.h"

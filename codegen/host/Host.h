@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Host.h - kernels to x86-64 code for the host CPU ---------*- C++ -*-===//
 //
 // The host target lowers a planned module (see kiln-plan-memory) to LLVM,

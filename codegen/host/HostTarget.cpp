@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- HostTarget.cpp - the host CPU as a kiln target ---------------------===//
 
 #include "codegen/host/Host.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- LaneEmitter.cpp - a generic's body on vector lanes -----------------===//
 
 #include "codegen/host/LaneEmitter.h"

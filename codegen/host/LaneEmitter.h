@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- LaneEmitter.h - a generic's body on vector lanes ---------*- C++ -*-===//
 //
 // A linalg.generic's body, reads and loops included, computed for a vector

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- LowerToLLVM.cpp - host code to LLVM in one conversion --------------===//
 //
 // MLIR's conversion passes each walk the whole module and run a dialect

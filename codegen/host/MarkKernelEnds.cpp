@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- MarkKernelEnds.cpp - a call after each kernel, for timing them -----===//
 //
 // After each kernel of @main that kiln-list-kernels listed, a call to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- MergeKernels.cpp - one function for each kernel that repeats -------===//
 //
 // Networks repeat their layers: BERT-base's twelve encoder layers, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- OutlineKernels.cpp - @main's kernels become functions --------------===//
 //
 // After kiln-outline-parallel, @main still holds, between its views and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- OutlineParallel.cpp - scf.forall bodies become runtime tasks -------===//
 //
 // The host runtime runs parallel work on its own threads, through the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Outlining.cpp - moving @main's kernels into functions --------------===//
 
 #include "codegen/host/Outlining.h"

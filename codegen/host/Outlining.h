@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Outlining.h - moving @main's kernels into functions ------*- C++ -*-===//
 //
 // kiln-outline-parallel makes tasks of @main's parallel loops, and

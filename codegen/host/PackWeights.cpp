@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- PackWeights.cpp - constant product operands in register-tile order -===//
 //
 // A register tile of a product reads, each step k of the reduction, a row

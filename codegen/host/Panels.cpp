@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Panels.cpp - a task's panel of B for register tiles ----------------===//
 //
 // Each task of a register-tiled product reads its columns of B from a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Panels.h - a task's panel of B for register tiles --------*- C++ -*-===//
 
 #ifndef KILN_CODEGEN_HOST_PANELS_H

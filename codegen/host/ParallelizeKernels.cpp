@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- ParallelizeKernels.cpp - split big kernels into parallel tasks -----===//
 //
 // Every linalg op left at the top of a function (elementwise ops, gathers,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Passes.td - the host target's passes ---------------*- tablegen -*-===//
 
 #ifndef KILN_CODEGEN_HOST_PASSES_TD

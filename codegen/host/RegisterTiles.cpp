@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- RegisterTiles.cpp - a host product as register tiles ---------------===//
 
 #include "codegen/host/RegisterTiles.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- RegisterTiles.h - a host product as register tiles -------*- C++ -*-===//
 
 #ifndef KILN_CODEGEN_HOST_REGISTERTILES_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- SplitModule.cpp - a host module in parts, compiled apart -----------===//
 
 #include "codegen/host/SplitModule.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- SplitModule.h - a host module in parts, compiled apart ---*- C++ -*-===//
 //
 // LLVM optimizes and compiles a module on one thread. A host module holds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- TileContext.h - what a register-tiled product's emitters share -*- C++ -*-===//
 //
 // A host product is emitted as register tiles (RegisterTiles.cpp) over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- VectorBody.cpp - a linalg body computed on vectors -----------------===//
 
 #include "codegen/host/VectorBody.h"

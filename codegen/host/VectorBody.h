@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- VectorBody.h - a linalg body computed on vectors ---------*- C++ -*-===//
 //
 // An elementwise linalg body (arith and math on scalars) computes the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- VectorizeContractions.cpp - register-tiled matrix products ---------===//
 //
 // Every contraction the kernel generators emit (Conv over im2col columns,

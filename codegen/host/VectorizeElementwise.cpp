@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- VectorizeElementwise.cpp - elementwise kernels on vectors ----------===//
 //
 // An elementwise kernel (a bias, a residual Add, an activation, Softmax's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- VectorizeRowLoops.cpp - reductions along a row, on vectors ---------===//
 //
 // Row statistics (Softmax's maximum and sum of exponentials, LayerNorm's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- VectorizeWindows.cpp - window kernels on vector lanes --------------===//
 //
 // A kernel that loops over a window for each output (a depthwise

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Builders.cpp - shared pieces of the kernel generators --------------===//
 
 #include "codegen/kernels/Builders.h"

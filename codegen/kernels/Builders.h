@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Builders.h - shared pieces of the kernel generators ------*- C++ -*-===//
 
 #ifndef KILN_CODEGEN_KERNELS_BUILDERS_H

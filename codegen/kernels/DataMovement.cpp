@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- DataMovement.cpp - reshapes, transposes, slices, gathers, pads -----===//
 
 #include "codegen/kernels/Builders.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Elementwise.cpp - elementwise ops as linalg.generic ----------------===//
 //
 // Every elementwise kiln op (and Expand, a broadcast, and BatchNormalization,

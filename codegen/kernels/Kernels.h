@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Kernels.h - kernel generators: kiln ops to linalg --------*- C++ -*-===//
 //
 // A kernel generator turns one kind of kiln op into target-independent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- LowerToLinalg.cpp - kiln ops to linalg via the kernel generators ---===//
 
 #include "codegen/kernels/Passes.h"

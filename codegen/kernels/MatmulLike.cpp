@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- MatmulLike.cpp - contractions as linalg ----------------------------===//
 //
 // Conv, Gemm and MatMul become linalg.generic contractions accumulating in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Passes.h - kernel generation's pass ---------------------*- C++ -*-===//
 
 #ifndef KILN_CODEGEN_KERNELS_PASSES_H

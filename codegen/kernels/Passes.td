@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Passes.td - kernel generation's pass ---------------*- tablegen -*-===//
 
 #ifndef KILN_CODEGEN_KERNELS_PASSES_TD

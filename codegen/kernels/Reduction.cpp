@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Reduction.cpp - reductions, normalizations and pooling -------------===//
 
 #include "codegen/kernels/Builders.h"

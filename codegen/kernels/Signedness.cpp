@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Signedness.cpp - unsigned integer tensors made signless ------------===//
 //
 // arith computes on signless integers only, and says signedness by the op

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- NVPTX.cpp - kernels to PTX for NVIDIA GPUs -------------------------===//
 
 #include "codegen/nvptx/NVPTX.h"

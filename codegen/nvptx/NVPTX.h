@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- NVPTX.h - kernels to PTX for NVIDIA GPUs -----------------*- C++ -*-===//
 
 #ifndef KILN_CODEGEN_NVPTX_NVPTX_H

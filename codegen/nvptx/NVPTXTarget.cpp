@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- NVPTXTarget.cpp - NVIDIA GPUs as a kiln target ---------------------===//
 
 #include "codegen/gpu/GpuCodegen.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Passes.h - the NVIDIA target's passes -------------------*- C++ -*-===//
 
 #ifndef KILN_CODEGEN_NVPTX_PASSES_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- TensorCoreInstructions.cpp - mma.sync and wgmma --------------------===//
 
 #include "codegen/nvptx/TensorCoreKernel.h"

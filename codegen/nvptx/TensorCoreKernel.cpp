@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- TensorCoreKernel.cpp - a product as a tensor-core kernel -----------===//
 
 #include "codegen/nvptx/TensorCoreKernel.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- TensorCoreKernel.h - a product as a tensor-core kernel ---*- C++ -*-===//
 //
 // The kernel builder: it writes one product's launch body (see

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- TensorCoreProducts.cpp - products as tensor-core kernels -----------===//
 //
 // Each product (a linalg contraction on buffers: C += A * B over batch, row,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- TensorCoreStaging.cpp - tiles into shared memory -------------------===//
 
 #include "codegen/nvptx/TensorCoreKernel.h"

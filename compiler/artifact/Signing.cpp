@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Signing.cpp - Ed25519 signatures of .kiln artifacts ----------------===//
 
 #include "compiler/artifact/Signing.h"

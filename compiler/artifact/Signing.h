@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Signing.h - Ed25519 signatures of .kiln artifacts --------*- C++ -*-===//
 //
 // An artifact is code: its signature says who made it. The signer's private

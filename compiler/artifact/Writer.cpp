@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Writer.cpp - the .kiln artifact ------------------------------------===//
 
 #include "compiler/artifact/Writer.h"

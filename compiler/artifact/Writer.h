@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Writer.h - the .kiln artifact ----------------------------*- C++ -*-===//
 
 #ifndef KILN_COMPILER_ARTIFACT_WRITER_H

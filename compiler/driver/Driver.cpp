@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Driver.cpp - one compilation, from an ONNX file to bytes -----------===//
 
 #include "compiler/driver/Driver.h"

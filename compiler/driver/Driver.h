@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Driver.h - one compilation, from an ONNX file to bytes ---*- C++ -*-===//
 //
 // What `kiln compile` and `kiln calibrate` run: the options are typed and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- KernelGraph.cpp - a plan's kernels as a Graphviz graph -------------===//
 
 #include "compiler/driver/KernelGraph.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- KernelGraph.h - a plan's kernels as a Graphviz graph -----*- C++ -*-===//
 
 #ifndef KILN_COMPILER_DRIVER_KERNELGRAPH_H

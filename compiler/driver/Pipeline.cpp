@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Pipeline.cpp - the passes a compilation runs, stage by stage -------===//
 
 #include "compiler/driver/Pipeline.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Pipeline.h - the passes a compilation runs, stage by stage -*- C++ -*-===//
 
 #ifndef KILN_COMPILER_DRIVER_PIPELINE_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Functions.cpp - operators expanded through their function bodies ---===//
 
 #include "compiler/onnx/Functions.h"

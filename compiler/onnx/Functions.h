@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Functions.h - operators expanded through function bodies -*- C++ -*-===//
 //
 // ONNX defines many operators by a function body: a small graph of simpler

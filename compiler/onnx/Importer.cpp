@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Importer.cpp - ONNX model to the kiln dialect ----------------------===//
 
 #include "compiler/onnx/Importer.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Importer.h - ONNX model to the kiln dialect --------------*- C++ -*-===//
 //
 // Reads an .onnx file (and its external data) into a module holding one

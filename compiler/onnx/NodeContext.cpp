@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- NodeContext.cpp - what an operator converter sees ------------------===//
 
 #include "compiler/onnx/NodeContext.h"

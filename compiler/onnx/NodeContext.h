@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- NodeContext.h - what an operator converter sees ----------*- C++ -*-===//
 //
 // One NodeContext exists per ONNX node while it is converted. It reads the

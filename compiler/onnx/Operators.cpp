@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Operators.cpp - the table of supported ONNX operators --------------===//
 
 #include "compiler/onnx/Operators.h"

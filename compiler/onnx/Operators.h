@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Operators.h - the ONNX operators the importer converts ---*- C++ -*-===//
 //
 // Every operator kiln accepts is registered once, beside its converter, by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Tensors.cpp - ONNX tensors and types as MLIR attributes ------------===//
 
 #include "compiler/onnx/Tensors.h"

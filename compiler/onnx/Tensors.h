@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Tensors.h - ONNX tensors and types as MLIR attributes ----*- C++ -*-===//
 
 #ifndef KILN_COMPILER_ONNX_TENSORS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Upgrade.cpp - old opsets through ONNX's version converter ----------===//
 
 #include "compiler/onnx/Upgrade.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Upgrade.h - old opsets through ONNX's version converter --*- C++ -*-===//
 //
 // kiln's converters follow opsets 11 through 21. A model of an older opset

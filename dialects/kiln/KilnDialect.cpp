@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- KilnDialect.cpp - dialect registration -----------------------------===//
 
 #include "dialects/kiln/KilnDialect.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- KilnDialect.h - the kiln graph dialect -------------------*- C++ -*-===//
 
 #ifndef KILN_DIALECTS_KILN_KILNDIALECT_H

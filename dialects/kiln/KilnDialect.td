@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- KilnDialect.td - the kiln graph dialect -------------*- tablegen -*-===//
 //
 // The kiln dialect holds a model as a graph of tensor operators with static

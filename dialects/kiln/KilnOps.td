@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- KilnOps.td - kiln operators -------------------------*- tablegen -*-===//
 //
 // One op per operator family member. Every op infers its result types from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Layout.h - the layouts convolutions and pooling run in ---*- C++ -*-===//
 
 #ifndef KILN_DIALECTS_KILN_LAYOUT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Precision.cpp - the number formats matrix products can read --------===//
 
 #include "dialects/kiln/Precision.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Precision.h - the number formats matrix products can read -*- C++ -*-===//
 //
 // Precision assignment lets Conv, Gemm and MatMul read their operands in a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Shapes.cpp - checked shape arithmetic ------------------------------===//
 
 #include "dialects/kiln/Shapes.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Shapes.h - shape arithmetic shared by ops and the importer -*- C++ -*-===//
 //
 // Every size here may come from an untrusted model, so all of it is checked:

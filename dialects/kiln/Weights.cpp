@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "dialects/kiln/Weights.h"
 
 #include "mlir/IR/BuiltinAttributes.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Weights.h - reading and making constant tensors ----------*- C++ -*-===//
 //
 // Graph rewrites that change weights (a BatchNormalization folded into the

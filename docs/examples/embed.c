@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /* Runs a compiled model from C: loads it, describes its inputs and outputs,
  * fills every input with ones and prints a checksum of every output.
  *

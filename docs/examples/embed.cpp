@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Runs a compiled model from C++, with the C API behind small RAII owners.
 //
 //   find_package(kiln REQUIRED)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """kiln: run models compiled ahead of time, compile them, serve them.
 
     import kiln, numpy as np

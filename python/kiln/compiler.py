@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The compiler from Python: kiln.compile and kiln.calibrate.
 
 They run the `kiln` compiler executable, as IREE's iree.compiler.tools

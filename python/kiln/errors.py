@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """kiln's exceptions: every failed runtime call raises Error, carrying the
 runtime's status code (runtime/include/kiln/runtime.h) and message."""
 import enum

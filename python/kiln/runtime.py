@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Models and sessions: kiln's runtime from Python.
 
     model = kiln.Model("model.kiln")           # or kiln.Model(artifact_bytes)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Serving kiln models with NVIDIA's Triton Inference Server, through PyTriton.
 
     python -m kiln.serve model_b1.kiln model_b8.kiln --instances 2

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """A Triton Inference Server Python-backend model that runs kiln artifacts.
 
 `python -m kiln.serve --repository DIR ARTIFACTS...` writes it as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- runtime.cpp - the kiln runtime's C API as the module kiln._runtime -===//
 //
 // Models, sessions and runs over runtime/include/kiln/runtime.h, for the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Fixtures: ONNX models made here, compiled by the kiln compiler that
 kiln.compiler_path() finds (CTest sets KILN_COMPILER to the build's)."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """kiln.serve's batching, without a server: artifacts of one model at
 several batch sizes answer any number of rows, as onnxruntime does."""
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """kiln.compile and kiln.calibrate, through the kiln compiler."""
 import json
 

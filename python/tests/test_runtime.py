@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """kiln.Model and kiln.Session: loading, describing, running, errors,
 threads and memory."""
 import resource

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Serving through Triton Inference Server (PyTriton): `python -m kiln.serve`
 on 127.0.0.1 with free ports, requests over HTTP and gRPC (tritonclient)
 against onnxruntime, a bounded load of concurrent clients, and shutdown."""

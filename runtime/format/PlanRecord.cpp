@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A plan's record (PlanRecord.h).
 
 #include "runtime/format/PlanRecord.h"

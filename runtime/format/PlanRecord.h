@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A plan's record: what its code was compiled for (the target, every input
 // and output, the arena, the weights, the kernels, and a GPU plan's
 // launches with every argument), as text, one fact a line. The compiler

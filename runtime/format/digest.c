@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /* The artifact's digest, the check of its signature (see format.h), on
  * OpenSSL's libcrypto, and signers' names. */
 #include "runtime/format/format.h"

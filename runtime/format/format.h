@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /* The .kiln file layout, shared by the compiler's writer and the runtime's
  * loader. All integers are little-endian.
  *

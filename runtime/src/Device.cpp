@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Every device this runtime has, by the name a session asks for and by the
 // code it runs: adding a driver means adding its folder and a line in each
 // function here.

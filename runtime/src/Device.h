@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The interface every device a session runs on implements (host/, cuda/,
 // hip/), and the one place that names the devices (Device.cpp): which one
 // opens by a name, which one runs a code section. kiln_session_* and the

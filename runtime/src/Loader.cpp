@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The loader: maps or copies an artifact, verifies every byte of it that
 // the runtime reads (header, digest, signature, manifest, each offset and
 // size in it, the layout of its sections) and reads it into a kiln_model_t.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Loading an artifact into a model: from a file or from memory, verified
 // before anything in it is used.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What the runtime knows of a loaded model: what the loader (Loader.cpp)
 // reads from the artifact, and what each device keeps of it.
 

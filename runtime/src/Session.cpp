@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "runtime/src/Session.h"
 
 #include "runtime/src/Status.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A session: a model opened on a device, and a run's tensors bound to the
 // model's inputs and outputs.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Statuses: what every fallible runtime call returns (NULL is success).
 
 #ifndef KILN_RUNTIME_STATUS_H

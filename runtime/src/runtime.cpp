@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The C API of include/kiln/runtime.h: checks each call's arguments and
 // hands it to the loader, the model, the session or its device. No
 // exception crosses it.

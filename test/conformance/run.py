@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Runs the ONNX backend tests (Debian's libonnx-testdata) through kiln.
 
 Each test's model is compiled for the host (kiln compile -o model.kiln), run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Artifacts as they come: the header and the digest must stop anything
 // malformed before the manifest is read.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Calibration files as --calibration reads them: JSON of tensor names to
 // absolute maxima, each finite and non-negative once accepted.
 

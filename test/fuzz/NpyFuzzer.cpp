@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // .npy files as kiln run and --input-value read them: from a file, header
 // first; the array read must be what its header declares.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ONNX models as kiln compile reads them: a file of bytes imported into the
 // kiln dialect. A malformed or hostile model must end in diagnostics, never
 // a crash, a hang, an allocation past libFuzzer's limit, or a module that

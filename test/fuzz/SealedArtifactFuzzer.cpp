@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Artifacts whose digest was recomputed (as anyone editing one can), so
 // every mutation reaches the manifest's checks: whatever loads must
 // describe itself within what it declares. Code is not loaded: running

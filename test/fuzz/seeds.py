@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Writes the seed corpus of one fuzzer from the test inputs.
 
     seeds.py TARGET OUT --build BUILD

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Export small Hugging Face text models the way users do, for the model tests.
 
 BERT (input_ids, attention_mask, token_type_ids), GPT-2, DistilBERT and a T5

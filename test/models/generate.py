@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Generate synthetic ONNX test models for the kiln importer.
 
 The models reproduce the *graph structure* that ``torch.onnx.export``

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """What a host kernel costs beyond its work: the runtime's dispatch.
 
     python3 tools/bench/dispatch.py [--kernels 200,400] [--sizes 256,65536]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """kiln on the host CPU against onnxruntime's CPU provider, side by side.
 
     python3 tools/bench/host.py [--models resnet50,mobilenetv2,bert]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Measures how fast kiln imports the generated models, and its peak memory.
 
     python3 tools/bench/import.py [--kiln build/bin/kiln] [--models DIR] [--repeat 5]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Kernel counts of the generated models, without and with graph fusion.
 
     python3 tools/bench/kernels.py [--models resnet50,mobilenetv2,bert]

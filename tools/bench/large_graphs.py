@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Measures how kiln's compile time and memory grow with a graph's width and
 depth: a chain of elementwise nodes, a Concat of many inputs, a Split into
 many outputs, and a graph whose many outputs are one value.

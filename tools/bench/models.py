@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The generated models the benchmark scripts use and the input shapes they
 are compiled with (batch 1, BERT at sequence 128)."""
 import os

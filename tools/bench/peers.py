@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """onnxruntime's CPU provider, the peer the host benchmarks time kiln against."""
 import statistics
 import time

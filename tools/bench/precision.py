@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """What each precision costs in accuracy, measured on the host.
 
     python3 tools/bench/precision.py [--models resnet50,mobilenetv2,bert]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Serving through Triton Inference Server: kiln against onnxruntime, both
 behind PyTriton with the same batching, instances and load.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """kiln against onnxruntime on a zoo of real architectures, on the host CPU.
 
     python3 tools/bench/zoo.py --setup          # once: a venv with torch & co.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Runs the GPU check's artifacts on its bundle's data with the kiln package.
 
 The data hold bfloat16 and the 8-bit floats as the bits of their elements,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The GPU check: runs what tools/gpu/prepare.py made on a GPU, checks every
 result, then times kiln against cuBLAS through PyTorch.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Prepares the GPU check on a build machine (one with kiln, no GPU needed).
 
     build/venv/bin/python tools/gpu/prepare.py [--kiln build/bin/kiln] [--out gpu-check]

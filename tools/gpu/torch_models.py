@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The generated models (test/models/generate.py) as PyTorch modules with
 the ONNX model's weights, for the GPU check's comparison with PyTorch eager
 and torch.compile.

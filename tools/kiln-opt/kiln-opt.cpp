@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- kiln-opt.cpp - mlir-opt with the kiln dialect and passes -----------===//
 //
 // Serves the lit tests: every upstream dialect and pass is registered beside

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Calibrate.cpp - kiln calibrate: activation ranges for fp8 ----------===//
 //
 //   kiln calibrate model.onnx --inputs samples/ -o scales.json

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Commands.h - kiln's subcommands besides compile ----------*- C++ -*-===//
 
 #ifndef KILN_TOOLS_KILN_COMMANDS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Compiler.h - what kiln's compiling commands share --------*- C++ -*-===//
 
 #ifndef KILN_TOOLS_KILN_COMPILER_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Inspect.cpp - kiln inspect and kiln bench --------------------------===//
 
 #include "Commands.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Npy.cpp - NumPy .npy files for kiln run ----------------------------===//
 
 #include "Npy.h"

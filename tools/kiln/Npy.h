@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Npy.h - NumPy .npy files for kiln run ----------------------*- C++ -*-===//
 
 #ifndef KILN_TOOLS_KILN_NPY_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Peak.cpp - what one core can compute at most -----------------------===//
 
 #include "Peak.h"

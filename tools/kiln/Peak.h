@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Peak.h - what one core can compute at most -------------*- C++ -*-===//
 
 #ifndef KILN_TOOLS_KILN_PEAK_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Run.cpp - kiln run: an artifact on .npy inputs ---------------------===//
 
 #include "Commands.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Sign.cpp - kiln sign, kiln verify and trusted keys -----------------===//
 //
 //   kiln sign model.kiln --key signing.pem [-o signed.kiln]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- kiln.cpp - the kiln command line -----------------------------------===//
 //
 //   kiln compile model.onnx --emit kiln

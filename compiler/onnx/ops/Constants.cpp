@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Constants.cpp - Constant, ConstantOfShape, Shape, Identity, Dropout ===//
 //
 // These operators produce no kiln op of their own: they become constants or

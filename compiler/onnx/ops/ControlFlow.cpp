@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- ControlFlow.cpp - If with a condition known when compiling ---------===//
 //
 // An If whose condition folds to a constant (a flag, or a test on shapes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Elementwise.cpp - elementwise ONNX operators -----------------------===//
 
 #include "compiler/onnx/NodeContext.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- GridSample.cpp - GridSample as gathers at computed positions -------===//
 //
 // GridSample reads the input at positions the grid gives at run time. Each

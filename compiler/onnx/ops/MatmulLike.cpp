@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- MatmulLike.cpp - Conv, ConvTranspose, Gemm and MatMul --------------===//
 
 #include "compiler/onnx/NodeContext.h"

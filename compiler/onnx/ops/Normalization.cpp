@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Normalization.cpp - normalizations, Softmax and its relatives ------===//
 
 #include "compiler/onnx/NodeContext.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Quantize.cpp - QuantizeLinear and DequantizeLinear -----------------===//
 //
 // Both run in f32 as elementwise composites: quantizing divides by the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Recurrent.cpp - RNN, GRU and LSTM unrolled over the sequence -------===//
 //
 // The sequence length is static, so each recurrent node unrolls into one

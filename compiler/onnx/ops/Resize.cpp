@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Resize.cpp - Resize as gathers and weighted sums -------------------===//
 //
 // Resize is separable: along each resized axis, output position i reads a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- TopK.cpp - TopK as K rounds of selection ---------------------------===//
 //
 // TopK (largest or smallest, sorted) becomes K rounds, unrolled at import:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Windows.cpp - strides, dilations and pads of windowed operators ----===//
 
 #include "compiler/onnx/NodeContext.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Contraction.cpp - conv, gemm and matmul ----------------------------===//
 
 #include "dialects/kiln/KilnDialect.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- DataMovement.cpp - reshape, transpose, concat, split, slice, ... ---===//
 
 #include "dialects/kiln/KilnDialect.h"

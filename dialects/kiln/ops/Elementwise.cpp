@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Elementwise.cpp - constants, elementwise ops and casts -------------===//
 
 #include "dialects/kiln/KilnDialect.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Fold.cpp - constant folding helpers for kiln ops -------------------===//
 
 #include "dialects/kiln/ops/Fold.h"

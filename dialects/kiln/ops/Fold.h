@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Fold.h - constant folding helpers for kiln ops -----------*- C++ -*-===//
 //
 // Folding exists so that the shape arithmetic exporters emit (Shape, Gather,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Normalization.cpp - batch_norm, layer_norm and softmax -------------===//
 
 #include "dialects/kiln/KilnDialect.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //===- Pooling.cpp - pooling and reductions -------------------------------===//
 
 #include "dialects/kiln/KilnDialect.h"

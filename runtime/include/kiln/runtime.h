@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /* kiln runtime: load a compiled .kiln model and run it.
  *
  * A plain C API. Every call that can fail returns a kiln_status_t: NULL means

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The CUDA device: kiln's GPU plans run through the CUDA driver API, which is
 // opened with dlopen on first use, so the runtime needs no CUDA to build or
 // load, and the host device works on machines without a driver or a GPU.

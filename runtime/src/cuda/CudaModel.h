@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A model on one NVIDIA GPU: the code chosen for its architecture, loaded
 // in the GPU's primary context, and the weights, uploaded once and shared
 // by every session there; the GPU interface over the CUDA driver API.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The CUDA driver's entry points kiln calls, declared once (IREE's
 // dynamic_symbol_tables.h shape): the runtime's Driver table and its dlsym
 // calls (DynamicSymbols.*), and the fake driver the tests load

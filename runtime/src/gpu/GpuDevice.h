@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A session on a GPU, whatever its vendor: the plan's kernels launched
 // through the GpuModel interface, on a stream of its own.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A model on one GPU, and the driver calls GPU devices make, behind one
 // interface: each vendor's folder (cuda/, hip/) implements it over its
 // driver, opened with dlopen, and the session's device (GpuDevice.h) is

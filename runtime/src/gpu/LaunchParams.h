@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // How a GPU plan's launch arguments become kernel parameters. The layout is
 // the lowered kernels' (MLIR's memref descriptors), not a driver's, so every
 // GPU device lays out its parameters here and only encodes what is its own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A driver's entry points, resolved with dlsym into the vendors' tables
 // (cuda/DynamicSymbols.cpp, hip/HipSymbols.cpp).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The HIP device: kiln's AMD GPU plans run through the HIP runtime, which
 // is opened with dlopen on first use, so the runtime needs no ROCm to
 // build or load.

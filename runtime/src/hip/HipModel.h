@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A model on one AMD GPU: the code object for its architecture, loaded,
 // and the weights, uploaded once and shared by every session there; the
 // GPU interface over the HIP runtime API.

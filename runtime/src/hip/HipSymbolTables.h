@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The HIP runtime's entry points kiln calls, declared once (IREE's
 // dynamic_symbol_tables.h shape): the runtime's Driver table and its dlsym
 // calls (HipSymbols.*), and the fake runtime the tests load

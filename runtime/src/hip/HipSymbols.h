@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The HIP runtime API as kiln uses it: the few types, constants and entry
 // points it calls, declared here so the runtime builds without ROCm's
 // headers, and the table of entry points resolved with dlopen at run time

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The host code of a model: an x86-64 shared object in the artifact, checked
 // against this CPU and loaded when the model loads.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The host device: runs the model's host code on this CPU, on a pool of
 // threads of the session's own.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A fork-join thread pool: the host code's parallel_for (runtime/format/format.h) runs on it.
 
 #ifndef KILN_RUNTIME_HOST_THREADPOOL_H

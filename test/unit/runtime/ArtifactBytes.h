@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // An artifact's bytes, for the tests of what the loader refuses: read from
 // a file, and sealed again (the digest recomputed, as anyone can) after a
 // test changes them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What the loader guarantees about artifacts it did not see written: a
 // signature from a trusted key admits only the bytes it signed, and an
 // edited manifest whose digest was recomputed (as anyone can) is refused

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The runtime's CUDA device, against the fake driver in FakeCuda.cpp (found
 // as libcuda.so.1 through LD_LIBRARY_PATH): choosing code for the GPU,
 // uploading weights once, one allocation per session, launch parameters

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A stand-in for the CUDA driver (built as libcuda.so.1), so the runtime's
 // CUDA device is tested on machines without a GPU (FakeGpu.h: memory,
 // launches, graphs, events). Each pointer parameter the PTX declares

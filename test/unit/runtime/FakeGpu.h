@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What the fake GPU drivers (FakeCuda.cpp, FakeHip.cpp) share: device
 // memory that is host memory, checked copies, kernels that do not run but
 // whose every pointer parameter must point into device memory (as it would

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A stand-in for the HIP runtime (built as libamdhip64.so), so the runtime's
 // HIP device is tested on machines without an AMD GPU (FakeGpu.h: memory,
 // launches, graphs, events). It reads what a real loader reads from a code

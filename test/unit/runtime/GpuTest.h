@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What the GPU devices' tests (CudaTest.cpp, HipTest.cpp) share: the
 // artifacts CTest compiles for them into $KILN_TEST_ARTIFACTS, the fake
 // driver's controls, and opening and running sessions through the C API.

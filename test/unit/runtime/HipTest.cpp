@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The runtime's HIP device, against the fake runtime in FakeHip.cpp (found
 // as libamdhip64.so through LD_LIBRARY_PATH): choosing the code object for
 // the GPU's architecture, uploading weights once, one allocation per

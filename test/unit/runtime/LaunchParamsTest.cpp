@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The GPU launch-parameter layout every GPU device shares: a buffer as its
 // memref descriptor at its device address, a scalar as its bits, a tensor
 // map as the address its driver gives, each launch's pointers into one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The runtime's C API: loading and verification, sessions, runs, and every
 // kind of bad input getting a status rather than a crash.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The runtime's thread pool: every index of every job runs exactly once,
 // whatever the number of threads, and jobs follow one another cleanly.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Writes one code section of an artifact to a file, for vendor tools:
 
     kiln inspect --json A.kiln | code_section.py A.kiln TARGET KIND OUT

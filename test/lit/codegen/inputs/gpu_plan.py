@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Summarizes one GPU plan of `kiln inspect --json` (read from stdin):
 
     gpu_plan.py TARGET

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Checks that an AMD plan's products run on MFMA, in its code object's
 disassembly:
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Builds docs/examples/embed.c the way a C user would: with pkg-config
 # against an installed kiln.   build_with_pkgconfig.sh PREFIX SOURCE OUTPUT
 set -eu

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Checks kiln's rounding to TF32, FP16, BF16, FP8 E4M3FN and E4M3FNUZ against
 NumPy and ml_dtypes.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Makes inputs for a model and checks kiln's outputs against onnxruntime's.
 
     reference.py inputs MODEL.onnx DIR [--shape NAME=D0xD1...] [--seed N] [--vocab N]

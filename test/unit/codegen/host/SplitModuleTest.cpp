@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A lowered host module in parts: what stays together, what crosses, and
 // that each part is a module LLVM can translate on its own.
 

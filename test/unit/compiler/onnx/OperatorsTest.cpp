@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The operator table: sorted, complete, and docs/operators.md agreeing with it.
 
 #include "compiler/onnx/Operators.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // TensorProto to MLIR attributes: data checks, storage choice, external data.
 
 #include "compiler/onnx/Tensors.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Rounding to the 8-bit formats, against every value each format has.
 
 #include "dialects/kiln/Precision.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Checked shape arithmetic: every size may come from an untrusted model.
 
 #include "dialects/kiln/Shapes.h"

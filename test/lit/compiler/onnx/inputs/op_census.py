@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Counts the ops of a printed kiln module read from stdin.
 
 Prints one "NAME COUNT" line per kiln op, sorted by name, then

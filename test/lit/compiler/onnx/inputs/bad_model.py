@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Writes one malformed ONNX model (or file) for the importer's error tests.
 
     bad_model.py KIND OUT
