@@ -20,6 +20,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
 
 #include <memory>
 #include <optional>
@@ -158,9 +159,11 @@ public:
   /// The layout convolutions and pooling run in unless the user says
   /// otherwise.
   virtual Layout defaultLayout() const = 0;
-  /// Whether the target's code can go into an artifact with `options`; if
-  /// not, `why` says so. Asked before any work is done.
-  virtual bool inArtifact(const CodegenOptions &options, std::string &why) const { return true; }
+  /// Fails with why the target's code cannot go into an artifact with
+  /// `options`. Asked before any work is done.
+  virtual llvm::Error checkInArtifact(const CodegenOptions &options) const {
+    return llvm::Error::success();
+  }
 
   /// Appends code generation from linalg on tensors to `stage` (Kernels
   /// or Object) to `pm`.
@@ -188,10 +191,9 @@ private:
 };
 
 /// Makes the target `name` names (one --target entry: "host", "sm_90a",
-/// "gfx942"); `host` is the x86-64 CPU `hostCPU`. On failure sets `error`
-/// to a message naming the entry and the accepted forms.
-std::unique_ptr<Target> parseTarget(llvm::StringRef name, llvm::StringRef hostCPU,
-                                    std::string &error);
+/// "gfx942"); `host` is the x86-64 CPU `hostCPU`. Fails with a message
+/// naming the entry and the accepted forms.
+llvm::Expected<std::unique_ptr<Target>> parseTarget(llvm::StringRef name, llvm::StringRef hostCPU);
 
 /// The x86-64 levels host code is compiled for when no CPU is named, best
 /// first: an artifact carries a plan for each, and the runtime runs the
@@ -200,10 +202,10 @@ std::unique_ptr<Target> parseTarget(llvm::StringRef name, llvm::StringRef hostCP
 llvm::ArrayRef<llvm::StringLiteral> portableHostCPUs();
 
 /// The targets one --target entry makes for an artifact: one, but `host`
-/// with no `hostCPU` makes one per level of portableHostCPUs(). On failure
-/// sets `error` as parseTarget does and returns none.
-llvm::SmallVector<std::unique_ptr<Target>>
-parseArtifactTargets(llvm::StringRef name, llvm::StringRef hostCPU, std::string &error);
+/// with no `hostCPU` makes one per level of portableHostCPUs(). Fails as
+/// parseTarget does.
+llvm::Expected<llvm::SmallVector<std::unique_ptr<Target>>>
+parseArtifactTargets(llvm::StringRef name, llvm::StringRef hostCPU);
 
 /// Whether `target` writes --emit `format`: "kernels" (the module at
 /// Stage::Kernels, which the driver prints) or a format of its own that

@@ -31,9 +31,8 @@ struct Family {
   llvm::StringLiteral name;
   llvm::ArrayRef<EmitFormat> (*emitFormats)();
   /// The family's target for a --target entry; null when the entry is not
-  /// the family's, or (with `error` set) when it is but is wrong.
-  std::unique_ptr<Target> (*create)(llvm::StringRef name, llvm::StringRef hostCPU,
-                                    std::string &error);
+  /// the family's, an error when it is but is wrong.
+  llvm::Expected<std::unique_ptr<Target>> (*create)(llvm::StringRef name, llvm::StringRef hostCPU);
   /// Registers the family's passes (its Passes.td), for kiln-opt.
   void (*registerPasses)();
   /// The family's own options; null when it has none.
@@ -48,16 +47,16 @@ const Family kFamilies[] = {
 
 } // namespace
 
-std::unique_ptr<Target> parseTarget(llvm::StringRef name, llvm::StringRef hostCPU,
-                                    std::string &error) {
-  for (const Family &family : kFamilies)
-    if (std::unique_ptr<Target> target = family.create(name, hostCPU, error);
-        target || !error.empty())
+llvm::Expected<std::unique_ptr<Target>> parseTarget(llvm::StringRef name, llvm::StringRef hostCPU) {
+  for (const Family &family : kFamilies) {
+    llvm::Expected<std::unique_ptr<Target>> target = family.create(name, hostCPU);
+    if (!target || *target)
       return target;
-  error = "unknown target '" + name.str() +
-          "': expected host, an NVIDIA architecture such as sm_80 or sm_90a, or an AMD one "
-          "such as gfx90a or gfx942";
-  return nullptr;
+  }
+  return llvm::createStringError(
+      "unknown target '" + name +
+      "': expected host, an NVIDIA architecture such as sm_80 or sm_90a, or an AMD one "
+      "such as gfx90a or gfx942");
 }
 
 llvm::ArrayRef<llvm::StringLiteral> portableHostCPUs() {
@@ -65,19 +64,17 @@ llvm::ArrayRef<llvm::StringLiteral> portableHostCPUs() {
   return kLevels;
 }
 
-llvm::SmallVector<std::unique_ptr<Target>>
-parseArtifactTargets(llvm::StringRef name, llvm::StringRef hostCPU, std::string &error) {
+llvm::Expected<llvm::SmallVector<std::unique_ptr<Target>>>
+parseArtifactTargets(llvm::StringRef name, llvm::StringRef hostCPU) {
+  llvm::SmallVector<llvm::StringRef> cpus = {hostCPU};
+  if (hostCPU.empty() && name == kHostFamily)
+    cpus.assign(portableHostCPUs().begin(), portableHostCPUs().end());
   llvm::SmallVector<std::unique_ptr<Target>> result;
-  if (!hostCPU.empty() || name != kHostFamily) {
-    if (std::unique_ptr<Target> target = parseTarget(name, hostCPU, error))
-      result.push_back(std::move(target));
-    return result;
-  }
-  for (llvm::StringRef cpu : portableHostCPUs()) {
-    std::unique_ptr<Target> target = parseTarget(name, cpu, error);
+  for (llvm::StringRef cpu : cpus) {
+    llvm::Expected<std::unique_ptr<Target>> target = parseTarget(name, cpu);
     if (!target)
-      return {};
-    result.push_back(std::move(target));
+      return target.takeError();
+    result.push_back(std::move(*target));
   }
   return result;
 }

@@ -62,8 +62,8 @@ struct AssignPrecision : impl::AssignPrecisionBase<AssignPrecision> {
     }
     llvm::StringMap<float> absmax;
     if (!calibration.empty()) {
-      if (std::string error = readCalibration(calibration, absmax); !error.empty()) {
-        module.emitError(error);
+      if (llvm::Error error = readCalibration(calibration, absmax)) {
+        module.emitError(llvm::toString(std::move(error)));
         return signalPassFailure();
       }
     } else if (isFP8(*format)) {

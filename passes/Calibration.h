@@ -12,18 +12,19 @@
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <string>
 
 namespace kiln {
 
-/// Reads a calibration file's text into `out`; returns an error message
-/// (to follow the file's name), or "".
-std::string parseCalibration(llvm::StringRef text, llvm::StringMap<float> &out);
+/// Reads a calibration file's text into `out`; fails with what is wrong
+/// (a message to follow the file's name).
+llvm::Error parseCalibration(llvm::StringRef text, llvm::StringMap<float> &out);
 
 /// Reads the calibration file at `path` (a regular file) into `out`;
-/// returns an error message naming the file, or "".
-std::string readCalibration(llvm::StringRef path, llvm::StringMap<float> &out);
+/// fails with a message naming the file.
+llvm::Error readCalibration(llvm::StringRef path, llvm::StringMap<float> &out);
 
 } // namespace kiln
 

@@ -19,8 +19,8 @@ constexpr llvm::StringLiteral kAMDGPUFamily = "AMD (gfx*)";
 llvm::ArrayRef<EmitFormat> amdgpuEmitFormats();
 /// The AMD target for a --target entry naming a chip LLVM knows (gfx90a,
 /// gfx942, ...); null for any other entry.
-std::unique_ptr<Target> createAMDGPUTarget(llvm::StringRef name, llvm::StringRef hostCPU,
-                                           std::string &error);
+llvm::Expected<std::unique_ptr<Target>> createAMDGPUTarget(llvm::StringRef name,
+                                                           llvm::StringRef hostCPU);
 
 /// Whether LLVM's AMDGPU back end knows `chip` (gfx90a, gfx942, ...).
 bool isKnownAMDGPUChip(llvm::StringRef chip);

@@ -108,8 +108,8 @@ public:
 
 llvm::ArrayRef<EmitFormat> amdgpuEmitFormats() { return kEmitFormats; }
 
-std::unique_ptr<Target> createAMDGPUTarget(llvm::StringRef name, llvm::StringRef hostCPU,
-                                           std::string &error) {
+llvm::Expected<std::unique_ptr<Target>> createAMDGPUTarget(llvm::StringRef name,
+                                                           llvm::StringRef hostCPU) {
   if (!name.starts_with("gfx") || !isKnownAMDGPUChip(name))
     return nullptr;
   return std::make_unique<AMDGPUTarget>(name.str());

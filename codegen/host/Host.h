@@ -32,9 +32,8 @@ constexpr llvm::StringLiteral kHostFamily = "host";
 /// What the host target writes for --emit: llvm, obj and so.
 llvm::ArrayRef<EmitFormat> hostEmitFormats();
 /// The host target for the --target entry `host`, tuned for `cpu`; null
-/// for any other entry, and with `error` set when LLVM knows no such CPU.
-std::unique_ptr<Target> createHostTarget(llvm::StringRef name, llvm::StringRef cpu,
-                                         std::string &error);
+/// for any other entry, and an error when LLVM knows no such CPU.
+llvm::Expected<std::unique_ptr<Target>> createHostTarget(llvm::StringRef name, llvm::StringRef cpu);
 
 /// The symbol the runtime calls.
 constexpr llvm::StringLiteral kHostEntryPoint = "kiln_entry";

@@ -87,15 +87,14 @@ public:
 
 llvm::ArrayRef<EmitFormat> hostEmitFormats() { return kEmitFormats; }
 
-std::unique_ptr<Target> createHostTarget(llvm::StringRef name, llvm::StringRef cpu,
-                                         std::string &error) {
+llvm::Expected<std::unique_ptr<Target>> createHostTarget(llvm::StringRef name,
+                                                         llvm::StringRef cpu) {
   if (name != "host")
     return nullptr;
-  if (!isKnownHostCPU(cpu)) {
-    error = "unknown host CPU '" + cpu.str() +
-            "': expected an x86-64 CPU as LLVM names it, such as x86-64-v3, znver4 or native";
-    return nullptr;
-  }
+  if (!isKnownHostCPU(cpu))
+    return llvm::createStringError(
+        "unknown host CPU '" + cpu +
+        "': expected an x86-64 CPU as LLVM names it, such as x86-64-v3, znver4 or native");
   return std::make_unique<HostTarget>(cpu.str());
 }
 

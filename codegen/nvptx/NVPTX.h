@@ -22,8 +22,8 @@ llvm::ArrayRef<EmitFormat> nvptxEmitFormats();
 llvm::ArrayRef<TargetOption> nvptxOptions();
 /// The NVIDIA target for a --target entry naming an architecture LLVM
 /// knows (sm_80, sm_90a, ...); null for any other entry.
-std::unique_ptr<Target> createNVPTXTarget(llvm::StringRef name, llvm::StringRef hostCPU,
-                                          std::string &error);
+llvm::Expected<std::unique_ptr<Target>> createNVPTXTarget(llvm::StringRef name,
+                                                          llvm::StringRef hostCPU);
 
 /// Whether LLVM's NVPTX back end knows `chip` (sm_80, sm_90a, ...).
 bool isKnownNVPTXChip(llvm::StringRef chip);

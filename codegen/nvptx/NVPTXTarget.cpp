@@ -71,13 +71,11 @@ public:
   // Tensor-core implicit GEMMs want each pixel's channels contiguous.
   Layout defaultLayout() const override { return Layout::NHWC; }
 
-  bool inArtifact(const CodegenOptions &options, std::string &why) const override {
+  llvm::Error checkInArtifact(const CodegenOptions &options) const override {
     std::string ptxas = ptxasOf(options);
-    if (!ptxas.empty() && !llvm::sys::fs::can_execute(ptxas)) {
-      why = "--ptxas " + ptxas + ": no such program";
-      return false;
-    }
-    return true;
+    if (!ptxas.empty() && !llvm::sys::fs::can_execute(ptxas))
+      return llvm::createStringError("--ptxas " + ptxas + ": no such program");
+    return llvm::Error::success();
   }
 
   llvm::LogicalResult buildPipeline(mlir::OpPassManager &pm, Stage stage,
@@ -139,8 +137,8 @@ llvm::ArrayRef<EmitFormat> nvptxEmitFormats() { return kEmitFormats; }
 
 llvm::ArrayRef<TargetOption> nvptxOptions() { return kOptions; }
 
-std::unique_ptr<Target> createNVPTXTarget(llvm::StringRef name, llvm::StringRef hostCPU,
-                                          std::string &error) {
+llvm::Expected<std::unique_ptr<Target>> createNVPTXTarget(llvm::StringRef name,
+                                                          llvm::StringRef hostCPU) {
   if (!name.starts_with("sm_") || !isKnownNVPTXChip(name))
     return nullptr;
   return std::make_unique<NVPTXTarget>(name.str());

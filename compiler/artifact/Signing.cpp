@@ -81,26 +81,29 @@ std::string keyHex(const uint8_t *key) {
   return hex;
 }
 
-std::string signArtifact(std::string &bytes, llvm::StringRef keyPath) {
+llvm::Error signArtifact(std::string &bytes, llvm::StringRef keyPath) {
   std::string text;
   if (std::string error = readKeyFile(keyPath, text); !error.empty())
-    return error;
+    return llvm::createStringError(error);
   PKey key = parseKey(text, /*isPrivate=*/true);
   if (!key)
-    return "'" + keyPath.str() + "' holds no Ed25519 private key in PEM form";
+    return llvm::createStringError("'" + keyPath.str() +
+                                   "' holds no Ed25519 private key in PEM form");
 
   kiln_file_header_t header;
   auto *data = reinterpret_cast<const uint8_t *>(bytes.data());
   uint8_t digest[KILN_DIGEST_BYTES];
   if (bytes.size() < sizeof(header))
-    return "not a kiln artifact";
+    return llvm::createStringError("not a kiln artifact");
   memcpy(&header, data, sizeof(header));
   if (memcmp(header.magic, KILN_MAGIC, 8) != 0 || header.format_version != KILN_FORMAT_VERSION)
-    return "not a kiln artifact of format version " + std::to_string(KILN_FORMAT_VERSION);
+    return llvm::createStringError("not a kiln artifact of format version " +
+                                   std::to_string(KILN_FORMAT_VERSION));
   if (kiln_artifact_digest(data, bytes.size(), digest) != 0 ||
       memcmp(digest, header.digest, sizeof(digest)) != 0)
-    return "the artifact's SHA-256 digest does not match its bytes: it was changed after it "
-           "was written";
+    return llvm::createStringError(
+        "the artifact's SHA-256 digest does not match its bytes: it was changed after it "
+        "was written");
 
   size_t keyBytes = KILN_KEY_BYTES, signatureBytes = KILN_SIGNATURE_BYTES;
   std::string message = KILN_SIGNED_PREFIX;
@@ -114,28 +117,30 @@ std::string signArtifact(std::string &bytes, llvm::StringRef keyPath) {
       keyBytes == KILN_KEY_BYTES && signatureBytes == KILN_SIGNATURE_BYTES;
   EVP_MD_CTX_free(context);
   if (!ok)
-    return "OpenSSL could not sign with '" + keyPath.str() + "'";
+    return llvm::createStringError("OpenSSL could not sign with '" + keyPath.str() + "'");
   memcpy(bytes.data(), &header, sizeof(header));
-  return "";
+  return llvm::Error::success();
 }
 
-std::string readPublicKey(llvm::StringRef path, PublicKey &out) {
+llvm::Expected<PublicKey> readPublicKey(llvm::StringRef path) {
+  PublicKey out;
   std::string text;
   if (std::string error = readKeyFile(path, text); !error.empty())
-    return error;
+    return llvm::createStringError(error);
   llvm::StringRef trimmed = llvm::StringRef(text).trim();
   if (trimmed.size() == 2 * KILN_KEY_BYTES && llvm::all_of(trimmed, llvm::isHexDigit)) {
     std::string raw = llvm::fromHex(trimmed);
     memcpy(out.data(), raw.data(), out.size());
-    return "";
+    return out;
   }
   PKey key = parseKey(text, /*isPrivate=*/false);
   size_t bytes = out.size();
   if (!key || EVP_PKEY_get_raw_public_key(key.get(), out.data(), &bytes) != 1 ||
       bytes != out.size())
-    return "'" + path.str() +
-           "' holds no Ed25519 public key (PEM, or 64 hex digits as kiln verify prints)";
-  return "";
+    return llvm::createStringError(
+        "'" + path.str() +
+        "' holds no Ed25519 public key (PEM, or 64 hex digits as kiln verify prints)");
+  return out;
 }
 
 } // namespace kiln

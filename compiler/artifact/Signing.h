@@ -16,6 +16,8 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include "llvm/Support/Error.h"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -26,14 +28,13 @@ using PublicKey = std::array<uint8_t, 32>;
 
 /// Signs the artifact in `bytes` in place with the Ed25519 private key in
 /// the PEM file at `keyPath` (a signature already there is replaced).
-/// Returns an error message, empty on success.
-std::string signArtifact(std::string &bytes, llvm::StringRef keyPath);
+/// Fails with what is wrong with the key or the artifact.
+llvm::Error signArtifact(std::string &bytes, llvm::StringRef keyPath);
 
 /// Reads an Ed25519 public key: a PEM file (a public key, or a private key
 /// whose public half is taken), or a file holding the key's 64 hex digits
-/// as `kiln verify` prints them. Returns an error message, empty on
-/// success.
-std::string readPublicKey(llvm::StringRef path, PublicKey &key);
+/// as `kiln verify` prints them. Fails with what is wrong with the file.
+llvm::Expected<PublicKey> readPublicKey(llvm::StringRef path);
 
 /// The key as 64 hex digits.
 std::string keyHex(const uint8_t *key);

@@ -65,21 +65,20 @@ llvm::LogicalResult Compilation::parseTargets() {
   if (names.empty())
     names.push_back("host");
   for (const std::string &name : names) {
-    std::string error;
     if (writesArtifact()) {
-      llvm::SmallVector<std::unique_ptr<Target>> made =
-          parseArtifactTargets(name, options.hostCPU, error);
-      if (made.empty())
-        return fail(context, error);
-      for (std::unique_ptr<Target> &target : made)
+      llvm::Expected<llvm::SmallVector<std::unique_ptr<Target>>> made =
+          parseArtifactTargets(name, options.hostCPU);
+      if (!made)
+        return fail(context, llvm::toString(made.takeError()));
+      for (std::unique_ptr<Target> &target : *made)
         targets.push_back(std::move(target));
       continue;
     }
     std::string cpu = options.hostCPU.empty() ? portableHostCPUs().back().str() : options.hostCPU;
-    std::unique_ptr<Target> target = parseTarget(name, cpu, error);
+    llvm::Expected<std::unique_ptr<Target>> target = parseTarget(name, cpu);
     if (!target)
-      return fail(context, error);
-    targets.push_back(std::move(target));
+      return fail(context, llvm::toString(target.takeError()));
+    targets.push_back(std::move(*target));
   }
   return llvm::success();
 }
@@ -196,8 +195,8 @@ llvm::FailureOr<std::string> Compilation::run(llvm::StringRef path) {
   const Target *target = nullptr;
   if (writesArtifact()) {
     for (const std::unique_ptr<Target> &each : targets)
-      if (std::string why; !each->inArtifact(options.codegen, why))
-        return fail(context, why);
+      if (llvm::Error why = each->checkInArtifact(options.codegen))
+        return fail(context, llvm::toString(std::move(why)));
   } else if (format->stage != Stage::Imported) {
     llvm::FailureOr<const Target *> chosen = oneTarget();
     if (failed(chosen))

@@ -212,10 +212,11 @@ private:
 
 } // namespace
 
-std::optional<std::string>
-expandFunctions(onnx::ModelProto &model, int64_t opset,
-                llvm::function_ref<bool(const onnx::NodeProto &)> hasConverter) {
-  return Expander(model, opset, hasConverter).run();
+llvm::Error expandFunctions(onnx::ModelProto &model, int64_t opset,
+                            llvm::function_ref<bool(const onnx::NodeProto &)> hasConverter) {
+  if (std::optional<std::string> why = Expander(model, opset, hasConverter).run())
+    return llvm::createStringError(*why);
+  return llvm::Error::success();
 }
 
 } // namespace kiln

@@ -14,6 +14,7 @@
 #define KILN_COMPILER_ONNX_FUNCTIONS_H
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -28,11 +29,10 @@ namespace kiln {
 /// name, or the default domain's schema at `opset`) with that body's nodes,
 /// again for the nodes a body brings, up to a fixed depth. Names inside a
 /// body get the expanded node's name as prefix; the new nodes are named
-/// "NODE/OP_TYPE:i". Returns why a body could not be built, naming the
+/// "NODE/OP_TYPE:i". Fails with why a body could not be built, naming the
 /// node; nodes without a body stay for the importer to report.
-std::optional<std::string>
-expandFunctions(onnx::ModelProto &model, int64_t opset,
-                llvm::function_ref<bool(const onnx::NodeProto &)> hasConverter);
+llvm::Error expandFunctions(onnx::ModelProto &model, int64_t opset,
+                            llvm::function_ref<bool(const onnx::NodeProto &)> hasConverter);
 
 } // namespace kiln
 

@@ -130,9 +130,10 @@ LogicalResult Importer::readOpset() {
   if (opset_ == 0)
     return error() << "the model imports no opset of the default ONNX domain";
   if (opset_ < kMinOpset) {
-    if (std::optional<std::string> why = upgradeOpset(model_, kMinOpset))
+    if (llvm::Error why = upgradeOpset(model_, kMinOpset))
       return error() << "opset " << opset_ << " of the default ONNX domain is older than kiln's "
-                     << kMinOpset << ", and ONNX's version converter cannot upgrade it: " << *why;
+                     << kMinOpset << ", and ONNX's version converter cannot upgrade it: "
+                     << llvm::toString(std::move(why));
     opset_ = kMinOpset;
   }
   if (opset_ > kMaxOpset)
@@ -427,12 +428,11 @@ LogicalResult Importer::materialize(const std::string &name) {
   auto it = initializers_.find(name);
   if (it == initializers_.end())
     return success();
-  std::string reason;
-  ElementsAttr value = tensorToAttr(context_, *it->second, modelDir_, reason);
+  llvm::Expected<ElementsAttr> value = tensorToAttr(context_, *it->second, modelDir_);
   if (!value)
-    return error() << reason;
+    return error() << llvm::toString(value.takeError());
   values_[name] = ConstantOp::create(builder_, NameLoc::get(builder_.getStringAttr(name)),
-                                     value.getType(), value);
+                                     value->getType(), *value);
   return success();
 }
 
@@ -516,11 +516,10 @@ OwningOpRef<ModuleOp> Importer::run() {
       (void)checkOperators();
     return nullptr;
   }
-  if (std::optional<std::string> why =
-          expandFunctions(model_, opset_, [](const onnx::NodeProto &node) {
-            return supportedOperators().find(node.op_type()) != nullptr;
-          }))
-    return (error() << *why), nullptr;
+  if (llvm::Error why = expandFunctions(model_, opset_, [](const onnx::NodeProto &node) {
+        return supportedOperators().find(node.op_type()) != nullptr;
+      }))
+    return (error() << llvm::toString(std::move(why))), nullptr;
   if (failed(checkOperators()) || failed(orderNodes()))
     return nullptr;
 
@@ -619,10 +618,10 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, StringRef path,
   return importer.run();
 }
 
-std::string parseInputShape(StringRef spec, ImportOptions &options) {
+llvm::Error parseInputShape(StringRef spec, ImportOptions &options) {
   auto [name, dims] = spec.rsplit('=');
   if (name.empty() || dims.empty() || !spec.contains('='))
-    return "--input-shape wants NAME=D0xD1x..., got '" + spec.str() + "'";
+    return llvm::createStringError("--input-shape wants NAME=D0xD1x..., got '" + spec + "'");
   std::vector<int64_t> shape;
   if (dims != "scalar") {
     SmallVector<StringRef> parts;
@@ -630,13 +629,13 @@ std::string parseInputShape(StringRef spec, ImportOptions &options) {
     for (StringRef part : parts) {
       int64_t dim;
       if (part.getAsInteger(10, dim) || dim < 0)
-        return "--input-shape: '" + part.str() + "' in '" + spec.str() +
-               "' is not a non-negative dimension";
+        return llvm::createStringError("--input-shape: '" + part + "' in '" + spec +
+                                       "' is not a non-negative dimension");
       shape.push_back(dim);
     }
   }
   options.inputShapes[name] = std::move(shape);
-  return "";
+  return llvm::Error::success();
 }
 
 } // namespace kiln

@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <string>
@@ -50,8 +51,8 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &context, llv
                                                  const ImportOptions &options);
 
 /// Parses "NAME=D0xD1x..." (as given to --input-shape) into `options`;
-/// returns an error message, or an empty string on success.
-std::string parseInputShape(llvm::StringRef spec, ImportOptions &options);
+/// fails with a message naming the flag and what is wrong.
+llvm::Error parseInputShape(llvm::StringRef spec, ImportOptions &options);
 
 } // namespace kiln
 

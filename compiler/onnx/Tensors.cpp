@@ -188,8 +188,11 @@ std::string onnxTypeName(int32_t onnxType) {
   return "data type " + std::to_string(onnxType);
 }
 
-ElementsAttr tensorToAttr(MLIRContext &context, onnx::TensorProto &tensor, llvm::StringRef modelDir,
-                          std::string &error) {
+namespace {
+
+/// The constant of `tensor`, or null with `error` set.
+ElementsAttr convertTensor(MLIRContext &context, onnx::TensorProto &tensor,
+                           llvm::StringRef modelDir, std::string &error) {
   Type element = elementTypeOf(context, tensor.data_type());
   if (!element) {
     error = describe(tensor) + " has element type " + onnxTypeName(tensor.data_type()) +
@@ -297,6 +300,16 @@ ElementsAttr tensorToAttr(MLIRContext &context, onnx::TensorProto &tensor, llvm:
   }
   return DenseResourceElementsAttr::get(type, tensor.name().empty() ? "constant" : tensor.name(),
                                         std::move(blob));
+}
+
+} // namespace
+
+llvm::Expected<ElementsAttr> tensorToAttr(MLIRContext &context, onnx::TensorProto &tensor,
+                                          llvm::StringRef modelDir) {
+  std::string error;
+  if (ElementsAttr value = convertTensor(context, tensor, modelDir, error))
+    return value;
+  return llvm::createStringError(error);
 }
 
 } // namespace kiln

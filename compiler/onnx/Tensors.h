@@ -7,6 +7,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include "llvm/Support/Error.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <string>
@@ -23,9 +25,10 @@ std::string onnxTypeName(int32_t onnxType);
 /// Turns a TensorProto into a constant. Large tensors become dense_resource
 /// blobs that take over the tensor's buffer (the proto's raw_data is moved
 /// out, not copied); external data is read only from inside `modelDir`.
-/// On failure returns null and sets `error` to the reason.
-mlir::ElementsAttr tensorToAttr(mlir::MLIRContext &context, onnx::TensorProto &tensor,
-                                llvm::StringRef modelDir, std::string &error);
+/// On failure returns the reason, which the caller reports where the
+/// tensor is used.
+llvm::Expected<mlir::ElementsAttr>
+tensorToAttr(mlir::MLIRContext &context, onnx::TensorProto &tensor, llvm::StringRef modelDir);
 
 } // namespace kiln
 

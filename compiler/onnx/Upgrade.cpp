@@ -44,9 +44,8 @@ std::optional<std::string> undefinedOutput(const onnx::GraphProto &graph,
   return std::nullopt;
 }
 
-} // namespace
-
-std::optional<std::string> upgradeOpset(onnx::ModelProto &model, int64_t target) {
+/// upgradeOpset, with the reason as a string.
+std::optional<std::string> convertOpset(onnx::ModelProto &model, int64_t target) {
   // The converter reports what it cannot convert by throwing; nothing of it
   // escapes this function.
   try {
@@ -84,6 +83,14 @@ std::optional<std::string> upgradeOpset(onnx::ModelProto &model, int64_t target)
     return reason.empty() ? "the converter failed without a reason" : reason;
   }
   return std::nullopt;
+}
+
+} // namespace
+
+llvm::Error upgradeOpset(onnx::ModelProto &model, int64_t target) {
+  if (std::optional<std::string> why = convertOpset(model, target))
+    return llvm::createStringError(*why);
+  return llvm::Error::success();
 }
 
 } // namespace kiln

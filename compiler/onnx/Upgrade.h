@@ -11,6 +11,8 @@
 #ifndef KILN_COMPILER_ONNX_UPGRADE_H
 #define KILN_COMPILER_ONNX_UPGRADE_H
 
+#include "llvm/Support/Error.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
@@ -21,11 +23,11 @@ namespace kiln {
 
 /// Rewrites `model` to opset `target` of the default domain with ONNX's
 /// version converter, after ONNX's checker has accepted it and ONNX's shape
-/// inference has recorded the shapes its adapters read. Returns the
+/// inference has recorded the shapes its adapters read. Fails with the
 /// checker's or the converter's reason when either refuses (a malformed
 /// graph, an operator without an adapter); `model` then holds at most more
 /// value_info than before.
-std::optional<std::string> upgradeOpset(onnx::ModelProto &model, int64_t target);
+llvm::Error upgradeOpset(onnx::ModelProto &model, int64_t target);
 
 } // namespace kiln
 

@@ -11,10 +11,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringMap<float> scales;
-  std::string error =
-      kiln::parseCalibration(llvm::StringRef(reinterpret_cast<const char *>(data), size), scales);
-  if (!error.empty())
+  if (llvm::Error error = kiln::parseCalibration(
+          llvm::StringRef(reinterpret_cast<const char *>(data), size), scales)) {
+    llvm::consumeError(std::move(error));
     return 0;
+  }
   for (const auto &entry : scales)
     if (!std::isfinite(entry.getValue()) || entry.getValue() < 0)
       abort();

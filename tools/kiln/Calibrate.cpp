@@ -98,11 +98,11 @@ FailureOr<std::string> compileForCalibration(mlir::MLIRContext &context,
                                              std::vector<std::string> &exposed) {
   CompileOptions options;
   for (const std::string &spec : inputShapes)
-    if (std::string error = parseInputShape(spec, options.import); !error.empty())
-      return (reportError(error), failure());
+    if (Error error = parseInputShape(spec, options.import))
+      return (reportError(toString(std::move(error))), failure());
   for (const std::string &spec : inputValues)
-    if (std::string error = parseInputValue(spec, options.import); !error.empty())
-      return (reportError(error), failure());
+    if (Error error = parseInputValue(spec, options.import))
+      return (reportError(toString(std::move(error))), failure());
   options.hostCPU = "native";
   options.graph.precision = Precision::FP32;
   options.afterImport = [&](mlir::ModuleOp module) { exposed = exposeProductInputs(module); };

@@ -19,7 +19,7 @@ extern bool reportedError;
 
 /// Reads "NAME=FILE.npy" (as given to --input-value) into `options`;
 /// returns an error message, or an empty string on success.
-std::string parseInputValue(llvm::StringRef spec, ImportOptions &options);
+llvm::Error parseInputValue(llvm::StringRef spec, ImportOptions &options);
 
 /// An MLIR context with kiln's dialects and passes whose diagnostics go
 /// to printDiagnostic.

@@ -58,10 +58,10 @@ ErrorOr<std::unique_ptr<MemoryBuffer>> readRegularFile(const std::string &path) 
 
 int modelOptions(uint32_t flags, std::vector<uint8_t> &keys, kiln_model_options_t &options) {
   for (const std::string &file : trustedKeys) {
-    PublicKey key;
-    if (std::string error = readPublicKey(file, key); !error.empty())
-      return reportError("--trusted-key: " + error);
-    keys.insert(keys.end(), key.begin(), key.end());
+    Expected<PublicKey> key = readPublicKey(file);
+    if (!key)
+      return reportError("--trusted-key: " + toString(key.takeError()));
+    keys.insert(keys.end(), key->begin(), key->end());
   }
   options = {KILN_API_VERSION, flags, keys.data(), keys.size() / KILN_KEY_BYTES};
   return 0;
@@ -84,8 +84,8 @@ int signModel() {
   if (!file)
     return reportError("cannot read '" + signFile + "': " + file.getError().message());
   std::string bytes = (*file)->getBuffer().str();
-  if (std::string error = signArtifact(bytes, signKey); !error.empty())
-    return reportError(signFile + ": " + error);
+  if (Error error = signArtifact(bytes, signKey))
+    return reportError(signFile + ": " + toString(std::move(error)));
   // Written beside the target, then renamed over it: signing in place
   // never leaves half a file.
   std::string path = signOutput.empty() ? signFile.getValue() : signOutput.getValue();

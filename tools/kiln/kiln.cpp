@@ -55,16 +55,16 @@ LogicalResult kiln::printDiagnostic(mlir::Diagnostic &diag) {
   return success();
 }
 
-std::string kiln::parseInputValue(StringRef spec, ImportOptions &options) {
+llvm::Error kiln::parseInputValue(StringRef spec, ImportOptions &options) {
   auto [name, path] = spec.split('=');
   if (name.empty() || path.empty())
-    return "--input-value wants NAME=FILE.npy, got '" + spec.str() + "'";
+    return createStringError("--input-value wants NAME=FILE.npy, got '" + spec + "'");
   NpyArray array;
   if (std::string error = readNpy(path.str(), array); !error.empty())
-    return "--input-value " + name.str() + ": " + error;
+    return createStringError("--input-value " + name + ": " + error);
   options.inputValues[name] = {kiln_dtype_name(array.dtype), std::move(array.shape),
                                std::move(array.data)};
-  return "";
+  return Error::success();
 }
 
 static mlir::DialectRegistry compilerRegistry() {
@@ -169,11 +169,11 @@ LogicalResult fail(const Twine &message) {
 FailureOr<CompileOptions> compileOptions() {
   CompileOptions options;
   for (const std::string &spec : inputShapes)
-    if (std::string error = parseInputShape(spec, options.import); !error.empty())
-      return fail(error);
+    if (Error error = parseInputShape(spec, options.import))
+      return fail(toString(std::move(error)));
   for (const std::string &spec : inputValues)
-    if (std::string error = parseInputValue(spec, options.import); !error.empty())
-      return fail(error);
+    if (Error error = parseInputValue(spec, options.import))
+      return fail(toString(std::move(error)));
   if (targetList.getNumOccurrences()) {
     SmallVector<StringRef> names;
     StringRef(targetList).split(names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
@@ -222,8 +222,8 @@ LogicalResult runCompile() {
   if (failed(bytes))
     return failure();
   if (!signingKey.empty())
-    if (std::string error = signArtifact(*bytes, signingKey); !error.empty())
-      return fail("--sign: " + error);
+    if (Error error = signArtifact(*bytes, signingKey))
+      return fail("--sign: " + toString(std::move(error)));
   std::string error;
   auto output = mlir::openOutputFile(outputFile, &error);
   if (!output)

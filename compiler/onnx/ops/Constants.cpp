@@ -45,11 +45,11 @@ LogicalResult convertConstant(NodeContext &ctx) {
   for (onnx::AttributeProto &attr : *ctx.mutableNode().mutable_attribute()) {
     const std::string &name = attr.name();
     if (name == "value") {
-      std::string reason;
-      ElementsAttr value = tensorToAttr(*b.getContext(), *attr.mutable_t(), ctx.modelDir(), reason);
+      llvm::Expected<ElementsAttr> value =
+          tensorToAttr(*b.getContext(), *attr.mutable_t(), ctx.modelDir());
       if (!value)
-        return ctx.error() << reason;
-      return emitConstant(ctx, value);
+        return ctx.error() << llvm::toString(value.takeError());
+      return emitConstant(ctx, *value);
     }
     if (name == "value_float")
       return emitConstant(
@@ -86,11 +86,13 @@ LogicalResult convertConstantOfShape(NodeContext &ctx) {
   // The fill value is a one-element tensor; the default is float 0.
   Attribute fill = b.getF32FloatAttr(0.0f);
   if (onnx::AttributeProto *attr = const_cast<onnx::AttributeProto *>(ctx.attribute("value"))) {
-    std::string reason;
-    auto value = dyn_cast_or_null<DenseElementsAttr>(
-        tensorToAttr(*b.getContext(), *attr->mutable_t(), ctx.modelDir(), reason));
+    llvm::Expected<ElementsAttr> converted =
+        tensorToAttr(*b.getContext(), *attr->mutable_t(), ctx.modelDir());
+    if (!converted)
+      return ctx.error() << llvm::toString(converted.takeError());
+    auto value = dyn_cast<DenseElementsAttr>(*converted);
     if (!value || value.getNumElements() != 1)
-      return ctx.error() << (reason.empty() ? "'value' must hold one element" : reason);
+      return ctx.error() << "'value' must hold one element";
     fill = *value.value_begin<Attribute>();
   }
   auto type = RankedTensorType::get(*shape, cast<TypedAttr>(fill).getType());

@@ -19,6 +19,21 @@
 
 namespace {
 
+/// tensorToAttr's constant, or null with `error` set to why not.
+mlir::ElementsAttr convert(mlir::MLIRContext &context, onnx::TensorProto &tensor,
+                           llvm::StringRef modelDir, std::string &error) {
+  llvm::Expected<mlir::ElementsAttr> attr = kiln::tensorToAttr(context, tensor, modelDir);
+  if (attr)
+    return *attr;
+  error = llvm::toString(attr.takeError());
+  return nullptr;
+}
+
+/// parseInputShape's message: empty when the spec is good.
+std::string shapeError(llvm::StringRef spec, kiln::ImportOptions &options) {
+  return llvm::toString(kiln::parseInputShape(spec, options));
+}
+
 onnx::TensorProto floatTensor(std::vector<int64_t> dims, size_t count) {
   onnx::TensorProto tensor;
   tensor.set_name("w");
@@ -56,14 +71,14 @@ TEST_CASE("small tensors are inline, large ones are resources", "[tensors]") {
   std::string error;
 
   onnx::TensorProto small = floatTensor({2, 2}, 4);
-  auto inlineAttr = kiln::tensorToAttr(context, small, ".", error);
+  auto inlineAttr = convert(context, small, ".", error);
   REQUIRE(inlineAttr);
   auto dense = mlir::dyn_cast<mlir::DenseElementsAttr>(inlineAttr);
   REQUIRE(dense);
   CHECK(dense.getValues<float>()[3] == 3.0f);
 
   onnx::TensorProto large = floatTensor({64, 64}, 64 * 64);
-  auto resourceAttr = kiln::tensorToAttr(context, large, ".", error);
+  auto resourceAttr = convert(context, large, ".", error);
   REQUIRE(resourceAttr);
   auto resource = mlir::dyn_cast<mlir::DenseResourceElementsAttr>(resourceAttr);
   REQUIRE(resource);
@@ -81,7 +96,7 @@ TEST_CASE("data that does not match the dims is rejected", "[tensors]") {
   std::string error;
 
   onnx::TensorProto shortRaw = floatTensor({4, 4}, 10);
-  CHECK_FALSE(kiln::tensorToAttr(context, shortRaw, ".", error));
+  CHECK_FALSE(convert(context, shortRaw, ".", error));
   CHECK(error == "tensor 'w' holds 40 bytes of data but its dims need 64");
 
   onnx::TensorProto typed;
@@ -89,17 +104,17 @@ TEST_CASE("data that does not match the dims is rejected", "[tensors]") {
   typed.set_data_type(onnx::TensorProto::INT64);
   typed.add_dims(3);
   typed.add_int64_data(1);
-  CHECK_FALSE(kiln::tensorToAttr(context, typed, ".", error));
+  CHECK_FALSE(convert(context, typed, ".", error));
   CHECK(error == "tensor 't' holds 1 values but its dims need 3");
 
   onnx::TensorProto negative = floatTensor({-1}, 0);
-  CHECK_FALSE(kiln::tensorToAttr(context, negative, ".", error));
+  CHECK_FALSE(convert(context, negative, ".", error));
   CHECK(error.find("negative or overflows") != std::string::npos);
 
   onnx::TensorProto strings;
   strings.set_name("s");
   strings.set_data_type(onnx::TensorProto::STRING);
-  CHECK_FALSE(kiln::tensorToAttr(context, strings, ".", error));
+  CHECK_FALSE(convert(context, strings, ".", error));
   CHECK(error == "tensor 's' has element type STRING, which kiln does not support");
 }
 
@@ -112,8 +127,7 @@ TEST_CASE("booleans and typed fields convert", "[tensors]") {
   flags.add_dims(3);
   for (int v : {1, 0, 1})
     flags.add_int32_data(v);
-  auto attr = mlir::dyn_cast_or_null<mlir::DenseElementsAttr>(
-      kiln::tensorToAttr(context, flags, ".", error));
+  auto attr = mlir::dyn_cast_or_null<mlir::DenseElementsAttr>(convert(context, flags, ".", error));
   REQUIRE(attr);
   auto values = llvm::to_vector(attr.getValues<bool>());
   CHECK(values == llvm::SmallVector<bool>{true, false, true});
@@ -149,52 +163,51 @@ TEST_CASE("external data is read only from inside the model's folder", "[tensors
 
   std::string error;
   onnx::TensorProto ok = external("weights.bin", "0", "16");
-  auto attr = mlir::dyn_cast_or_null<mlir::DenseElementsAttr>(
-      kiln::tensorToAttr(context, ok, dir.path, error));
+  auto attr =
+      mlir::dyn_cast_or_null<mlir::DenseElementsAttr>(convert(context, ok, dir.path, error));
   REQUIRE(attr);
   CHECK(attr.getValues<float>()[2] == 3.0f);
 
   onnx::TensorProto noLength = external("weights.bin", "", "");
-  CHECK(kiln::tensorToAttr(context, noLength, dir.path, error));
+  CHECK(convert(context, noLength, dir.path, error));
 
   onnx::TensorProto up = external("sub/../../weights.bin", "0", "16");
-  CHECK_FALSE(kiln::tensorToAttr(context, up, dir.path, error));
+  CHECK_FALSE(convert(context, up, dir.path, error));
   CHECK(error.find("leaves the model's folder") != std::string::npos);
 
   onnx::TensorProto past = external("weights.bin", "4", "16");
-  CHECK_FALSE(kiln::tensorToAttr(context, past, dir.path, error));
+  CHECK_FALSE(convert(context, past, dir.path, error));
   CHECK(error.find("runs past the end") != std::string::npos);
 
   onnx::TensorProto huge = external("weights.bin", "18446744073709551615", "16");
-  CHECK_FALSE(kiln::tensorToAttr(context, huge, dir.path, error));
+  CHECK_FALSE(convert(context, huge, dir.path, error));
   CHECK(error.find("runs past the end") != std::string::npos);
 
   onnx::TensorProto garbage = external("weights.bin", "-4", "16");
-  CHECK_FALSE(kiln::tensorToAttr(context, garbage, dir.path, error));
+  CHECK_FALSE(convert(context, garbage, dir.path, error));
   CHECK(error == "tensor 'w' has an invalid external data offset '-4'");
 
   onnx::TensorProto missing = external("nothing.bin", "0", "16");
-  CHECK_FALSE(kiln::tensorToAttr(context, missing, dir.path, error));
+  CHECK_FALSE(convert(context, missing, dir.path, error));
   CHECK(error.find("cannot open external data file") != std::string::npos);
 }
 
 TEST_CASE("--input-shape specs parse", "[importer]") {
   kiln::ImportOptions options;
-  CHECK(kiln::parseInputShape("input=1x3x224x224", options).empty());
+  CHECK(shapeError("input=1x3x224x224", options).empty());
   CHECK(options.inputShapes["input"] == std::vector<int64_t>{1, 3, 224, 224});
-  CHECK(kiln::parseInputShape("ids=128", options).empty());
+  CHECK(shapeError("ids=128", options).empty());
   CHECK(options.inputShapes["ids"] == std::vector<int64_t>{128});
-  CHECK(kiln::parseInputShape("scale=scalar", options).empty());
+  CHECK(shapeError("scale=scalar", options).empty());
   CHECK(options.inputShapes["scale"].empty());
   // Names may contain '=' only before the last one.
-  CHECK(kiln::parseInputShape("a=b=2x2", options).empty());
+  CHECK(shapeError("a=b=2x2", options).empty());
   CHECK(options.inputShapes["a=b"] == std::vector<int64_t>{2, 2});
 
-  CHECK(kiln::parseInputShape("input", options) ==
-        "--input-shape wants NAME=D0xD1x..., got 'input'");
-  CHECK(kiln::parseInputShape("=1x2", options) == "--input-shape wants NAME=D0xD1x..., got '=1x2'");
-  CHECK(kiln::parseInputShape("x=1x-2", options) ==
+  CHECK(shapeError("input", options) == "--input-shape wants NAME=D0xD1x..., got 'input'");
+  CHECK(shapeError("=1x2", options) == "--input-shape wants NAME=D0xD1x..., got '=1x2'");
+  CHECK(shapeError("x=1x-2", options) ==
         "--input-shape: '-2' in 'x=1x-2' is not a non-negative dimension");
-  CHECK(kiln::parseInputShape("x=1xx2", options) ==
+  CHECK(shapeError("x=1xx2", options) ==
         "--input-shape: '' in 'x=1xx2' is not a non-negative dimension");
 }
