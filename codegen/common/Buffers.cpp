@@ -2,8 +2,11 @@
 //===- Buffers.cpp - buffers, their views and the kernels that touch them -===//
 
 #include "codegen/common/Buffers.h"
+#include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 

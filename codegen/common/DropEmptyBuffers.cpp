@@ -3,6 +3,7 @@
 
 #include "codegen/common/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 namespace kiln {

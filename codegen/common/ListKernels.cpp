@@ -2,8 +2,16 @@
 //===- ListKernels.cpp - the execution plan, for the artifact's manifest --===//
 
 #include "codegen/common/Passes.h"
+#include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Precision.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/StringExtras.h"
 

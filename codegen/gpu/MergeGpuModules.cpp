@@ -3,6 +3,8 @@
 
 #include "codegen/gpu/Passes.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace kiln {

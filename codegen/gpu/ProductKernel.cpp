@@ -2,10 +2,15 @@
 //===- ProductKernel.cpp - what every matrix-unit kernel builder does -----===//
 
 #include "codegen/gpu/ProductKernel.h"
+#include "dialects/kiln/KilnDialect.h"
 
 #include "codegen/common/Passes.h"
 #include "dialects/kiln/Precision.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 

@@ -2,6 +2,7 @@
 //===- Host.cpp - kernels to x86-64 code for the host CPU -----------------===//
 
 #include "codegen/host/Host.h"
+#include "dialects/kiln/KilnDialect.h"
 
 #include "codegen/Toolchain.h"
 #include "codegen/host/Passes.h"
@@ -9,6 +10,7 @@
 
 #include "runtime/format/format.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Threading.h"

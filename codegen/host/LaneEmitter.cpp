@@ -2,12 +2,16 @@
 //===- LaneEmitter.cpp - a generic's body on vector lanes -----------------===//
 
 #include "codegen/host/LaneEmitter.h"
+#include "dialects/kiln/KilnDialect.h"
 
 #include "codegen/common/Buffers.h"
 #include "codegen/host/VectorBody.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"

@@ -11,6 +11,10 @@
 
 #include "codegen/host/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
 namespace kiln {
 
 #define GEN_PASS_DEF_MARKKERNELENDS

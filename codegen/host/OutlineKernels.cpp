@@ -15,7 +15,9 @@
 #include "codegen/host/Outlining.h"
 #include "codegen/host/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace kiln {

@@ -25,7 +25,13 @@
 
 #include "codegen/common/Buffers.h"
 #include "codegen/host/Passes.h"
+#include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Weights.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace kiln {
 

@@ -7,9 +7,13 @@
 
 #include "codegen/common/Buffers.h"
 #include "codegen/common/Passes.h"
+#include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Precision.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"

@@ -2,10 +2,12 @@
 //===- VectorBody.cpp - a linalg body computed on vectors -----------------===//
 
 #include "codegen/host/VectorBody.h"
+#include "dialects/kiln/KilnDialect.h"
 
 #include "codegen/common/Buffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"

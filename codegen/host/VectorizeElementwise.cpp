@@ -16,6 +16,13 @@
 #include "codegen/host/Passes.h"
 #include "codegen/host/VectorBody.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
 namespace kiln {
 
 #define GEN_PASS_DEF_VECTORIZEELEMENTWISE

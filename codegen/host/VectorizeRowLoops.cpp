@@ -22,6 +22,12 @@
 #include "codegen/host/Passes.h"
 #include "codegen/host/VectorBody.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
 #include <limits>
 
 namespace kiln {
