@@ -13,8 +13,6 @@
 #include "GpuTest.h"
 
 #include <cstring>
-#include <dlfcn.h>
-#include <iterator>
 
 namespace {
 
@@ -26,19 +24,11 @@ struct Fake : FakeDriver {
 } // namespace
 
 TEST_CASE("the fake driver defines every entry point the runtime resolves", "[cuda]") {
-  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  REQUIRE(library);
-  REQUIRE(dlsym(library, "kiln_fake_cuda_get"));
-  const char *names[] = {
+  const char *const names[] = {
 #define KILN_CUDA_SYMBOL(member, symbol, result, parameters) #symbol,
 #include "runtime/src/cuda/DynamicSymbolTables.h"
   };
-  CHECK(std::size(names) > 30);
-  for (const char *name : names) {
-    INFO(name);
-    CHECK(dlsym(library, name));
-  }
-  dlclose(library);
+  checkDefinesEntryPoints("libcuda.so.1", "kiln_fake_cuda_get", names);
 }
 
 TEST_CASE("a session runs the cubin for its GPU, as one CUDA graph", "[cuda]") {

@@ -25,6 +25,23 @@ inline std::string artifact(const char *name) {
   return std::string(dir) + "/" + name;
 }
 
+/// Checks that the fake driver `library` (`control` tells it from a real
+/// one) defines each of `names`: the entry points the runtime resolves, as
+/// the driver's symbol table lists them (the caller expands the table).
+template <size_t N>
+inline void checkDefinesEntryPoints(const char *library, const char *control,
+                                    const char *const (&names)[N]) {
+  void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(handle);
+  REQUIRE(dlsym(handle, control));
+  CHECK(N > 30);
+  for (const char *name : names) {
+    INFO(name);
+    CHECK(dlsym(handle, name));
+  }
+  dlclose(handle);
+}
+
 /// A fake driver's controls (FakeGpu.h), from the same library the runtime
 /// opens (first on LD_LIBRARY_PATH), reset and then given `settings`.
 struct FakeDriver {
