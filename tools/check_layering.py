@@ -60,7 +60,7 @@ LAYERS = {
     # The CLI fills the driver's options and prints; it reads artifacts
     # through the runtime's public API and the format, and signs them.
     "tools/kiln": ["compiler/driver", "compiler/onnx", "compiler/artifact/Signing.h", "dialects",
-                   "runtime/format", "kiln/runtime.h"],
+                   "codegen/Target.h", "runtime/format", "kiln/runtime.h"],
     "tools/kiln-opt": ["compiler/driver"],
     "docs/examples": ["kiln/runtime.h"],
     # Tests may reach anything they test.

@@ -44,8 +44,9 @@ std::optional<std::string> undefinedOutput(const onnx::GraphProto &graph,
   return std::nullopt;
 }
 
-/// upgradeOpset, with the reason as a string.
-std::optional<std::string> convertOpset(onnx::ModelProto &model, int64_t target) {
+} // namespace
+
+llvm::Error upgradeOpset(onnx::ModelProto &model, int64_t target) {
   // The converter reports what it cannot convert by throwing; nothing of it
   // escapes this function.
   try {
@@ -55,7 +56,7 @@ std::optional<std::string> convertOpset(onnx::ModelProto &model, int64_t target)
     // is defined, and that ONNX's checker accepts: values defined once and
     // before use, attributes of the schemas' types.
     if (std::optional<std::string> undefined = undefinedOutput(model.graph(), {}))
-      return undefined;
+      return llvm::createStringError(*undefined);
     onnx::checker::check_model(model);
     // Some adapters (the broadcasting ones of opset 7) need every value's
     // shape, which older exporters did not record: infer them first, and
@@ -80,16 +81,9 @@ std::optional<std::string> convertOpset(onnx::ModelProto &model, int64_t target)
     }
     while (!reason.empty() && reason.back() == ' ')
       reason.pop_back();
-    return reason.empty() ? "the converter failed without a reason" : reason;
+    return llvm::createStringError(reason.empty() ? "the converter failed without a reason"
+                                                  : reason);
   }
-  return std::nullopt;
-}
-
-} // namespace
-
-llvm::Error upgradeOpset(onnx::ModelProto &model, int64_t target) {
-  if (std::optional<std::string> why = convertOpset(model, target))
-    return llvm::createStringError(*why);
   return llvm::Error::success();
 }
 

@@ -10,6 +10,7 @@
 #include "Commands.h"
 #include "Compiler.h"
 #include "Npy.h"
+#include "codegen/Target.h"
 #include "compiler/artifact/Signing.h"
 #include "compiler/driver/Driver.h"
 #include "dialects/kiln/KilnDialect.h"
