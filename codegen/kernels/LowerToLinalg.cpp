@@ -42,6 +42,17 @@ struct ConstantToArith : mlir::OpRewritePattern<ConstantOp> {
 struct LowerToLinalg : impl::LowerToLinalgBase<LowerToLinalg> {
   void runOnOperation() override {
     mlir::MLIRContext *context = &getContext();
+    // Symbolic dimensions go as far as the graph (--emit kiln, --emit
+    // fused); kernels take static shapes.
+    if (auto symbols = getOperation()->getAttrOfType<mlir::ArrayAttr>(kSymbolsAttr)) {
+      mlir::InFlightDiagnostic error =
+          getOperation().emitError("kiln generates kernels for static shapes only, and the model "
+                                   "has symbolic dimensions (");
+      for (auto [i, name] : llvm::enumerate(symbolNames(getOperation())))
+        error << (i ? ", '" : "'") << name << "'";
+      error << "): fix each input's with --input-shape NAME=D0xD1x...";
+      return signalPassFailure();
+    }
     eraseSignedness(getOperation());
     mlir::RewritePatternSet patterns(context);
     patterns.add<ConstantToArith>(context);

@@ -64,6 +64,10 @@ private:
   /// default, a warning names them.
   LogicalResult checkShadowedInputs();
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &input);
+  /// The symbol of dimensions named `name` (a dim_param, or INPUT.D for
+  /// an unnamed one), with `range` when --input-shape gives one: the same
+  /// name is the same symbol in every input.
+  FailureOr<AffineExpr> symbolFor(const std::string &name, std::optional<DimRange> range);
   /// The constant that --input-value makes of `input`.
   FailureOr<DenseElementsAttr> fixedValue(const onnx::ValueInfoProto &input,
                                           const InputValue &value);
@@ -91,6 +95,9 @@ private:
   llvm::StringMap<onnx::TensorProto *> initializers_;
   llvm::StringMap<Value> values_;
   llvm::StringSet<> consumed_;
+  SymbolRanges symbols_;
+  /// The symbols whose range --input-shape gives.
+  llvm::StringSet<> rangesGiven_;
 };
 
 LogicalResult Importer::parseModel() {
@@ -338,38 +345,71 @@ FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &inpu
     return error() << "graph input '" << name << "' has element type "
                    << onnxTypeName(tensor.elem_type()) << ", which kiln does not support";
 
-  SmallVector<int64_t> shape;
-  auto fixed = options_.inputShapes.find(name);
-  if (fixed != options_.inputShapes.end()) {
-    shape.assign(fixed->second.begin(), fixed->second.end());
-    if (tensor.has_shape()) {
-      const onnx::TensorShapeProto &declared = tensor.shape();
-      if (declared.dim_size() != int(shape.size()))
-        return error() << "--input-shape gives input '" << name << "' rank " << shape.size()
-                       << ", but the model declares rank " << declared.dim_size();
-      for (int d = 0; d < declared.dim_size(); ++d)
-        if (declared.dim(d).has_dim_value() && declared.dim(d).dim_value() != shape[d])
-          return error() << "--input-shape gives input '" << name << "' dimension " << d << " size "
-                         << shape[d] << ", but the model fixes it at "
-                         << declared.dim(d).dim_value();
-    }
-  } else {
-    if (!tensor.has_shape())
-      return error() << "graph input '" << name << "' has no shape; give one with --input-shape "
-                     << name << "=...";
-    for (int d = 0; d < tensor.shape().dim_size(); ++d) {
-      const onnx::TensorShapeProto::Dimension &dim = tensor.shape().dim(d);
-      if (!dim.has_dim_value())
-        return error() << "graph input '" << name << "' has symbolic dimension " << d
-                       << (dim.dim_param().empty() ? "" : " '" + dim.dim_param() + "'")
-                       << "; fix it with --input-shape " << name << "=...";
-      shape.push_back(dim.dim_value());
-    }
+  if (!tensor.has_shape() && !options_.inputShapes.count(name))
+    return error() << "graph input '" << name << "' has no shape; give one with --input-shape "
+                   << name << "=...";
+  auto given = options_.inputShapes.find(name);
+  int rank = tensor.has_shape() ? tensor.shape().dim_size() : 0;
+  if (given != options_.inputShapes.end()) {
+    if (tensor.has_shape() && rank != int(given->second.size()))
+      return error() << "--input-shape gives input '" << name << "' rank " << given->second.size()
+                     << ", but the model declares rank " << rank;
+    rank = int(given->second.size());
   }
-  if (!elementCount(shape))
-    return error() << "graph input '" << name << "' has shape " << joinShape(shape)
+  Dims dims;
+  for (int d = 0; d < rank; ++d) {
+    const onnx::TensorShapeProto::Dimension *declared =
+        tensor.has_shape() ? &tensor.shape().dim(d) : nullptr;
+    // A size the model fixes; -1 is how some exporters (Paddle's) write a
+    // dimension they leave open. (0 stays a size: ONNX's own tests take
+    // empty tensors.)
+    bool fixedByModel = declared && declared->has_dim_value() && declared->dim_value() >= 0;
+    std::optional<DimRange> range;
+    if (given != options_.inputShapes.end())
+      range = given->second[d];
+    if (range && fixedByModel && (!range->isFixed() || range->min != declared->dim_value()))
+      return error() << "--input-shape gives input '" << name << "' dimension " << d << " size "
+                     << (range->isFixed()
+                             ? std::to_string(range->min)
+                             : std::to_string(range->min) + ".." + std::to_string(range->max))
+                     << ", but the model fixes it at " << declared->dim_value();
+    if (range && range->isFixed()) {
+      dims.push_back(getAffineConstantExpr(range->min, &context_));
+      continue;
+    }
+    if (fixedByModel) {
+      dims.push_back(getAffineConstantExpr(declared->dim_value(), &context_));
+      continue;
+    }
+    std::string symbol = declared && !declared->dim_param().empty()
+                             ? declared->dim_param()
+                             : name + "." + std::to_string(d);
+    FailureOr<AffineExpr> dim = symbolFor(symbol, range);
+    if (failed(dim))
+      return failure();
+    dims.push_back(*dim);
+  }
+  RankedTensorType type = tensorOf(dims, element);
+  if (!isKilnTensor(type))
+    return error() << "graph input '" << name << "' has shape "
+                   << (isSymbolic(type) ? printDims(dims, {}) : joinShape(type.getShape()))
                    << ", whose element count is negative or overflows 64 bits";
-  return RankedTensorType::get(shape, element);
+  return type;
+}
+
+FailureOr<AffineExpr> Importer::symbolFor(const std::string &name, std::optional<DimRange> range) {
+  auto [it, inserted] = symbols_.index.try_emplace(name, symbols_.symbols.size());
+  if (inserted)
+    symbols_.symbols.push_back({name, kDefaultSymbolRange});
+  if (range) {
+    DimRange &known = symbols_.symbols[it->second].second;
+    if (!rangesGiven_.insert(name).second && !(known == *range))
+      return error() << "--input-shape gives symbol '" << name << "' the range " << range->min
+                     << ".." << range->max << "@" << range->opt << ", but another input gave it "
+                     << known.min << ".." << known.max << "@" << known.opt;
+    known = *range;
+  }
+  return getAffineSymbolExpr(it->second, &context_);
 }
 
 /// The runtime's name of an element type (f32, u8, bool, ...).
@@ -440,7 +480,8 @@ LogicalResult Importer::importNode(onnx::NodeProto &node, const std::string &dis
   for (const std::string &input : node.input())
     if (failed(materialize(input)))
       return failure();
-  NodeContext ctx(node, opset_, path_, modelDir_, displayName, builder_, values_, consumed_);
+  NodeContext ctx(node, opset_, path_, modelDir_, displayName, builder_, values_, consumed_,
+                  symbols_);
   ctx.setSubgraphImporter(
       [this, displayName](onnx::GraphProto &graph) { return importSubgraph(graph, displayName); });
   if (failed(supportedOperators().find(node.op_type())->convert(ctx)))
@@ -574,6 +615,7 @@ OwningOpRef<ModuleOp> Importer::run() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   (*module)->setAttr("kiln.source", builder_.getStringAttr(llvm::sys::path::filename(path_)));
   (*module)->setAttr("kiln.opset", builder_.getI64IntegerAttr(opset_));
+
   builder_.setInsertionPointToEnd(module->getBody());
   auto func =
       func::FuncOp::create(builder_, fileLoc, "main", builder_.getFunctionType(argTypes, {}));
@@ -605,6 +647,13 @@ OwningOpRef<ModuleOp> Importer::run() {
     if (isOpTriviallyDead(&op))
       op.erase();
   func.setFunctionType(builder_.getFunctionType(argTypes, resultTypes));
+  // The ranges as the nodes narrowed them.
+  if (!symbols_.symbols.empty()) {
+    SmallVector<Attribute> symbols;
+    for (const auto &[name, range] : symbols_.symbols)
+      symbols.push_back(SymbolAttr::get(&context_, name, range.min, range.max, range.opt));
+    (*module)->setAttr(kSymbolsAttr, builder_.getArrayAttr(symbols));
+  }
   for (auto [i, output] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "kiln.name", builder_.getStringAttr(output.name()));
   return module;
@@ -619,20 +668,39 @@ OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, StringRef path,
 }
 
 llvm::Error parseInputShape(StringRef spec, ImportOptions &options) {
-  auto [name, dims] = spec.rsplit('=');
-  if (name.empty() || dims.empty() || !spec.contains('='))
+  auto [name, text] = spec.rsplit('=');
+  if (name.empty() || text.empty() || !spec.contains('='))
     return llvm::createStringError("--input-shape wants NAME=D0xD1x..., got '" + spec + "'");
-  std::vector<int64_t> shape;
+  auto [dims, opts] = text.split('@');
+  auto invalid = [&](StringRef part, StringRef what) {
+    return llvm::createStringError("--input-shape: '" + part + "' in '" + spec + "' is not " +
+                                   what);
+  };
+  std::vector<DimRange> shape;
   if (dims != "scalar") {
     SmallVector<StringRef> parts;
     dims.split(parts, 'x');
     for (StringRef part : parts) {
-      int64_t dim;
-      if (part.getAsInteger(10, dim) || dim < 0)
-        return llvm::createStringError("--input-shape: '" + part + "' in '" + spec +
-                                       "' is not a non-negative dimension");
-      shape.push_back(dim);
+      auto [low, high] = part.split("..");
+      DimRange range;
+      if (low.getAsInteger(10, range.min) || range.min < 0)
+        return invalid(part, "a non-negative dimension or range");
+      range.max = range.min;
+      if (part.contains("..") && (high.getAsInteger(10, range.max) || range.max < range.min))
+        return invalid(part, "a range MIN..MAX with MIN <= MAX");
+      range.opt = range.min;
+      shape.push_back(range);
     }
+  }
+  if (text.contains('@')) {
+    SmallVector<StringRef> parts;
+    opts.split(parts, 'x');
+    if (parts.size() != shape.size())
+      return llvm::createStringError("--input-shape: '" + spec + "' gives " + Twine(parts.size()) +
+                                     " sizes after @ for " + Twine(shape.size()) + " dimensions");
+    for (auto [part, range] : llvm::zip(parts, shape))
+      if (part.getAsInteger(10, range.opt) || range.opt < range.min || range.opt > range.max)
+        return invalid(part, "a size within its dimension's range");
   }
   options.inputShapes[name] = std::move(shape);
   return llvm::Error::success();

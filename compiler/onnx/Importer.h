@@ -2,7 +2,8 @@
 //===- Importer.h - ONNX model to the kiln dialect --------------*- C++ -*-===//
 //
 // Reads an .onnx file (and its external data) into a module holding one
-// func.func @main of kiln ops with static shapes. Every problem is reported
+// func.func @main of kiln ops, whose shapes are static or expressions of the
+// model's symbols (dialects/kiln/Dims.h). Every problem is reported
 // through MLIR's diagnostics with the file, node name, operator and opset;
 // nothing here aborts on bad input.
 //
@@ -32,10 +33,25 @@ struct InputValue {
   std::string data;
 };
 
+/// One dimension of a graph input as --input-shape gives it: a size (min
+/// == max) or a range of sizes and the size in it that kernels are tuned
+/// for.
+struct DimRange {
+  int64_t min = 0, max = 0, opt = 0;
+  bool isFixed() const { return min == max; }
+  bool operator==(const DimRange &other) const {
+    return min == other.min && max == other.max && opt == other.opt;
+  }
+};
+
+/// The range a symbolic dimension takes when --input-shape gives it none.
+constexpr DimRange kDefaultSymbolRange = {1, 1024, 1};
+
 struct ImportOptions {
-  /// Shapes that replace those of named graph inputs, fixing symbolic
-  /// dimensions such as the batch ("input" -> {1, 3, 224, 224}).
-  llvm::StringMap<std::vector<int64_t>> inputShapes;
+  /// Shapes that replace those of named graph inputs: sizes fix a
+  /// symbolic dimension such as the batch ("input" -> {1, 3, 224, 224}),
+  /// ranges make a dimension symbolic with that range.
+  llvm::StringMap<std::vector<DimRange>> inputShapes;
   /// Graph inputs that become constants: the shapes, axes and sizes that
   /// some models take as inputs but kiln must know when compiling. They
   /// leave the compiled model's signature.
@@ -50,8 +66,10 @@ constexpr int64_t kMaxOpset = 21;
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &context, llvm::StringRef path,
                                                  const ImportOptions &options);
 
-/// Parses "NAME=D0xD1x..." (as given to --input-shape) into `options`;
-/// fails with a message naming the flag and what is wrong.
+/// Parses "NAME=D0xD1x...[@O0xO1x...]" (as given to --input-shape) into
+/// `options`: each D a size or a range MIN..MAX, each O the size a range
+/// is tuned for (its MIN when no @ follows); fails with a message naming
+/// the flag and what is wrong.
 llvm::Error parseInputShape(llvm::StringRef spec, ImportOptions &options);
 
 } // namespace kiln

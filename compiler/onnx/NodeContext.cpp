@@ -18,15 +18,79 @@ namespace kiln {
 
 NodeContext::NodeContext(onnx::NodeProto &node, int64_t opset, llvm::StringRef file,
                          llvm::StringRef modelDir, llvm::StringRef displayName, OpBuilder &builder,
-                         llvm::StringMap<Value> &values, const llvm::StringSet<> &consumed)
+                         llvm::StringMap<Value> &values, const llvm::StringSet<> &consumed,
+                         SymbolRanges &symbols)
     : node_(node), opset_(opset), file_(file), modelDir_(modelDir), displayName_(displayName),
-      builder_(builder), values_(values), consumed_(consumed),
+      builder_(builder), values_(values), consumed_(consumed), symbols_(symbols),
       loc_(NameLoc::get(builder.getStringAttr(displayName))) {}
 
 InFlightDiagnostic NodeContext::error() {
   return emitError(UnknownLoc::get(builder_.getContext()))
          << file_ << ": node '" << displayName_ << "' (" << node_.op_type() << ", opset " << opset_
          << "): ";
+}
+
+namespace {
+
+/// The largest value `size` takes over `symbols`' ranges, when it grows with
+/// each of them (sums and products of symbols and non-negative constants).
+std::optional<int64_t> largest(AffineExpr size, const SymbolRanges &symbols) {
+  if (std::optional<int64_t> constant = constantOf(size))
+    return constant;
+  if (auto symbol = dyn_cast<AffineSymbolExpr>(size))
+    return symbols.symbols[symbol.getPosition()].second.max;
+  auto binary = dyn_cast<AffineBinaryOpExpr>(size);
+  if (!binary || (size.getKind() != AffineExprKind::Add && size.getKind() != AffineExprKind::Mul))
+    return std::nullopt;
+  std::optional<int64_t> lhs = largest(binary.getLHS(), symbols);
+  std::optional<int64_t> rhs = largest(binary.getRHS(), symbols);
+  int64_t result;
+  if (!lhs || !rhs || *lhs < 0 || *rhs < 0 ||
+      (size.getKind() == AffineExprKind::Add ? llvm::AddOverflow(*lhs, *rhs, result)
+                                             : llvm::MulOverflow(*lhs, *rhs, result)))
+    return std::nullopt;
+  return result;
+}
+
+} // namespace
+
+std::optional<int64_t> NodeContext::largestValue(AffineExpr size) const {
+  return largest(size, symbols_);
+}
+
+LogicalResult NodeContext::requireAtMost(AffineExpr size, int64_t bound, StringRef why) {
+  // symbol + constant
+  AffineExpr symbolPart = size;
+  int64_t offset = 0;
+  if (auto sum = dyn_cast<AffineBinaryOpExpr>(size);
+      sum && size.getKind() == AffineExprKind::Add && constantOf(sum.getRHS())) {
+    symbolPart = sum.getLHS();
+    offset = *constantOf(sum.getRHS());
+  }
+  std::vector<std::string> names;
+  for (const auto &symbol : symbols_.symbols)
+    names.push_back(symbol.first);
+  if (auto symbol = dyn_cast<AffineSymbolExpr>(symbolPart)) {
+    auto &[name, range] = symbols_.symbols[symbol.getPosition()];
+    int64_t most = bound - offset;
+    if (range.max <= most)
+      return success();
+    if (most < range.min)
+      return error() << "it " << why << " to " << printDim(size, names) << ", so symbol '" << name
+                     << "' could be at most " << most << ", below its least value " << range.min;
+    emitWarning(UnknownLoc::get(builder_.getContext()))
+        << file_ << ": node '" << displayName_ << "' (" << node_.op_type() << "): symbol '" << name
+        << "' narrowed from " << range.min << ".." << range.max << " to " << range.min << ".."
+        << most << ": the node " << why << " to " << printDim(size, names);
+    range.max = most;
+    range.opt = std::min(range.opt, most);
+    return success();
+  }
+  std::optional<int64_t> most = largest(size, symbols_);
+  if (!most || *most > bound)
+    return error() << "it " << why << " to " << printDim(size, names)
+                   << ", which kiln cannot keep within " << bound << " by narrowing a symbol";
+  return success();
 }
 
 bool NodeContext::hasInput(int index) const {
@@ -99,6 +163,15 @@ std::optional<SmallVector<int64_t>> NodeContext::constantInts(int index, StringR
   return values;
 }
 
+std::optional<Dims> NodeContext::sizeInts(int index, StringRef what) {
+  if (auto sizes = input(index).getDefiningOp<DimsOp>())
+    return Dims(sizes.getValue().getMap().getResults());
+  std::optional<SmallVector<int64_t>> values = constantInts(index, what);
+  if (!values)
+    return std::nullopt;
+  return constantDims(builder_.getContext(), *values);
+}
+
 std::optional<SmallVector<double>> NodeContext::constantFloats(int index, StringRef what) {
   DenseElementsAttr attr = constantValue(index);
   if (!attr || !isa<FloatType>(attr.getElementType())) {
@@ -152,6 +225,21 @@ Value NodeContext::constant(ElementsAttr value) {
 
 Value NodeContext::reshape(Value value, ArrayRef<int64_t> shape) {
   return make<ReshapeOp>({value}, {named("shape", builder_.getDenseI64ArrayAttr(shape))});
+}
+
+SmallVector<NamedAttribute> NodeContext::targetAttrs(ArrayRef<AffineExpr> dims) {
+  SmallVector<int64_t> shape;
+  for (AffineExpr dim : dims)
+    shape.push_back(constantOf(dim).value_or(ShapedType::kDynamic));
+  SmallVector<NamedAttribute> attributes = {named("shape", builder_.getDenseI64ArrayAttr(shape))};
+  if (llvm::is_contained(shape, ShapedType::kDynamic))
+    attributes.push_back(
+        named("dims", DimsAttr::get(builder_.getContext(), dimsMap(builder_.getContext(), dims))));
+  return attributes;
+}
+
+Value NodeContext::reshapeDims(Value value, ArrayRef<AffineExpr> dims) {
+  return make<ReshapeOp>({value}, targetAttrs(dims));
 }
 
 Value NodeContext::castTo(Value value, Type to) {

@@ -11,6 +11,7 @@
 #ifndef KILN_COMPILER_ONNX_NODECONTEXT_H
 #define KILN_COMPILER_ONNX_NODECONTEXT_H
 
+#include "compiler/onnx/Importer.h"
 #include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/IR/Builders.h"
@@ -25,11 +26,19 @@
 
 namespace kiln {
 
+/// The model's symbols (symbol i is s_i) with their ranges, as the
+/// importer meets them in the inputs and narrows them in the nodes.
+struct SymbolRanges {
+  std::vector<std::pair<std::string, DimRange>> symbols;
+  llvm::StringMap<unsigned> index;
+};
+
 class NodeContext {
 public:
   NodeContext(onnx::NodeProto &node, int64_t opset, llvm::StringRef file, llvm::StringRef modelDir,
               llvm::StringRef displayName, mlir::OpBuilder &builder,
-              llvm::StringMap<mlir::Value> &values, const llvm::StringSet<> &consumed);
+              llvm::StringMap<mlir::Value> &values, const llvm::StringSet<> &consumed,
+              SymbolRanges &symbols);
 
   const onnx::NodeProto &node() const { return node_; }
   /// The node itself, for converters that take over its tensors' buffers.
@@ -51,6 +60,18 @@ public:
   /// An error about this node: "FILE: node 'NAME' (OP, opset N): ...".
   mlir::InFlightDiagnostic error();
 
+  /// Makes `size` at most `bound` in every run, because the node `why`
+  /// (a sentence's end: "slices a dimension of 512"): a symbol plus a
+  /// constant narrows the symbol's range, with a warning that says so;
+  /// another expression must already be within it at its symbols'
+  /// maxima. Reports an error when the range would be empty or the
+  /// expression cannot be bounded.
+  mlir::LogicalResult requireAtMost(mlir::AffineExpr size, int64_t bound, llvm::StringRef why);
+  /// The largest value `size` takes over its symbols' ranges, when it grows
+  /// with each of them (sums and products of symbols and non-negative
+  /// constants).
+  std::optional<int64_t> largestValue(mlir::AffineExpr size) const;
+
   // Inputs. ONNX marks an omitted optional input with an empty name.
   bool hasInput(int index) const;
   /// Reports an error unless the first `count` inputs are all present.
@@ -63,6 +84,10 @@ public:
   /// The values of a constant integer input (axes, shape, pads, ...);
   /// reports an error naming `what` when it is not a constant.
   std::optional<llvm::SmallVector<int64_t>> constantInts(int index, llvm::StringRef what);
+  /// The values of an integer input that holds sizes (a shape), constant
+  /// or symbolic (computed from a kiln.dims value, see DimsOp); reports an
+  /// error naming `what` when it is neither.
+  std::optional<Dims> sizeInts(int index, llvm::StringRef what);
   /// The values of a constant float input (Resize's scales), as doubles.
   std::optional<llvm::SmallVector<double>> constantFloats(int index, llvm::StringRef what);
   /// The single value of a constant scalar input (Clip's bounds, ...).
@@ -122,6 +147,11 @@ public:
 
   /// `value` in a new shape (a kiln.reshape), or null after an error.
   mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape);
+  /// `value` in new dimensions, symbolic ones among them.
+  mlir::Value reshapeDims(mlir::Value value, llvm::ArrayRef<mlir::AffineExpr> dims);
+  /// The attributes kiln.reshape and kiln.expand take for a target of
+  /// `dims`: its `shape`, and its `dims` when one is symbolic.
+  llvm::SmallVector<mlir::NamedAttribute> targetAttrs(llvm::ArrayRef<mlir::AffineExpr> dims);
   /// `value` with elements of type `to` (a kiln.cast unless it has them),
   /// or null after an error (or when `value` is null).
   mlir::Value castTo(mlir::Value value, mlir::Type to);
@@ -161,6 +191,7 @@ private:
   mlir::OpBuilder &builder_;
   llvm::StringMap<mlir::Value> &values_;
   const llvm::StringSet<> &consumed_;
+  SymbolRanges &symbols_;
   mlir::Location loc_;
   SubgraphImporter subgraphs_;
 };

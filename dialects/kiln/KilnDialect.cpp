@@ -32,6 +32,8 @@ void KilnDialect::initialize() {
 
 Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,
                                             Location loc) {
+  if (auto sizes = dyn_cast<DimsAttr>(value))
+    return DimsOp::create(builder, loc, type, sizes);
   auto elements = dyn_cast<ElementsAttr>(value);
   if (!elements || elements.getType() != type)
     return nullptr;
@@ -39,16 +41,18 @@ Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,
 }
 
 RankedTensorType kiln::channelsLast(RankedTensorType type) {
-  SmallVector<int64_t> shape = {type.getDimSize(0)};
-  llvm::append_range(shape, type.getShape().drop_front(2));
-  shape.push_back(type.getDimSize(1));
-  return type.clone(shape);
+  Dims dims = dimsOf(type);
+  Dims moved = {dims[0]};
+  llvm::append_range(moved, ArrayRef(dims).drop_front(2));
+  moved.push_back(dims[1]);
+  return withDims(type, moved);
 }
 
 RankedTensorType kiln::channelsFirst(RankedTensorType type) {
-  SmallVector<int64_t> shape = {type.getDimSize(0), type.getShape().back()};
-  llvm::append_range(shape, type.getShape().drop_front().drop_back());
-  return type.clone(shape);
+  Dims dims = dimsOf(type);
+  Dims moved = {dims[0], dims.back()};
+  llvm::append_range(moved, ArrayRef(dims).drop_front().drop_back());
+  return withDims(type, moved);
 }
 
 SmallVector<StringRef> kiln::onnxNodes(Location loc) {

@@ -5,12 +5,14 @@
 #define KILN_DIALECTS_KILN_KILNDIALECT_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dialects/kiln/Dims.h"
 #include "dialects/kiln/Shapes.h"
 
 #include "dialects/kiln/KilnDialect.h.inc"

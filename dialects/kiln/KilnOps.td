@@ -16,12 +16,13 @@ include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-// Every kiln value is a statically shaped tensor whose element count fits in
-// int64_t: shapes come from untrusted models, so the verifier checks it.
-def Kiln_CountFitsPred : CPred<"::kiln::elementCount(::llvm::cast<::mlir::ShapedType>($_self).getShape()).has_value()">;
+// Every kiln value is a ranked tensor, static with an element count that
+// fits in int64_t (shapes come from untrusted models, so the verifier checks
+// it) or symbolic with each dimension in its #kiln.dims encoding (Dims.h).
+def Kiln_TensorPred : CPred<"::kiln::isKilnTensor($_self)">;
 class Kiln_TensorOf<list<Type> allowedTypes>
-    : RankedTensorOf<allowedTypes, [HasStaticShapePred, Kiln_CountFitsPred],
-                     "statically shaped tensor with at most 2^63 - 1 elements">;
+    : RankedTensorOf<allowedTypes, [Kiln_TensorPred],
+                     "tensor of static or symbolic shape with at most 2^63 - 1 elements">;
 
 def Kiln_Tensor : Kiln_TensorOf<[AnyFloat, AnyInteger]>;
 def Kiln_FloatTensor : Kiln_TensorOf<[AnyFloat]>;

@@ -77,10 +77,14 @@ LogicalResult convertConstant(NodeContext &ctx) {
 LogicalResult convertConstantOfShape(NodeContext &ctx) {
   if (failed(ctx.requireInputs(1)))
     return failure();
-  auto shape = ctx.constantInts(0, "the shape");
-  if (!shape)
+  std::optional<Dims> dims = ctx.sizeInts(0, "the shape");
+  if (!dims)
     return failure();
-  if (!elementCount(*shape))
+  SmallVector<int64_t> shape;
+  for (AffineExpr dim : *dims)
+    shape.push_back(constantOf(dim).value_or(ShapedType::kDynamic));
+  bool symbolic = llvm::is_contained(shape, ShapedType::kDynamic);
+  if (!symbolic && !elementCount(shape))
     return ctx.error() << "the shape has a negative dimension or too many elements";
   Builder &b = ctx.builder();
   // The fill value is a one-element tensor; the default is float 0.
@@ -95,7 +99,13 @@ LogicalResult convertConstantOfShape(NodeContext &ctx) {
       return ctx.error() << "'value' must hold one element";
     fill = *value.value_begin<Attribute>();
   }
-  auto type = RankedTensorType::get(*shape, cast<TypedAttr>(fill).getType());
+  Type element = cast<TypedAttr>(fill).getType();
+  // A symbolic shape: the one value expanded to it.
+  if (symbolic)
+    return ctx.emit<ExpandOp>(
+        {ctx.constant(DenseElementsAttr::get(RankedTensorType::get({}, element), fill))},
+        ctx.targetAttrs(*dims));
+  auto type = RankedTensorType::get(shape, element);
   return emitConstant(ctx, DenseElementsAttr::get(type, fill));
 }
 
@@ -115,6 +125,15 @@ LogicalResult convertShape(NodeContext &ctx) {
   end = std::clamp<int64_t>(end, start, rank);
   SmallVector<int64_t> window(dims.begin() + start, dims.begin() + end);
   Builder &b = ctx.builder();
+  auto type = RankedTensorType::get({int64_t(window.size())}, b.getI64Type());
+  // A symbolic dimension makes it a kiln.dims value, which folds on.
+  if (isSymbolic(ctx.inputType(0))) {
+    Dims all = dimsOf(ctx.inputType(0));
+    Dims sizes(all.begin() + start, all.begin() + end);
+    ctx.setOutput(0, DimsOp::create(ctx.builder(), ctx.loc(), type,
+                                    DimsAttr::get(b.getContext(), dimsMap(b.getContext(), sizes))));
+    return success();
+  }
   return emitConstant(
       ctx, DenseElementsAttr::get(RankedTensorType::get({int64_t(window.size())}, b.getI64Type()),
                                   ArrayRef<int64_t>(window)));
@@ -133,9 +152,47 @@ LogicalResult convertSize(NodeContext &ctx) {
 /// position ids and masks, too few for a hostile model to exhaust memory.
 constexpr int64_t kMaxGeneratedElements = int64_t(1) << 20;
 
+/// A Range whose start or limit is symbolic (position ids from a sequence
+/// length, past + 0 .. past + sequence): with delta 1, the constant range
+/// up to the limit's largest value, sliced from start to limit.
+LogicalResult convertSymbolicRange(NodeContext &ctx, AffineExpr start, AffineExpr limit) {
+  std::optional<double> delta = ctx.constantScalar(2, "the delta");
+  if (!delta)
+    return failure();
+  if (*delta != 1)
+    return ctx.error() << "a range with a symbolic start or limit takes delta 1, not " << *delta;
+  std::optional<int64_t> most = ctx.largestValue(limit);
+  if (!most || *most > kMaxGeneratedElements)
+    return ctx.error() << "a range with a symbolic limit is supported up to "
+                       << kMaxGeneratedElements << " elements, at the symbols' largest values";
+  Type element = ctx.inputType(0).getElementType();
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < *most; ++i)
+    values.push_back(elementAttr(element, double(i)));
+  Value all = ctx.constant(DenseElementsAttr::get(RankedTensorType::get({*most}, element), values));
+  MLIRContext *context = element.getContext();
+  Builder &b = ctx.builder();
+  return ctx.emit<SliceOp>(
+      {all}, {ctx.named("starts",
+                        b.getDenseI64ArrayAttr({constantOf(start).value_or(ShapedType::kDynamic)})),
+              ctx.named("ends",
+                        b.getDenseI64ArrayAttr({constantOf(limit).value_or(ShapedType::kDynamic)})),
+              ctx.named("steps", b.getDenseI64ArrayAttr({1})),
+              ctx.named("bounds", DimsAttr::get(context, dimsMap(context, {start, limit})))});
+}
+
 LogicalResult convertRange(NodeContext &ctx) {
   if (failed(ctx.requireInputs(3)))
     return failure();
+  if (ctx.input(0).getDefiningOp<DimsOp>() || ctx.input(1).getDefiningOp<DimsOp>()) {
+    std::optional<Dims> start = ctx.sizeInts(0, "the start");
+    std::optional<Dims> limit = start ? ctx.sizeInts(1, "the limit") : std::nullopt;
+    if (!limit)
+      return failure();
+    if (start->size() != 1 || limit->size() != 1)
+      return ctx.error() << "start and limit must be scalars";
+    return convertSymbolicRange(ctx, start->front(), limit->front());
+  }
   std::optional<double> start = ctx.constantScalar(0, "the start");
   std::optional<double> limit = start ? ctx.constantScalar(1, "the limit") : std::nullopt;
   std::optional<double> delta = limit ? ctx.constantScalar(2, "the delta") : std::nullopt;

@@ -18,6 +18,45 @@ LogicalResult emitReshape(NodeContext &ctx, ArrayRef<int64_t> shape) {
                              {ctx.named("shape", ctx.builder().getDenseI64ArrayAttr(shape))});
 }
 
+LogicalResult emitReshape(NodeContext &ctx, ArrayRef<AffineExpr> dims) {
+  return ctx.emit<ReshapeOp>({ctx.input(0)}, ctx.targetAttrs(dims));
+}
+
+/// Reshape to a shape with symbolic entries, or of an input with symbolic
+/// dimensions: 0 copies the input's dimension, -1 is what the others leave
+/// of the input's element count (its factors cancelled against theirs).
+LogicalResult convertSymbolicReshape(NodeContext &ctx, ArrayRef<AffineExpr> requested) {
+  RankedTensorType type = ctx.inputType(0);
+  Dims input = dimsOf(type), dims(requested);
+  bool allowZero = ctx.intAttr("allowzero", 0) != 0;
+  int inferred = -1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    std::optional<int64_t> size = constantOf(dims[i]);
+    if (size == 0 && !allowZero) {
+      if (int64_t(i) >= type.getRank())
+        return ctx.error() << "shape entry " << i << " is 0 (copy), but the input has rank "
+                           << type.getRank();
+      dims[i] = input[i];
+    } else if (size == -1) {
+      if (inferred >= 0)
+        return ctx.error() << "the shape has more than one -1";
+      inferred = int(i);
+    } else if (size && *size < 0) {
+      return ctx.error() << "shape entry " << i << " (" << *size << ") is invalid";
+    }
+  }
+  if (inferred >= 0) {
+    Dims others(dims);
+    others.erase(others.begin() + inferred);
+    std::optional<AffineExpr> rest = remainingSize(type.getContext(), input, others);
+    if (!rest)
+      return ctx.error() << "cannot infer the -1 in the shape: " << printDims(others, {})
+                         << " does not divide the input's " << printDims(input, {});
+    dims[inferred] = *rest;
+  }
+  return emitReshape(ctx, dims);
+}
+
 /// Axes from Squeeze/Unsqueeze: an attribute before opset 13, an input after.
 std::optional<SmallVector<int64_t>> squeezeAxes(NodeContext &ctx) {
   if (ctx.opset() < 13)
@@ -50,12 +89,17 @@ std::optional<SmallVector<int64_t>> normalizeAxes(NodeContext &ctx, ArrayRef<int
 LogicalResult convertReshape(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
-  auto requested = ctx.constantInts(1, "the shape");
-  if (!requested)
+  std::optional<Dims> sizes = ctx.sizeInts(1, "the shape");
+  if (!sizes)
     return failure();
   RankedTensorType type = ctx.inputType(0);
+  if (isSymbolic(type) || llvm::any_of(*sizes, [](AffineExpr size) { return !constantOf(size); }))
+    return convertSymbolicReshape(ctx, *sizes);
+  SmallVector<int64_t> requested;
+  for (AffineExpr size : *sizes)
+    requested.push_back(*constantOf(size));
   bool allowZero = ctx.intAttr("allowzero", 0) != 0;
-  SmallVector<int64_t> shape = *requested;
+  SmallVector<int64_t> shape = requested;
   int inferred = -1;
   int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -94,6 +138,12 @@ LogicalResult convertFlatten(NodeContext &ctx) {
     return ctx.error() << "axis " << axis << " is out of range for rank " << rank;
   if (axis < 0)
     axis += rank;
+  if (isSymbolic(type)) {
+    Dims dims = dimsOf(type);
+    MLIRContext *context = type.getContext();
+    return emitReshape(ctx, Dims{productOf(context, ArrayRef<AffineExpr>(dims).take_front(axis)),
+                                 productOf(context, ArrayRef<AffineExpr>(dims).drop_front(axis))});
+  }
   auto rows = elementCount(type.getShape().take_front(axis));
   auto columns = elementCount(type.getShape().drop_front(axis));
   if (!rows || !columns)
@@ -111,16 +161,17 @@ LogicalResult convertSqueeze(NodeContext &ctx) {
   auto axes = normalizeAxes(ctx, *requested, type.getRank());
   if (!axes)
     return failure();
-  SmallVector<int64_t> shape;
+  Dims input = dimsOf(type), dims;
   for (int64_t d = 0; d < type.getRank(); ++d) {
     bool listed = llvm::is_contained(*axes, d);
-    if (listed && type.getDimSize(d) != 1)
-      return ctx.error() << "cannot squeeze dimension " << d << " of size " << type.getDimSize(d);
+    if (listed && constantOf(input[d]) != 1)
+      return ctx.error() << "cannot squeeze dimension " << d << " of size "
+                         << printDim(input[d], {});
     // With no axes, every dimension of size 1 goes.
-    if (!(listed || (axes->empty() && type.getDimSize(d) == 1)))
-      shape.push_back(type.getDimSize(d));
+    if (!(listed || (axes->empty() && constantOf(input[d]) == 1)))
+      dims.push_back(input[d]);
   }
-  return emitReshape(ctx, shape);
+  return emitReshape(ctx, dims);
 }
 
 LogicalResult convertUnsqueeze(NodeContext &ctx) {
@@ -134,17 +185,17 @@ LogicalResult convertUnsqueeze(NodeContext &ctx) {
   auto axes = normalizeAxes(ctx, *requested, rank);
   if (!axes)
     return failure();
-  SmallVector<int64_t> shape;
-  ArrayRef<int64_t> remaining = type.getShape();
+  Dims input = dimsOf(type), dims;
+  ArrayRef<AffineExpr> remaining = input;
   for (int64_t d = 0; d < rank; ++d) {
     if (llvm::is_contained(*axes, d)) {
-      shape.push_back(1);
+      dims.push_back(getAffineConstantExpr(1, type.getContext()));
     } else {
-      shape.push_back(remaining.front());
+      dims.push_back(remaining.front());
       remaining = remaining.drop_front();
     }
   }
-  return emitReshape(ctx, shape);
+  return emitReshape(ctx, dims);
 }
 
 LogicalResult convertTranspose(NodeContext &ctx) {
@@ -219,17 +270,92 @@ LogicalResult convertSplit(NodeContext &ctx) {
   return success();
 }
 
+/// A Slice's kiln.slice: negative bounds count from the end, and an end
+/// of 2^62 or more is the end itself. On a static axis with constant
+/// bounds they are clamped into the dimension (for a negative step, an end
+/// of -1 means "through element 0"). An axis whose size or a bound is
+/// symbolic takes step 1 and its bounds as expressions (the op's
+/// `bounds`); a symbolic end on a static dimension bounds its symbols, so
+/// that no run reads past the dimension.
+LogicalResult emitSlice(NodeContext &ctx, ArrayRef<AffineExpr> starts, ArrayRef<AffineExpr> ends,
+                        ArrayRef<int64_t> axes, ArrayRef<int64_t> steps) {
+  RankedTensorType type = ctx.inputType(0);
+  int64_t rank = type.getRank();
+  MLIRContext *context = type.getContext();
+  Dims dims = dimsOf(type);
+  Dims bounds(2 * rank, getAffineConstantExpr(0, context));
+  for (int64_t d = 0; d < rank; ++d)
+    bounds[rank + d] = dims[d];
+  SmallVector<int64_t> outSteps(rank, 1);
+  SmallVector<bool> seen(rank, false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    std::optional<int64_t> axis = normalizeAxis(axes[i], rank);
+    if (!axis || seen[*axis])
+      return ctx.error() << "axis " << axes[i] << " is out of range or repeated";
+    seen[*axis] = true;
+    if (steps[i] == 0)
+      return ctx.error() << "steps must not be 0";
+    AffineExpr dim = dims[*axis];
+    auto bound = [&](AffineExpr value, bool isEnd) -> AffineExpr {
+      std::optional<int64_t> constant = constantOf(value);
+      if (!constant)
+        return value;
+      if (*constant < 0)
+        return dim + *constant;
+      if (isEnd && *constant >= (int64_t(1) << 62))
+        return dim;
+      if (std::optional<int64_t> size = constantOf(dim))
+        return getAffineConstantExpr(std::min(*constant, *size), context);
+      return value;
+    };
+    AffineExpr start = bound(starts[i], false), end = bound(ends[i], true);
+    bool symbolic = !constantOf(dim) || !constantOf(start) || !constantOf(end);
+    if (symbolic && steps[i] != 1)
+      return ctx.error() << "axis " << *axis << " has symbolic bounds or size, which take step 1, "
+                         << "not " << steps[i];
+    if (std::optional<int64_t> size = constantOf(dim); size && !constantOf(end))
+      if (failed(ctx.requireAtMost(end, *size, "slices a dimension of " + std::to_string(*size))))
+        return failure();
+    if (!symbolic) {
+      int64_t first = *constantOf(start), last = *constantOf(end), size = *constantOf(dim);
+      if (steps[i] > 0) {
+        first = std::clamp<int64_t>(first, 0, size);
+        last = std::clamp<int64_t>(last, 0, size);
+      } else {
+        first = std::min(std::max<int64_t>(first, 0), size - 1);
+        last = std::min(std::max<int64_t>(last, -1), size - 1);
+      }
+      start = getAffineConstantExpr(first, context);
+      end = getAffineConstantExpr(last, context);
+    }
+    bounds[*axis] = start;
+    bounds[rank + *axis] = end;
+    outSteps[*axis] = steps[i];
+  }
+  SmallVector<int64_t> outStarts, outEnds;
+  for (int64_t d = 0; d < rank; ++d) {
+    outStarts.push_back(constantOf(bounds[d]).value_or(ShapedType::kDynamic));
+    outEnds.push_back(constantOf(bounds[rank + d]).value_or(ShapedType::kDynamic));
+  }
+  Builder &b = ctx.builder();
+  SmallVector<NamedAttribute> attributes = {ctx.named("starts", b.getDenseI64ArrayAttr(outStarts)),
+                                            ctx.named("ends", b.getDenseI64ArrayAttr(outEnds)),
+                                            ctx.named("steps", b.getDenseI64ArrayAttr(outSteps))};
+  AffineMap map = dimsMap(context, bounds);
+  if (map.getNumSymbols() != 0)
+    attributes.push_back(ctx.named("bounds", DimsAttr::get(context, map)));
+  return ctx.emit<SliceOp>({ctx.input(0)}, attributes);
+}
+
 LogicalResult convertSlice(NodeContext &ctx) {
   if (failed(ctx.requireInputs(3)))
     return failure();
-  RankedTensorType type = ctx.inputType(0);
-  int64_t rank = type.getRank();
-  auto starts = ctx.constantInts(1, "starts");
-  auto ends = starts ? ctx.constantInts(2, "ends") : std::nullopt;
-  if (!ends)
+  auto startSizes = ctx.sizeInts(1, "starts");
+  auto endSizes = startSizes ? ctx.sizeInts(2, "ends") : std::nullopt;
+  if (!endSizes)
     return failure();
-  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
-  SmallVector<int64_t> steps(starts->size(), 1);
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, startSizes->size()));
+  SmallVector<int64_t> steps(startSizes->size(), 1);
   if (ctx.hasInput(3)) {
     auto values = ctx.constantInts(3, "axes");
     if (!values)
@@ -242,42 +368,10 @@ LogicalResult convertSlice(NodeContext &ctx) {
       return failure();
     steps = *values;
   }
-  if (ends->size() != starts->size() || axes.size() != starts->size() ||
-      steps.size() != starts->size())
+  if (endSizes->size() != startSizes->size() || axes.size() != startSizes->size() ||
+      steps.size() != startSizes->size())
     return ctx.error() << "starts, ends, axes and steps differ in length";
-
-  SmallVector<int64_t> outStarts(rank, 0), outEnds(type.getShape()), outSteps(rank, 1);
-  SmallVector<bool> seen(rank, false);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    std::optional<int64_t> axis = normalizeAxis(axes[i], rank);
-    if (!axis || seen[*axis])
-      return ctx.error() << "axis " << axes[i] << " is out of range or repeated";
-    seen[*axis] = true;
-    int64_t dim = type.getDimSize(*axis), step = steps[i];
-    if (step == 0)
-      return ctx.error() << "steps must not be 0";
-    // Negative bounds count from the end; then clamp into the dimension
-    // (for a negative step, an end of -1 means "through element 0").
-    int64_t start = (*starts)[i], end = (*ends)[i];
-    if (start < 0)
-      start += dim;
-    if (end < 0)
-      end += dim;
-    if (step > 0) {
-      start = std::clamp<int64_t>(start, 0, dim);
-      end = std::clamp<int64_t>(end, 0, dim);
-    } else {
-      start = std::min(std::max<int64_t>(start, 0), dim - 1);
-      end = std::min(std::max<int64_t>(end, -1), dim - 1);
-    }
-    outStarts[*axis] = start;
-    outEnds[*axis] = end;
-    outSteps[*axis] = step;
-  }
-  Builder &b = ctx.builder();
-  return ctx.emit<SliceOp>({ctx.input(0)}, {ctx.named("starts", b.getDenseI64ArrayAttr(outStarts)),
-                                            ctx.named("ends", b.getDenseI64ArrayAttr(outEnds)),
-                                            ctx.named("steps", b.getDenseI64ArrayAttr(outSteps))});
+  return emitSlice(ctx, *startSizes, *endSizes, axes, steps);
 }
 
 LogicalResult convertGather(NodeContext &ctx) {
@@ -375,11 +469,10 @@ LogicalResult convertReverseSequence(NodeContext &ctx) {
 LogicalResult convertExpand(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
-  auto shape = ctx.constantInts(1, "the shape");
-  if (!shape)
+  std::optional<Dims> dims = ctx.sizeInts(1, "the shape");
+  if (!dims)
     return failure();
-  return ctx.emit<ExpandOp>({ctx.input(0)},
-                            {ctx.named("shape", ctx.builder().getDenseI64ArrayAttr(*shape))});
+  return ctx.emit<ExpandOp>({ctx.input(0)}, ctx.targetAttrs(*dims));
 }
 
 LogicalResult convertPad(NodeContext &ctx) {

@@ -48,6 +48,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
                              " dilations and ", 2 * spatial, " pads for ", spatial,
                              " spatial dimensions");
   int64_t group = int64_t(adaptor.getGroup());
+  if (isSymbolic(weight) || input.isDynamicDim(1))
+    return emitOptionalError(location, "channels and weights must have static sizes, got ", input,
+                             " and ", weight);
   int64_t channels = input.getDimSize(1), filters = weight.getDimSize(0);
   if (group < 1 || channels % group != 0 || filters % group != 0)
     return emitOptionalError(location, "group ", group, " must divide input channels ", channels,
@@ -60,16 +63,17 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
     if (biasType.getRank() != 1 || biasType.getDimSize(0) != filters)
       return emitOptionalError(location, "bias must have shape [", filters, "], got ", biasType);
   }
-  SmallVector<int64_t> shape = {input.getDimSize(0), filters};
+  Dims inputDims = dimsOf(input);
+  Dims dims = {inputDims[0], getAffineConstantExpr(filters, input.getContext())};
   for (int64_t i = 0; i < spatial; ++i) {
-    auto size = windowOutputSize(input.getDimSize(i + 2), weight.getDimSize(i + 2), strides[i],
-                                 pads[i], pads[i + spatial], dilations[i], /*ceilMode=*/false);
+    auto size = windowOutputDim(inputDims[i + 2], weight.getDimSize(i + 2), strides[i], pads[i],
+                                pads[i + spatial], dilations[i], /*ceilMode=*/false);
     if (!size)
       return emitOptionalError(location, "kernel does not fit spatial dimension ", i, " (size ",
-                               input.getDimSize(i + 2), ")");
-    shape.push_back(*size);
+                               printDim(inputDims[i + 2], {}), ")");
+    dims.push_back(*size);
   }
-  auto result = RankedTensorType::get(shape, input.getElementType());
+  auto result = tensorOf(dims, input.getElementType());
   types.push_back(last ? channelsLast(result) : result);
   return success();
 }
@@ -93,19 +97,20 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
       (adaptor.getC() && getElementTypeOrSelf(adaptor.getC().getType()) != a.getElementType()))
     return emitOptionalError(location, "operand element types differ");
   bool transA = adaptor.getTransA(), transB = adaptor.getTransB();
-  int64_t m = a.getDimSize(transA ? 1 : 0), k = a.getDimSize(transA ? 0 : 1);
-  int64_t kb = b.getDimSize(transB ? 1 : 0), n = b.getDimSize(transB ? 0 : 1);
+  Dims aDims = dimsOf(a), bDims = dimsOf(b);
+  AffineExpr m = aDims[transA ? 1 : 0], k = aDims[transA ? 0 : 1];
+  AffineExpr kb = bDims[transB ? 1 : 0], n = bDims[transB ? 0 : 1];
   if (k != kb)
-    return emitOptionalError(location, "inner dimensions differ: ", k, " vs ", kb);
-  SmallVector<int64_t> shape = {m, n};
+    return emitOptionalError(location, "inner dimensions differ: ", printDim(k, {}), " vs ",
+                             printDim(kb, {}));
+  Dims dims = {m, n};
   if (Value c = adaptor.getC()) {
-    auto cShape = cast<RankedTensorType>(c.getType()).getShape();
-    auto broadcast = broadcastShapes(cShape, shape);
-    if (!broadcast || *broadcast != shape)
-      return emitOptionalError(location, "C of type ", c.getType(), " does not broadcast to [", m,
-                               ", ", n, "]");
+    auto broadcast = broadcastDims(dimsOf(c.getType()), dims);
+    if (!broadcast || *broadcast != dims)
+      return emitOptionalError(location, "C of type ", c.getType(), " does not broadcast to ",
+                               printDims(dims, {}));
   }
-  types.push_back(RankedTensorType::get(shape, a.getElementType()));
+  types.push_back(tensorOf(dims, a.getElementType()));
   return success();
 }
 
@@ -157,24 +162,26 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   if (lhs.getElementType() != rhs.getElementType())
     return emitOptionalError(location, "operand element types differ");
   // NumPy promotes a 1-D operand to a matrix and drops that dimension after.
-  SmallVector<int64_t> a(lhs.getShape()), b(rhs.getShape());
+  MLIRContext *context = lhs.getContext();
+  AffineExpr one = getAffineConstantExpr(1, context);
+  Dims a = dimsOf(lhs), b = dimsOf(rhs);
   if (a.size() == 1)
-    a.insert(a.begin(), 1);
+    a.insert(a.begin(), one);
   if (b.size() == 1)
-    b.push_back(1);
+    b.push_back(one);
   if (a.back() != b[b.size() - 2])
-    return emitOptionalError(location, "inner dimensions differ: ", a.back(), " vs ",
-                             b[b.size() - 2]);
-  auto batch = broadcastShapes(ArrayRef(a).drop_back(2), ArrayRef(b).drop_back(2));
+    return emitOptionalError(location, "inner dimensions differ: ", printDim(a.back(), {}), " vs ",
+                             printDim(b[b.size() - 2], {}));
+  auto batch = broadcastDims(ArrayRef(a).drop_back(2), ArrayRef(b).drop_back(2));
   if (!batch)
     return emitOptionalError(location, "batch dimensions of ", lhs, " and ", rhs,
                              " do not broadcast");
-  SmallVector<int64_t> shape = *batch;
+  Dims dims = *batch;
   if (lhs.getRank() > 1)
-    shape.push_back(a[a.size() - 2]);
+    dims.push_back(a[a.size() - 2]);
   if (rhs.getRank() > 1)
-    shape.push_back(b.back());
-  types.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+    dims.push_back(b.back());
+  types.push_back(tensorOf(dims, lhs.getElementType()));
   return success();
 }
 

@@ -55,6 +55,30 @@ int64_t flatten(ArrayRef<int64_t> index, ArrayRef<int64_t> strides) {
 
 } // namespace
 
+/// The dimensions `shape` and `dims` give an op's target (kiln.reshape's,
+/// kiln.expand's): `dims` where set, whose constants must be `shape`'s.
+FailureOr<Dims> targetDims(std::optional<Location> location, MLIRContext *context,
+                           ArrayRef<int64_t> shape, DimsAttr dims) {
+  if (!dims)
+    return constantDims(context, shape);
+  ArrayRef<AffineExpr> exprs = dims.getMap().getResults();
+  if (exprs.size() != shape.size())
+    return emitOptionalError(location, "dims gives ", exprs.size(), " sizes for a shape of ",
+                             shape.size());
+  for (auto [size, expr] : llvm::zip(shape, exprs))
+    if (constantOf(expr).value_or(ShapedType::kDynamic) != size)
+      return emitOptionalError(location, "shape [", shape, "] disagrees with dims ", dims);
+  return Dims(exprs);
+}
+
+/// Reports that `op` takes no symbolic shapes yet when one of `types` has one.
+LogicalResult requireStatic(std::optional<Location> location, StringRef op, TypeRange types) {
+  for (Type type : types)
+    if (isSymbolic(type))
+      return emitOptionalError(location, op, " does not take symbolic shapes yet, got ", type);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // kiln.reshape
 //===----------------------------------------------------------------------===//
@@ -63,13 +87,21 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
                                           Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   ArrayRef<int64_t> shape = adaptor.getShape();
-  std::optional<int64_t> count = elementCount(shape);
-  if (!count)
-    return emitOptionalError(location, "shape has a negative dimension or too many elements");
-  if (*count != input.getNumElements())
-    return emitOptionalError(location, "cannot reshape ", input.getNumElements(), " elements into ",
-                             *count);
-  types.push_back(input.clone(shape));
+  FailureOr<Dims> dims = targetDims(location, input.getContext(), shape, adaptor.getDimsAttr());
+  if (failed(dims))
+    return failure();
+  if (!isSymbolic(input) && !adaptor.getDimsAttr()) {
+    std::optional<int64_t> count = elementCount(shape);
+    if (!count)
+      return emitOptionalError(location, "shape has a negative dimension or too many elements");
+    if (*count != input.getNumElements())
+      return emitOptionalError(location, "cannot reshape ", input.getNumElements(),
+                               " elements into ", *count);
+  } else if (!sameSize(productOf(input.getContext(), dimsOf(input)),
+                       productOf(input.getContext(), *dims))) {
+    return emitOptionalError(location, "cannot reshape ", input, " into ", printDims(*dims, {}));
+  }
+  types.push_back(withDims(input, *dims));
   return success();
 }
 
@@ -78,6 +110,8 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
     return getInput();
   if (DenseElementsAttr value = foldableConstant(adaptor.getInput()))
     return value.reshape(getType());
+  if (std::optional<Dims> sizes = symbolicElements(adaptor.getInput()))
+    return sizesAttr(getType(), *sizes);
   // A reshape of a reshape reads the first one's input (in place).
   if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
     getInputMutable().assign(inner.getInput());
@@ -98,14 +132,14 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   if (int64_t(perm.size()) != input.getRank())
     return emitOptionalError(location, "perm has ", perm.size(), " entries for rank ",
                              input.getRank());
-  SmallVector<int64_t> shape;
+  Dims inputDims = dimsOf(input), dims;
   for (int64_t p : perm) {
     if (p < 0 || p >= input.getRank() || seen[p])
       return emitOptionalError(location, "perm is not a permutation of [0, ", input.getRank(), ")");
     seen[p] = true;
-    shape.push_back(input.getDimSize(p));
+    dims.push_back(inputDims[p]);
   }
-  types.push_back(input.clone(shape));
+  types.push_back(withDims(input, dims));
   return success();
 }
 
@@ -125,6 +159,8 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   ArrayRef<int64_t> perm = getPerm();
   if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
     return getInput();
+  if (composed || isSymbolic(getType()))
+    return composed ? getResult() : OpFoldResult();
   ArrayRef<int64_t> inShape = getInput().getType().getShape();
   SmallVector<int64_t> inStrides = stridesOf(inShape);
   ArrayRef<int64_t> outShape = getType().getShape();
@@ -152,27 +188,44 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   int64_t axis = int64_t(adaptor.getAxis());
   if (axis < 0 || axis >= first.getRank())
     return emitOptionalError(location, "axis ", axis, " is out of range for ", first);
-  SmallVector<int64_t> shape(first.getShape());
-  shape[axis] = 0;
+  Dims dims = dimsOf(first);
+  dims[axis] = getAffineConstantExpr(0, first.getContext());
+  int64_t total = 0;
   for (Value input : inputs) {
     auto type = cast<RankedTensorType>(input.getType());
     if (type.getElementType() != first.getElementType() || type.getRank() != first.getRank())
       return emitOptionalError(location, "inputs differ in rank or element type: ", first, " vs ",
                                type);
+    Dims inputDims = dimsOf(type);
     for (int64_t d = 0; d < type.getRank(); ++d)
-      if (d != axis && type.getDimSize(d) != first.getDimSize(d))
+      if (d != axis && inputDims[d] != dims[d])
         return emitOptionalError(location, "inputs differ in dimension ", d, ": ", first, " vs ",
                                  type);
-    if (llvm::AddOverflow(shape[axis], type.getDimSize(axis), shape[axis]))
+    if (!type.isDynamicDim(axis) && llvm::AddOverflow(total, type.getDimSize(axis), total))
       return emitOptionalError(location, "concatenated dimension overflows");
+    dims[axis] = dims[axis] + inputDims[axis];
   }
-  types.push_back(first.clone(shape));
+  types.push_back(withDims(first, dims));
   return success();
 }
 
 OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   if (getInputs().size() == 1)
     return getInputs().front();
+  if (isSymbolic(getType()))
+    return {};
+  if (getType().getRank() == 1 && llvm::any_of(adaptor.getInputs(), [](Attribute input) {
+        return symbolicElements(input).has_value();
+      })) {
+    Dims sizes;
+    for (Attribute input : adaptor.getInputs()) {
+      std::optional<Dims> part = sizeElements(input);
+      if (!part)
+        return {};
+      llvm::append_range(sizes, *part);
+    }
+    return sizesAttr(getType(), sizes);
+  }
   SmallVector<DenseElementsAttr> parts;
   for (Attribute input : adaptor.getInputs()) {
     parts.push_back(foldableConstant(input));
@@ -209,13 +262,15 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   int64_t axis = int64_t(adaptor.getAxis());
   if (axis < 0 || axis >= input.getRank())
     return emitOptionalError(location, "axis ", axis, " is out of range for ", input);
+  if (input.isDynamicDim(axis))
+    return emitOptionalError(location, "cannot split symbolic dimension ", axis, " of ", input);
   int64_t total = 0;
   for (int64_t size : adaptor.getSizes()) {
     if (size < 0 || llvm::AddOverflow(total, size, total))
       return emitOptionalError(location, "split sizes must be non-negative");
-    SmallVector<int64_t> shape(input.getShape());
-    shape[axis] = size;
-    types.push_back(input.clone(shape));
+    Dims dims = dimsOf(input);
+    dims[axis] = getAffineConstantExpr(size, input.getContext());
+    types.push_back(withDims(input, dims));
   }
   if (total != input.getDimSize(axis))
     return emitOptionalError(location, "split sizes add up to ", total, ", not to dimension ", axis,
@@ -236,8 +291,20 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   if (int64_t(starts.size()) != rank || int64_t(ends.size()) != rank ||
       int64_t(steps.size()) != rank)
     return emitOptionalError(location, "needs one start, end and step per dimension");
-  SmallVector<int64_t> shape;
+  Dims inputDims = dimsOf(input), dims;
+  DimsAttr bounds = adaptor.getBoundsAttr();
+  if (bounds && int64_t(bounds.getMap().getNumResults()) != 2 * rank)
+    return emitOptionalError(location, "bounds must give ", 2 * rank, " expressions");
   for (int64_t d = 0; d < rank; ++d) {
+    bool symbolic =
+        input.isDynamicDim(d) || ShapedType::isDynamic(starts[d]) || ShapedType::isDynamic(ends[d]);
+    if (symbolic) {
+      if (!bounds || steps[d] != 1)
+        return emitOptionalError(location, "dimension ", d,
+                                 " is symbolic: it takes bounds and step 1");
+      dims.push_back(bounds.getMap().getResult(rank + d) - bounds.getMap().getResult(d));
+      continue;
+    }
     int64_t dim = input.getDimSize(d), start = starts[d], end = ends[d], step = steps[d];
     if (step == std::numeric_limits<int64_t>::min())
       return emitOptionalError(location, "dimension ", d, ": step ", step, " is out of range");
@@ -248,9 +315,10 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
                                ", step ", step, " are not normalized for size ", dim);
     int64_t span = step > 0 ? end - start : start - end;
     int64_t absStep = step > 0 ? step : -step;
-    shape.push_back(span <= 0 ? 0 : llvm::divideCeil(span, absStep));
+    dims.push_back(
+        getAffineConstantExpr(span <= 0 ? 0 : llvm::divideCeil(span, absStep), input.getContext()));
   }
-  types.push_back(input.clone(shape));
+  types.push_back(withDims(input, dims));
   return success();
 }
 
@@ -260,6 +328,8 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType() &&
       llvm::all_of(getSteps(), [](int64_t step) { return step > 0; }))
     return getInput();
+  if (isSymbolic(getInput().getType()))
+    return {};
   SmallVector<int64_t> inStrides = stridesOf(getInput().getType().getShape());
   ArrayRef<int64_t> outShape = getType().getShape();
   ArrayRef<int64_t> starts = getStarts(), steps = getSteps();
@@ -282,16 +352,17 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   int64_t axis = int64_t(adaptor.getAxis());
   if (axis < 0 || axis >= input.getRank())
     return emitOptionalError(location, "axis ", axis, " is out of range for ", input);
-  SmallVector<int64_t> shape(input.getShape().take_front(axis));
-  llvm::append_range(shape, indices.getShape());
-  llvm::append_range(shape, input.getShape().drop_front(axis + 1));
-  types.push_back(input.clone(shape));
+  Dims inputDims = dimsOf(input);
+  Dims dims(ArrayRef<AffineExpr>(inputDims).take_front(axis));
+  llvm::append_range(dims, dimsOf(indices));
+  llvm::append_range(dims, ArrayRef(inputDims).drop_front(axis + 1));
+  types.push_back(withDims(input, dims));
   return success();
 }
 
 OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   DenseElementsAttr indices = foldableConstant(adaptor.getIndices());
-  if (!indices || !foldableConstant(adaptor.getInput()))
+  if (!indices || (!foldableConstant(adaptor.getInput()) && !symbolicElements(adaptor.getInput())))
     return {};
   ArrayRef<int64_t> inShape = getInput().getType().getShape();
   int64_t axis = int64_t(getAxis()), axisSize = inShape[axis];
@@ -325,6 +396,9 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
 
 LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                                  Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  if (failed(requireStatic(location, "kiln.gather_elements",
+                           {adaptor.getInput().getType(), adaptor.getIndices().getType()})))
+    return failure();
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
   if (failed(checkElementIndices(location, input, indices, int64_t(adaptor.getAxis()))))
@@ -361,6 +435,9 @@ OpFoldResult GatherElementsOp::fold(FoldAdaptor adaptor) {
 
 LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                            Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  if (failed(requireStatic(location, "kiln.gather_nd",
+                           {adaptor.getInput().getType(), adaptor.getIndices().getType()})))
+    return failure();
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
   int64_t batchDims = int64_t(adaptor.getBatchDims());
@@ -430,6 +507,8 @@ OpFoldResult GatherNDOp::fold(FoldAdaptor adaptor) {
 
 LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                                   Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  if (failed(requireStatic(location, "kiln.scatter_elements", adaptor.getOperands().getTypes())))
+    return failure();
   auto data = cast<RankedTensorType>(adaptor.getData().getType());
   auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
   auto updates = cast<RankedTensorType>(adaptor.getUpdates().getType());
@@ -447,6 +526,8 @@ LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *, std::optional<L
 
 LogicalResult ScatterNDOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                             Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  if (failed(requireStatic(location, "kiln.scatter_nd", adaptor.getOperands().getTypes())))
+    return failure();
   auto data = cast<RankedTensorType>(adaptor.getData().getType());
   auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
   auto updates = cast<RankedTensorType>(adaptor.getUpdates().getType());
@@ -477,11 +558,16 @@ LogicalResult ScatterNDOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
 LogicalResult ExpandOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                          Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  auto shape = broadcastShapes(input.getShape(), adaptor.getShape());
-  if (!shape || !elementCount(*shape))
-    return emitOptionalError(location, input, " does not broadcast to shape [", adaptor.getShape(),
-                             "]");
-  types.push_back(input.clone(*shape));
+  FailureOr<Dims> target =
+      targetDims(location, input.getContext(), adaptor.getShape(), adaptor.getDimsAttr());
+  if (failed(target))
+    return failure();
+  auto dims = broadcastDims(dimsOf(input), *target);
+  RankedTensorType result = dims ? withDims(input, *dims) : RankedTensorType();
+  if (!result || !isKilnTensor(result))
+    return emitOptionalError(location, input, " does not broadcast to shape ",
+                             printDims(*target, {}));
+  types.push_back(result);
   return success();
 }
 
@@ -489,7 +575,7 @@ OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
   DenseElementsAttr input = foldableConstant(adaptor.getInput());
-  if (!input)
+  if (!input || isSymbolic(getType()))
     return {};
   SmallVector<int64_t> map;
   if (!input.isSplat() && getType().getNumElements() <= kMaxFoldedElements)
@@ -508,8 +594,14 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
   int64_t rank = input.getRank();
   if (int64_t(pads.size()) != 2 * rank)
     return emitOptionalError(location, "expected ", 2 * rank, " pads, got ", pads.size());
-  SmallVector<int64_t> shape;
+  Dims dims = dimsOf(input);
   for (int64_t d = 0; d < rank; ++d) {
+    if (input.isDynamicDim(d)) {
+      if (adaptor.getMode() == PadMode::reflect)
+        return emitOptionalError(location, "cannot reflect-pad symbolic dimension ", d);
+      dims[d] = dims[d] + (pads[d] + pads[d + rank]);
+      continue;
+    }
     int64_t size;
     if (llvm::AddOverflow(input.getDimSize(d), pads[d], size) ||
         llvm::AddOverflow(size, pads[d + rank], size) || size < 0)
@@ -517,9 +609,9 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
     if (adaptor.getMode() == PadMode::reflect &&
         (pads[d] >= input.getDimSize(d) || pads[d + rank] >= input.getDimSize(d)))
       return emitOptionalError(location, "reflect pads must be smaller than dimension ", d);
-    shape.push_back(size);
+    dims[d] = getAffineConstantExpr(size, input.getContext());
   }
-  types.push_back(input.clone(shape));
+  types.push_back(withDims(input, dims));
   return success();
 }
 

@@ -15,14 +15,16 @@ def Kiln_ReshapeOp : Kiln_InferredOp<"reshape"> {
   let summary = "the same elements in a new shape";
   let description = [{
     `shape` is fully resolved (no 0 or -1). ONNX Reshape, Flatten, Squeeze
-    and Unsqueeze all import as this op.
+    and Unsqueeze all import as this op. A symbolic shape is `?` in
+    `shape` where `dims` gives the expression.
 
     ```mlir
     %y = kiln.reshape %x {shape = array<i64: 1, 128, 12, 64>}
          : (tensor<1x128x768xf32>) -> tensor<1x128x12x64xf32>
     ```
   }];
-  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape,
+                       OptionalAttr<Kiln_DimsAttr>:$dims);
   let results = (outs Kiln_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasFolder = 1;
@@ -75,7 +77,10 @@ def Kiln_SliceOp : Kiln_InferredOp<"slice"> {
     Bounds are normalized: every dimension has an entry, starts and ends are
     clamped into the dimension and steps are non-zero, so dimension i of the
     result has max(0, ceil((ends[i] - starts[i]) / steps[i])) elements. A
-    negative step counts down from start to end (end may be -1).
+    negative step counts down from start to end (end may be -1). Where a
+    bound is symbolic (its dimension is), `starts` or `ends` holds `?` and
+    `bounds` gives every start, then every end, as expressions; such a
+    dimension takes step 1.
 
     ```mlir
     %y = kiln.slice %x {ends = array<i64: 1, 128>, starts = array<i64: 0, 0>, steps = array<i64: 1, 1>}
@@ -83,7 +88,8 @@ def Kiln_SliceOp : Kiln_InferredOp<"slice"> {
     ```
   }];
   let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$starts,
-                       DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
+                       DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps,
+                       OptionalAttr<Kiln_DimsAttr>:$bounds);
   let results = (outs Kiln_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasFolder = 1;
@@ -188,13 +194,15 @@ def Kiln_ScatterNDOp : Kiln_InferredOp<"scatter_nd"> {
 def Kiln_ExpandOp : Kiln_InferredOp<"expand"> {
   let summary = "broadcasts a tensor against `shape` (ONNX Expand)";
   let description = [{
-    The result shape is the NumPy broadcast of the input's shape and `shape`.
+    The result shape is the NumPy broadcast of the input's shape and `shape`
+    (`?` where `dims` gives a symbolic entry).
 
     ```mlir
     %y = kiln.expand %x {shape = array<i64: 4, 128>} : (tensor<1x128xi64>) -> tensor<4x128xi64>
     ```
   }];
-  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape,
+                       OptionalAttr<Kiln_DimsAttr>:$dims);
   let results = (outs Kiln_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasFolder = 1;

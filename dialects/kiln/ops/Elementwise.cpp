@@ -32,6 +32,20 @@ LogicalResult ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 //===----------------------------------------------------------------------===//
+// kiln.dims
+//===----------------------------------------------------------------------===//
+
+LogicalResult DimsOp::verify() {
+  if (!getType().hasStaticShape() || getType().getRank() > 1 ||
+      getType().getNumElements() != int64_t(getValue().getMap().getNumResults()))
+    return emitOpError("holds ") << getValue().getMap().getNumResults() << " sizes, not "
+                                 << getType();
+  return success();
+}
+
+OpFoldResult DimsOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
 // Binary elementwise ops
 //===----------------------------------------------------------------------===//
 
@@ -41,12 +55,12 @@ LogicalResult inferBinaryResult(std::optional<Location> location, Type lhs, Type
   if (rule != BinaryElementRule::Base && lhsType.getElementType() != rhsType.getElementType())
     return emitOptionalError(location, "operand element types differ: ", lhsType.getElementType(),
                              " vs ", rhsType.getElementType());
-  auto shape = broadcastShapes(lhsType.getShape(), rhsType.getShape());
-  if (!shape)
+  auto dims = broadcastDims(dimsOf(lhsType), dimsOf(rhsType));
+  if (!dims)
     return emitOptionalError(location, "operand shapes ", lhs, " and ", rhs, " do not broadcast");
   Type element = rule == BinaryElementRule::Bool ? IntegerType::get(lhs.getContext(), 1)
                                                  : lhsType.getElementType();
-  types.push_back(RankedTensorType::get(*shape, element));
+  types.push_back(tensorOf(*dims, element));
   return success();
 }
 
@@ -67,9 +81,34 @@ OpFoldResult foldArith(ArrayRef<Attribute> operands, Type type, IntFn intFn, Flo
                          });
 }
 
+/// Folds arithmetic on sizes where an operand is a kiln.dims value: each
+/// element `compute(a, b)`, or nothing when it gives up.
+Attribute foldSizes(ArrayRef<Attribute> operands, Type type,
+                    function_ref<std::optional<AffineExpr>(AffineExpr, AffineExpr)> compute) {
+  auto result = cast<RankedTensorType>(type);
+  if (!symbolicElements(operands[0]) && !symbolicElements(operands[1]))
+    return {};
+  std::optional<Dims> a = sizeElements(operands[0]), b = sizeElements(operands[1]);
+  if (!a || !b || !result.hasStaticShape() || result.getRank() > 1)
+    return {};
+  int64_t count = result.getNumElements();
+  Dims elements;
+  for (int64_t i = 0; i < count; ++i) {
+    std::optional<AffineExpr> value =
+        compute((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]);
+    if (!value)
+      return {};
+    elements.push_back(*value);
+  }
+  return sizesAttr(result, elements);
+}
+
 } // namespace
 
 OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  if (Attribute sizes = foldSizes({adaptor.getLhs(), adaptor.getRhs()}, getType(),
+                                  [](AffineExpr a, AffineExpr b) { return a + b; }))
+    return sizes;
   return foldArith(
       {adaptor.getLhs(), adaptor.getRhs()}, getType(),
       [](const APInt &a, const APInt &b) -> std::optional<APInt> { return a + b; },
@@ -77,6 +116,9 @@ OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  if (Attribute sizes = foldSizes({adaptor.getLhs(), adaptor.getRhs()}, getType(),
+                                  [](AffineExpr a, AffineExpr b) { return a - b; }))
+    return sizes;
   return foldArith(
       {adaptor.getLhs(), adaptor.getRhs()}, getType(),
       [](const APInt &a, const APInt &b) -> std::optional<APInt> { return a - b; },
@@ -84,6 +126,9 @@ OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (Attribute sizes = foldSizes({adaptor.getLhs(), adaptor.getRhs()}, getType(),
+                                  [](AffineExpr a, AffineExpr b) { return a * b; }))
+    return sizes;
   return foldArith(
       {adaptor.getLhs(), adaptor.getRhs()}, getType(),
       [](const APInt &a, const APInt &b) -> std::optional<APInt> { return a * b; },
@@ -91,6 +136,15 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  // Sizes are never negative, so ONNX's truncating division of one by a
+  // positive constant is a floor division.
+  if (Attribute sizes = foldSizes({adaptor.getLhs(), adaptor.getRhs()}, getType(),
+                                  [](AffineExpr a, AffineExpr b) -> std::optional<AffineExpr> {
+                                    if (constantOf(b).value_or(0) <= 0)
+                                      return std::nullopt;
+                                    return a.floorDiv(b);
+                                  }))
+    return sizes;
   bool isUnsigned = getType().getElementType().isUnsignedInteger();
   return foldArith(
       {adaptor.getLhs(), adaptor.getRhs()}, getType(),
@@ -137,6 +191,27 @@ OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
+  // Sizes are never negative: the -1 exporters compare shapes with (to
+  // replace it by 1, as Reshape would infer it) is never one. Any other
+  // comparison of a symbolic size is known only at run time.
+  if (symbolicElements(adaptor.getLhs()) || symbolicElements(adaptor.getRhs())) {
+    std::optional<Dims> a = sizeElements(adaptor.getLhs()), b = sizeElements(adaptor.getRhs());
+    RankedTensorType type = getType();
+    if (!a || !b || !type.hasStaticShape() || type.getRank() > 1)
+      return {};
+    SmallVector<bool> equal;
+    for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
+      AffineExpr x = (*a)[a->size() == 1 ? 0 : i], y = (*b)[b->size() == 1 ? 0 : i];
+      std::optional<int64_t> cx = constantOf(x), cy = constantOf(y);
+      if (x == y)
+        equal.push_back(true);
+      else if ((cx && cy) || (cx && *cx < 0) || (cy && *cy < 0))
+        equal.push_back(false);
+      else
+        return {};
+    }
+    return DenseElementsAttr::get(type, ArrayRef<bool>(equal));
+  }
   return foldElementwise({adaptor.getLhs(), adaptor.getRhs()}, getType(),
                          [](ArrayRef<Attribute> args, Type element) -> Attribute {
                            bool equal;
@@ -388,16 +463,33 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   if (onTrue.getElementType() != onFalse.getElementType())
     return emitOptionalError(location, "branch element types differ: ", onTrue.getElementType(),
                              " vs ", onFalse.getElementType());
-  auto shape = broadcastShapes(onTrue.getShape(), onFalse.getShape());
-  if (shape)
-    shape = broadcastShapes(cond.getShape(), *shape);
-  if (!shape)
+  auto dims = broadcastDims(dimsOf(onTrue), dimsOf(onFalse));
+  if (dims)
+    dims = broadcastDims(dimsOf(cond), *dims);
+  if (!dims)
     return emitOptionalError(location, "operand shapes do not broadcast");
-  types.push_back(RankedTensorType::get(*shape, onTrue.getElementType()));
+  types.push_back(tensorOf(*dims, onTrue.getElementType()));
   return success();
 }
 
 OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
+  // A known condition choosing among sizes.
+  if (symbolicElements(adaptor.getOnTrue()) || symbolicElements(adaptor.getOnFalse())) {
+    DenseElementsAttr condition = foldableConstant(adaptor.getCondition());
+    std::optional<Dims> onTrue = sizeElements(adaptor.getOnTrue());
+    std::optional<Dims> onFalse = sizeElements(adaptor.getOnFalse());
+    RankedTensorType type = getType();
+    if (!condition || !onTrue || !onFalse || !type.hasStaticShape() || type.getRank() > 1)
+      return {};
+    auto chosen = llvm::to_vector(condition.getValues<bool>());
+    Dims sizes;
+    for (int64_t i = 0, e = type.getNumElements(); i < e; ++i) {
+      bool pick = chosen[chosen.size() == 1 ? 0 : i];
+      const Dims &from = pick ? *onTrue : *onFalse;
+      sizes.push_back(from[from.size() == 1 ? 0 : i]);
+    }
+    return sizesAttr(type, sizes);
+  }
   return foldElementwise({adaptor.getCondition(), adaptor.getOnTrue(), adaptor.getOnFalse()},
                          getType(), [](ArrayRef<Attribute> args, Type) -> Attribute {
                            return cast<IntegerAttr>(args[0]).getValue().isZero() ? args[2]
@@ -412,7 +504,8 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
 LogicalResult RoundToOp::verify() {
   std::optional<Precision> format = parsePrecision(getFormat());
   if (!format || *format == Precision::FP32)
-    return emitOpError("format must be tf32, fp16, bf16, fp8 or fp8-fnuz, not '") << getFormat() << "'";
+    return emitOpError("format must be tf32, fp16, bf16, fp8 or fp8-fnuz, not '")
+           << getFormat() << "'";
   float scale = getScale().convertToFloat();
   if (!(scale > 0.0f) || !std::isfinite(scale))
     return emitOpError("scale must be positive and finite, not ") << scale;
@@ -445,6 +538,11 @@ LogicalResult CastOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  // Sizes fit every integer type exporters cast shapes to.
+  if (std::optional<Dims> sizes = symbolicElements(adaptor.getInput()))
+    return isa<IntegerType>(getType().getElementType()) && getType().getElementTypeBitWidth() >= 32
+               ? sizesAttr(getType(), *sizes)
+               : Attribute();
   return foldElementwise(
       {adaptor.getInput()}, getType(), [](ArrayRef<Attribute> args, Type element) -> Attribute {
         if (auto to = dyn_cast<IntegerType>(element)) {

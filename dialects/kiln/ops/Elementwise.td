@@ -24,6 +24,26 @@ def Kiln_ConstantOp : Kiln_InferredOp<"constant", [ConstantLike]> {
   let hasFolder = 1;
 }
 
+def Kiln_DimsOp : Kiln_Op<"dims", [ConstantLike, Pure]> {
+  let summary = "an integer tensor of sizes, some of them symbolic";
+  let description = [{
+    What ONNX's Shape and the arithmetic on it compute when a dimension is
+    symbolic: element i is result i of the map, an expression of the
+    module's symbols. Folding carries it through gathers, slices,
+    concatenations, reshapes, casts and arithmetic into the attributes of
+    the ops it shapes (a reshape's `dims`), as constants are.
+
+    ```mlir
+    %s = kiln.dims(<()[s0] -> (s0, 768)>) : tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_DimsAttr:$value);
+  let results = (outs Kiln_IndexTensor:$output);
+  let assemblyFormat = "`(` $value `)` attr-dict `:` type($output)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise operators (ONNX/NumPy broadcasting)
 //===----------------------------------------------------------------------===//

@@ -2,6 +2,7 @@
 //===- Fold.cpp - constant folding helpers for kiln ops -------------------===//
 
 #include "dialects/kiln/ops/Fold.h"
+#include "dialects/kiln/KilnDialect.h"
 
 #include "dialects/kiln/Shapes.h"
 
@@ -16,10 +17,46 @@ DenseElementsAttr foldableConstant(Attribute attr) {
   return dense;
 }
 
-DenseElementsAttr remapElements(Attribute input, RankedTensorType type,
-                                llvm::function_ref<int64_t(int64_t)> sourceIndex) {
+std::optional<Dims> symbolicElements(Attribute attr) {
+  if (auto dims = dyn_cast_or_null<DimsAttr>(attr))
+    return Dims(dims.getMap().getResults());
+  return std::nullopt;
+}
+
+std::optional<Dims> sizeElements(Attribute attr) {
+  if (std::optional<Dims> symbolic = symbolicElements(attr))
+    return symbolic;
+  DenseElementsAttr dense = foldableConstant(attr);
+  if (!dense || !dense.getElementType().isInteger() || dense.getNumElements() > 64)
+    return std::nullopt;
+  Dims dims;
+  for (const APInt &value : dense.getValues<APInt>())
+    dims.push_back(getAffineConstantExpr(value.getSExtValue(), attr.getContext()));
+  return dims;
+}
+
+Attribute sizesAttr(RankedTensorType type, ArrayRef<AffineExpr> elements) {
+  AffineMap map = dimsMap(type.getContext(), elements);
+  if (map.getNumSymbols() != 0)
+    return DimsAttr::get(type.getContext(), map);
+  SmallVector<APInt> values;
+  for (AffineExpr element : map.getResults())
+    values.push_back(APInt(type.getElementTypeBitWidth(), *constantOf(element), /*isSigned=*/true));
+  return DenseElementsAttr::get(type, values);
+}
+
+Attribute remapElements(Attribute input, RankedTensorType type,
+                        llvm::function_ref<int64_t(int64_t)> sourceIndex) {
+  if (std::optional<Dims> symbolic = symbolicElements(input)) {
+    if (!type.hasStaticShape())
+      return nullptr;
+    Dims result;
+    for (int64_t i = 0, e = type.getNumElements(); i < e; ++i)
+      result.push_back((*symbolic)[sourceIndex(i)]);
+    return sizesAttr(type, result);
+  }
   DenseElementsAttr dense = foldableConstant(input);
-  if (!dense)
+  if (!dense || !type.hasStaticShape())
     return nullptr;
   if (dense.isSplat())
     return DenseElementsAttr::get(type, dense.getSplatValue<Attribute>());
@@ -35,6 +72,8 @@ DenseElementsAttr remapElements(Attribute input, RankedTensorType type,
 
 DenseElementsAttr foldElementwise(ArrayRef<Attribute> operands, RankedTensorType type,
                                   ElementFn compute) {
+  if (!type.hasStaticShape())
+    return nullptr;
   SmallVector<DenseElementsAttr> dense;
   for (Attribute operand : operands) {
     dense.push_back(foldableConstant(operand));

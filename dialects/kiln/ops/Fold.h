@@ -14,6 +14,8 @@
 #ifndef KILN_DIALECTS_KILN_OPS_FOLD_H
 #define KILN_DIALECTS_KILN_OPS_FOLD_H
 
+#include "dialects/kiln/Dims.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -28,9 +30,19 @@ constexpr int64_t kMaxFoldedElements = int64_t(1) << 20;
 /// and is a splat or at most kMaxFoldedElements, else null.
 mlir::DenseElementsAttr foldableConstant(mlir::Attribute attr);
 
-/// A tensor of `type` whose element i is element `sourceIndex(i)` of `input`;
-/// null when `input` is not cheaply foldable or the result is too large.
-mlir::DenseElementsAttr remapElements(mlir::Attribute input, mlir::RankedTensorType type,
+/// The elements of a folded integer tensor as sizes: a kiln.dims value's
+/// expressions (see DimsOp), or nothing for any other attribute.
+std::optional<Dims> symbolicElements(mlir::Attribute attr);
+/// The elements of a small integer constant or kiln.dims value as sizes.
+std::optional<Dims> sizeElements(mlir::Attribute attr);
+/// An integer tensor of `type` holding `elements`: dense when each is a
+/// constant, a #kiln.dims value otherwise.
+mlir::Attribute sizesAttr(mlir::RankedTensorType type, llvm::ArrayRef<mlir::AffineExpr> elements);
+
+/// A tensor of `type` whose element i is element `sourceIndex(i)` of `input`
+/// (a constant or a kiln.dims value); null when `input` is not cheaply
+/// foldable or the result is too large.
+mlir::Attribute remapElements(mlir::Attribute input, mlir::RankedTensorType type,
                                       llvm::function_ref<int64_t(int64_t)> sourceIndex);
 
 /// Computes an elementwise op over broadcast constant operands. `compute`

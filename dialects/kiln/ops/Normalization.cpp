@@ -15,6 +15,8 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   if (input.getRank() < 2)
     return emitOptionalError(location, "input must have a channel dimension, got ", input);
+  if (input.isDynamicDim(1))
+    return emitOptionalError(location, "channels must have a static size, got ", input);
   int64_t channels = input.getDimSize(1);
   for (Value param :
        {adaptor.getScale(), adaptor.getBias(), adaptor.getMean(), adaptor.getVariance()}) {
@@ -34,16 +36,16 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   int64_t axis = int64_t(adaptor.getAxis());
   if (axis < 0 || axis >= input.getRank())
     return emitOptionalError(location, "axis ", axis, " is out of range for ", input);
-  ArrayRef<int64_t> normalized = input.getShape().drop_front(axis);
+  Dims inputDims = dimsOf(input);
+  ArrayRef<AffineExpr> normalized = ArrayRef(inputDims).drop_front(axis);
   for (Value param : {adaptor.getScale(), adaptor.getBias()}) {
     if (!param)
       continue;
     auto paramType = cast<RankedTensorType>(param.getType());
     if (paramType.getElementType() != input.getElementType())
       return emitOptionalError(location, "scale and bias must have the input's element type");
-    auto shape = paramType.getShape();
-    auto broadcast = broadcastShapes(shape, normalized);
-    if (!broadcast || ArrayRef<int64_t>(*broadcast) != normalized)
+    auto broadcast = broadcastDims(dimsOf(paramType), normalized);
+    if (!broadcast || ArrayRef<AffineExpr>(*broadcast) != normalized)
       return emitOptionalError(location, "scale and bias must broadcast to the normalized shape");
   }
   types.push_back(input);

@@ -24,19 +24,20 @@ LogicalResult inferPoolResult(std::optional<Location> location, Type inputType,
       int64_t(dilations.size()) != spatial || int64_t(pads.size()) != 2 * spatial)
     return emitOptionalError(location, "expected ", spatial,
                              " kernel sizes, strides and dilations and ", 2 * spatial, " pads");
-  SmallVector<int64_t> shape(input.getShape().take_front(2));
+  Dims inputDims = dimsOf(input);
+  Dims dims(ArrayRef<AffineExpr>(inputDims).take_front(2));
   for (int64_t i = 0; i < spatial; ++i) {
     // A window made only of padding would have nothing to pool.
     if (pads[i] >= kernelShape[i] || pads[i + spatial] >= kernelShape[i])
       return emitOptionalError(location, "pads must be smaller than the kernel");
-    auto size = windowOutputSize(input.getDimSize(i + 2), kernelShape[i], strides[i], pads[i],
-                                 pads[i + spatial], dilations[i], ceilMode);
+    auto size = windowOutputDim(inputDims[i + 2], kernelShape[i], strides[i], pads[i],
+                                pads[i + spatial], dilations[i], ceilMode);
     if (!size)
       return emitOptionalError(location, "window does not fit spatial dimension ", i, " (size ",
-                               input.getDimSize(i + 2), ")");
-    shape.push_back(*size);
+                               printDim(inputDims[i + 2], {}), ")");
+    dims.push_back(*size);
   }
-  auto result = input.clone(shape);
+  auto result = withDims(input, dims);
   types.push_back(channelsLast ? kiln::channelsLast(result) : result);
   return success();
 }
@@ -46,12 +47,13 @@ LogicalResult GlobalAveragePoolOp::inferReturnTypes(MLIRContext *, std::optional
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   if (input.getRank() < 3)
     return emitOptionalError(location, "input must have rank 3 or more, got ", input);
-  SmallVector<int64_t> shape(input.getShape());
+  Dims dims = dimsOf(input);
+  AffineExpr one = getAffineConstantExpr(1, input.getContext());
   if (adaptor.getChannelsLast())
-    std::fill(shape.begin() + 1, shape.end() - 1, 1);
+    std::fill(dims.begin() + 1, dims.end() - 1, one);
   else
-    std::fill(shape.begin() + 2, shape.end(), 1);
-  types.push_back(input.clone(shape));
+    std::fill(dims.begin() + 2, dims.end(), one);
+  types.push_back(withDims(input, dims));
   return success();
 }
 
@@ -64,14 +66,14 @@ LogicalResult inferReduceResult(std::optional<Location> location, Type inputType
       return emitOptionalError(location, "axes must be sorted, unique and in [0, ", input.getRank(),
                                ")");
   }
-  SmallVector<int64_t> shape;
+  Dims inputDims = dimsOf(input), dims;
   for (int64_t d = 0; d < input.getRank(); ++d) {
     if (!llvm::is_contained(axes, d))
-      shape.push_back(input.getDimSize(d));
+      dims.push_back(inputDims[d]);
     else if (keepdims)
-      shape.push_back(1);
+      dims.push_back(getAffineConstantExpr(1, input.getContext()));
   }
-  types.push_back(input.clone(shape));
+  types.push_back(withDims(input, dims));
   return success();
 }
 

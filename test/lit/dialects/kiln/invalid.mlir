@@ -28,7 +28,7 @@ func.func @wrong_result_type(%a: tensor<2xf32>) {
 // -----
 
 func.func @dynamic_shape(%a: tensor<?xf32>) {
-  // expected-error @+1 {{must be statically shaped tensor}}
+  // expected-error @+1 {{must be tensor of static or symbolic shape}}
   %0 = kiln.relu %a : tensor<?xf32>
   return
 }
@@ -219,7 +219,7 @@ func.func @slice_bounds(%x: tensor<4xf32>) {
 // -----
 
 func.func @gather_indices(%x: tensor<4xf32>, %i: tensor<2xf32>) {
-  // expected-error @+1 {{operand #1 must be statically shaped tensor with at most 2^63 - 1 elements of 32-bit signless integer or 64-bit signless integer values}}
+  // expected-error @+1 {{operand #1 must be tensor of static or symbolic shape with at most 2^63 - 1 elements of 32-bit signless integer or 64-bit signless integer values}}
   %0 = kiln.gather %x, %i {axis = 0 : i64} : (tensor<4xf32>, tensor<2xf32>) -> tensor<2xf32>
   return
 }
@@ -247,7 +247,7 @@ func.func @pad_negative(%x: tensor<2xf32>) {
 // Shapes come from untrusted models: a tensor whose element count overflows
 // int64_t is rejected wherever it appears.
 func.func @element_count_overflow(%a: tensor<4294967296x4294967296xf32>) {
-  // expected-error @+1 {{operand #0 must be statically shaped tensor with at most 2^63 - 1 elements}}
+  // expected-error @+1 {{operand #0 must be tensor of static or symbolic shape with at most 2^63 - 1 elements}}
   %0 = kiln.relu %a : tensor<4294967296x4294967296xf32>
   return
 }
@@ -300,5 +300,59 @@ func.func @tensor_map_box(%a: memref<33x40xf32>) {
 func.func @tensor_map_element(%a: memref<33x40xf16>) {
   // expected-error @+1 {{'kiln.tensor_map' op maps f32 buffers only}}
   %0 = kiln.tensor_map %a {box = array<i64: 32, 64>, dims = array<i64: 40, 33>, strides = array<i64: 40>, swizzle = 128 : i64} : memref<33x40xf16>
+  return
+}
+
+// -----
+
+func.func @symbolic_size_disagrees(%a: tensor<?x4xf32, #kiln.dims<()[s0] -> (s0, 5)>>) {
+  // expected-error @+1 {{must be tensor of static or symbolic shape}}
+  %0 = kiln.relu %a : tensor<?x4xf32, #kiln.dims<()[s0] -> (s0, 5)>>
+  return
+}
+
+// -----
+
+func.func @symbolic_without_symbols(%a: tensor<?x4xf32, #kiln.dims<() -> (3, 4)>>) {
+  // expected-error @+1 {{must be tensor of static or symbolic shape}}
+  %0 = kiln.relu %a : tensor<?x4xf32, #kiln.dims<() -> (3, 4)>>
+  return
+}
+
+// -----
+
+// Two different symbols may differ at run time: no broadcast between them.
+func.func @different_symbols(%a: tensor<?xf32, #kiln.dims<()[s0, s1] -> (s0)>>,
+                             %b: tensor<?xf32, #kiln.dims<()[s0, s1] -> (s1)>>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{do not broadcast}}
+  %0 = kiln.add %a, %b : (tensor<?xf32, #kiln.dims<()[s0, s1] -> (s0)>>, tensor<?xf32, #kiln.dims<()[s0, s1] -> (s1)>>) -> tensor<?xf32, #kiln.dims<()[s0, s1] -> (s0)>>
+  return
+}
+
+// -----
+
+func.func @reshape_loses_elements(%a: tensor<?x4xf32, #kiln.dims<()[s0] -> (s0, 4)>>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{cannot reshape}}
+  %0 = kiln.reshape %a {shape = array<i64: -9223372036854775808, 2>, dims = #kiln.dims<()[s0] -> (s0, 2)>} : (tensor<?x4xf32, #kiln.dims<()[s0] -> (s0, 4)>>) -> tensor<?x2xf32, #kiln.dims<()[s0] -> (s0, 2)>>
+  return
+}
+
+// -----
+
+func.func @symbolic_split(%a: tensor<?xf32, #kiln.dims<()[s0] -> (s0)>>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{cannot split symbolic dimension 0}}
+  %0:2 = kiln.split %a {axis = 0 : i64, sizes = array<i64: 1, 1>} : (tensor<?xf32, #kiln.dims<()[s0] -> (s0)>>) -> (tensor<1xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @symbolic_gather_elements(%a: tensor<?xf32, #kiln.dims<()[s0] -> (s0)>>, %i: tensor<2xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{kiln.gather_elements does not take symbolic shapes yet}}
+  %0 = kiln.gather_elements %a, %i {axis = 0 : i64} : (tensor<?xf32, #kiln.dims<()[s0] -> (s0)>>, tensor<2xi64>) -> tensor<2xf32>
   return
 }

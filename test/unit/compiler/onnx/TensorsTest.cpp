@@ -192,22 +192,52 @@ TEST_CASE("external data is read only from inside the model's folder", "[tensors
   CHECK(error.find("cannot open external data file") != std::string::npos);
 }
 
+namespace {
+
+/// Fixed sizes as --input-shape ranges.
+std::vector<kiln::DimRange> sizes(std::initializer_list<int64_t> shape) {
+  std::vector<kiln::DimRange> ranges;
+  for (int64_t size : shape)
+    ranges.push_back({size, size, size});
+  return ranges;
+}
+
+} // namespace
+
 TEST_CASE("--input-shape specs parse", "[importer]") {
   kiln::ImportOptions options;
   CHECK(shapeError("input=1x3x224x224", options).empty());
-  CHECK(options.inputShapes["input"] == std::vector<int64_t>{1, 3, 224, 224});
+  CHECK(options.inputShapes["input"] == sizes({1, 3, 224, 224}));
   CHECK(shapeError("ids=128", options).empty());
-  CHECK(options.inputShapes["ids"] == std::vector<int64_t>{128});
+  CHECK(options.inputShapes["ids"] == sizes({128}));
   CHECK(shapeError("scale=scalar", options).empty());
   CHECK(options.inputShapes["scale"].empty());
   // Names may contain '=' only before the last one.
   CHECK(shapeError("a=b=2x2", options).empty());
-  CHECK(options.inputShapes["a=b"] == std::vector<int64_t>{2, 2});
+  CHECK(options.inputShapes["a=b"] == sizes({2, 2}));
 
   CHECK(shapeError("input", options) == "--input-shape wants NAME=D0xD1x..., got 'input'");
   CHECK(shapeError("=1x2", options) == "--input-shape wants NAME=D0xD1x..., got '=1x2'");
   CHECK(shapeError("x=1x-2", options) ==
-        "--input-shape: '-2' in 'x=1x-2' is not a non-negative dimension");
+        "--input-shape: '-2' in 'x=1x-2' is not a non-negative dimension or range");
   CHECK(shapeError("x=1xx2", options) ==
-        "--input-shape: '' in 'x=1xx2' is not a non-negative dimension");
+        "--input-shape: '' in 'x=1xx2' is not a non-negative dimension or range");
+}
+
+TEST_CASE("--input-shape ranges and tuning points parse", "[importer]") {
+  kiln::ImportOptions options;
+  CHECK(shapeError("ids=1..8x1..512", options).empty());
+  CHECK(options.inputShapes["ids"] == std::vector<kiln::DimRange>{{1, 8, 1}, {1, 512, 1}});
+  CHECK(shapeError("ids=1..8x1..512@1x128", options).empty());
+  CHECK(options.inputShapes["ids"] == std::vector<kiln::DimRange>{{1, 8, 1}, {1, 512, 128}});
+  CHECK(shapeError("image=1x3x224..448x224..448@1x3x224x320", options).empty());
+  CHECK(options.inputShapes["image"] ==
+        std::vector<kiln::DimRange>{{1, 1, 1}, {3, 3, 3}, {224, 448, 224}, {224, 448, 320}});
+
+  CHECK(shapeError("ids=8..1", options) ==
+        "--input-shape: '8..1' in 'ids=8..1' is not a range MIN..MAX with MIN <= MAX");
+  CHECK(shapeError("ids=1..8@9", options) ==
+        "--input-shape: '9' in 'ids=1..8@9' is not a size within its dimension's range");
+  CHECK(shapeError("ids=1..8x4@2", options) ==
+        "--input-shape: 'ids=1..8x4@2' gives 1 sizes after @ for 2 dimensions");
 }

@@ -137,6 +137,10 @@ def build(kind, out):
     if kind == "symbolic-input":
         return graph_model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
                            [tensor("x", ["batch", 3])], [tensor("y", ["batch", 3])])
+    if kind == "paddle-input":
+        # Paddle's exporters write an open dimension as -1.
+        return graph_model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                           [tensor("x", [-1, 3])], [tensor("y", [-1, 3])])
     if kind == "bad-shape":
         # A Reshape to a shape with a different element count.
         shape = numpy_helper.from_array(np.array([5, 5], np.int64), "shape")
