@@ -3,7 +3,11 @@
 
 #include "codegen/kernels/Builders.h"
 
+#include "dialects/kiln/KilnDialect.h"
+
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
@@ -15,14 +19,59 @@ using namespace mlir;
 
 namespace kiln {
 
+SmallVector<Value> symbolValues(OpBuilder &b) {
+  Operation *parent = b.getInsertionBlock()->getParentOp();
+  auto function = dyn_cast<func::FuncOp>(parent);
+  if (!function)
+    function = parent->getParentOfType<func::FuncOp>();
+  SmallVector<Value> values;
+  if (function && !function.isExternal())
+    for (BlockArgument argument : function.getArguments())
+      if (function.getArgAttr(argument.getArgNumber(), kSymbolArgAttr))
+        values.push_back(argument);
+  return values;
+}
+
+SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, RankedTensorType type) {
+  if (!isSymbolic(type))
+    return {};
+  SmallVector<Value> symbols = symbolValues(b);
+  SmallVector<Value> sizes;
+  for (auto [size, dim] : llvm::zip(type.getShape(), dimsOf(type)))
+    if (ShapedType::isDynamic(size))
+      sizes.push_back(affine::expandAffineExpr(b, loc, dim, ValueRange{}, symbols));
+  return sizes;
+}
+
+SmallVector<OpFoldResult> mixedSizes(OpBuilder &b, Location loc, RankedTensorType type) {
+  SmallVector<Value> dynamic = dynamicSizes(b, loc, type);
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0, next = 0; d < type.getRank(); ++d)
+    sizes.push_back(type.isDynamicDim(d) ? OpFoldResult(dynamic[next++])
+                                         : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+  return sizes;
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
+  return tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType(),
+                                 dynamicSizes(b, loc, type), type.getEncoding());
+}
+
+Value dimSize(OpBuilder &b, Location loc, Value value, int64_t d) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!type.isDynamicDim(d))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(d));
+  return tensor::DimOp::create(b, loc, value, d);
+}
+
 AffineMap broadcastMap(RankedTensorType operand, RankedTensorType result) {
   MLIRContext *context = operand.getContext();
   int64_t offset = result.getRank() - operand.getRank();
+  Dims operandDims = dimsOf(operand), resultDims = dimsOf(result);
   SmallVector<AffineExpr> exprs;
   for (int64_t d = 0; d < operand.getRank(); ++d)
-    exprs.push_back(operand.getDimSize(d) == result.getDimSize(d + offset)
-                        ? getAffineDimExpr(d + offset, context)
-                        : getAffineConstantExpr(0, context));
+    exprs.push_back(operandDims[d] == resultDims[d + offset] ? getAffineDimExpr(d + offset, context)
+                                                             : getAffineConstantExpr(0, context));
   return AffineMap::get(result.getRank(), 0, exprs, context);
 }
 
@@ -39,7 +88,7 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType type, ValueRange 
   SmallVector<AffineMap> maps(operandMaps);
   maps.push_back(b.getMultiDimIdentityMap(type.getRank()));
   SmallVector<utils::IteratorType> iterators(type.getRank(), utils::IteratorType::parallel);
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  Value init = emptyTensor(b, loc, type);
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{type}, operands, ValueRange{init}, maps, iterators,
       [&](OpBuilder &nested, Location l, ValueRange args) {
@@ -49,7 +98,7 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType type, ValueRange 
 }
 
 Value filled(OpBuilder &b, Location loc, RankedTensorType type, TypedAttr value) {
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  Value init = emptyTensor(b, loc, type);
   Value fill = arith::ConstantOp::create(b, loc, value);
   return linalg::FillOp::create(b, loc, fill, init).getResult(0);
 }
@@ -119,7 +168,7 @@ WindowIndex windowIndex(OpBuilder &b, Location loc, Value output, Value offset, 
 Value windowed(OpBuilder &b, Location loc, RankedTensorType type, ArrayRef<int64_t> window,
                ArrayRef<TypedAttr> start, WindowStep step, WindowFinish finish) {
   int64_t rank = type.getRank();
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  Value init = emptyTensor(b, loc, type);
   SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
   auto body = [&](OpBuilder &nested, Location l, ValueRange) {
     SmallVector<Value> outputAt = loopIndices(nested, l, rank);
@@ -151,9 +200,31 @@ Value windowed(OpBuilder &b, Location loc, RankedTensorType type, ArrayRef<int64
 
 Value reshape(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(value.getType());
-  if (type.getShape() == shape)
+  return reshape(b, loc, value, RankedTensorType::get(shape, type.getElementType()));
+}
+
+Value reshape(OpBuilder &b, Location loc, Value value, RankedTensorType target) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getShape() == target.getShape() && dimsOf(type) == dimsOf(target))
     return value;
-  auto target = RankedTensorType::get(shape, type.getElementType());
+  // Symbolic: through a 1-D tensor, expanded to sizes computed from the
+  // symbols.
+  if (isSymbolic(type) || isSymbolic(target)) {
+    Value flat = value;
+    if (type.getRank() != 1) {
+      auto flatType = tensorOf({productOf(b.getContext(), dimsOf(type))}, type.getElementType());
+      flat = tensor::CollapseShapeOp::create(
+          b, loc, flatType, value,
+          ArrayRef<ReassociationIndices>{llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))});
+    }
+    if (target.getRank() == 1)
+      return flat;
+    SmallVector<OpFoldResult> sizes = mixedSizes(b, loc, target);
+    ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, target.getRank()));
+    return tensor::ExpandShapeOp::create(b, loc, target, flat, ArrayRef<ReassociationIndices>{all},
+                                         sizes);
+  }
+  ArrayRef<int64_t> shape = target.getShape();
   // One element to or from rank 0: the reassociation is empty.
   if (type.getRank() == 0)
     return tensor::ExpandShapeOp::create(b, loc, target, value, ArrayRef<ReassociationIndices>{});
@@ -206,21 +277,21 @@ Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes, bo
   auto type = cast<RankedTensorType>(value.getType());
   Type element = type.getElementType();
   MLIRContext *context = b.getContext();
-  SmallVector<int64_t> kept, keptShape;
+  Dims dims = dimsOf(type), keptDims, reducedDims;
   SmallVector<AffineExpr> outExprs;
   SmallVector<utils::IteratorType> iterators;
-  int64_t count = 1;
   for (int64_t d = 0; d < type.getRank(); ++d) {
     bool reduced = llvm::is_contained(axes, d);
     iterators.push_back(reduced ? utils::IteratorType::reduction : utils::IteratorType::parallel);
     if (reduced) {
-      count *= type.getDimSize(d);
+      reducedDims.push_back(dims[d]);
       continue;
     }
     outExprs.push_back(getAffineDimExpr(d, context));
-    keptShape.push_back(type.getDimSize(d));
+    keptDims.push_back(dims[d]);
   }
-  auto outType = RankedTensorType::get(keptShape, element);
+  AffineExpr count = productOf(context, reducedDims);
+  auto outType = tensorOf(keptDims, element);
   TypedAttr identity = cast<TypedAttr>(b.getZeroAttr(element));
   if (kind == ReduceKind::Max)
     identity = lowestValue(element, isUnsigned);
@@ -243,9 +314,23 @@ Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes, bo
           .getResult(0);
 
   if (kind == ReduceKind::Mean) {
+    // A symbolic count is computed once, outside the kernel.
+    Value symbolicCount;
+    if (!constantOf(count)) {
+      Value n = arith::IndexCastOp::create(
+          b, loc, b.getI64Type(),
+          affine::expandAffineExpr(b, loc, count, ValueRange{}, symbolValues(b)));
+      unsigned width = element.getIntOrFloatBitWidth();
+      symbolicCount = isFloat       ? arith::SIToFPOp::create(b, loc, element, n).getResult()
+                      : width < 64  ? arith::TruncIOp::create(b, loc, element, n).getResult()
+                      : width == 64 ? n
+                                    : arith::ExtSIOp::create(b, loc, element, n).getResult();
+    }
     result = elementwise(b, loc, outType, ValueRange{result},
                          [&](OpBuilder &nested, Location l, ValueRange args) -> Value {
-                           Value n = scalar(nested, l, element, double(count));
+                           Value n = symbolicCount
+                                         ? symbolicCount
+                                         : scalar(nested, l, element, double(*constantOf(count)));
                            if (isFloat)
                              return arith::DivFOp::create(nested, l, args[0], n);
                            if (isUnsigned)
@@ -255,10 +340,9 @@ Value reduce(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> axes, bo
   }
   if (!keepdims)
     return result;
-  SmallVector<int64_t> shape(type.getShape());
   for (int64_t axis : axes)
-    shape[axis] = 1;
-  return reshape(b, loc, result, shape);
+    dims[axis] = getAffineConstantExpr(1, context);
+  return reshape(b, loc, result, tensorOf(dims, element));
 }
 
 } // namespace kiln

@@ -15,6 +15,27 @@ namespace kiln {
 using ScalarFn =
     llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
 
+/// The values of the symbols in the function `b` builds in: its arguments
+/// marked kSymbolArgAttr, in symbol order.
+llvm::SmallVector<mlir::Value> symbolValues(mlir::OpBuilder &b);
+
+/// The sizes of `type`'s `?` dimensions, computed from the symbols' values
+/// by its #kiln.dims expressions.
+llvm::SmallVector<mlir::Value> dynamicSizes(mlir::OpBuilder &b, mlir::Location loc,
+                                            mlir::RankedTensorType type);
+
+/// `type`'s sizes as the tensor dialect's slices take them: constants, and
+/// values for the symbolic ones.
+llvm::SmallVector<mlir::OpFoldResult> mixedSizes(mlir::OpBuilder &b, mlir::Location loc,
+                                                 mlir::RankedTensorType type);
+
+/// An uninitialized tensor of `type` (static or symbolic).
+mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type);
+
+/// The size of dimension `d` of the tensor `value`, as an index: a
+/// constant, or tensor.dim.
+mlir::Value dimSize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value, int64_t d);
+
 /// The map that reads `operand` broadcast (NumPy-style, trailing dimensions
 /// aligned) onto an iteration space of `result`'s shape: missing leading
 /// dimensions are dropped and dimensions of size 1 read index 0.
@@ -50,6 +71,9 @@ llvm::SmallVector<mlir::Value> loopIndices(mlir::OpBuilder &b, mlir::Location lo
 /// through tensor.collapse_shape and tensor.expand_shape.
 mlir::Value reshape(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                     llvm::ArrayRef<int64_t> shape);
+/// The same to a `target` type, which may be symbolic.
+mlir::Value reshape(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                    mlir::RankedTensorType target);
 
 /// Where a sliding window reads along one spatial dimension: the input
 /// index output * stride + offset * dilation - pad, and, when some window

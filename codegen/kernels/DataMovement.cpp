@@ -5,6 +5,7 @@
 #include "codegen/kernels/Kernels.h"
 #include "dialects/kiln/KilnDialect.h"
 
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -40,9 +41,21 @@ Value indexConstant(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
 }
 
-/// An ONNX index (i32 or i64) as an index into a dimension of `size`:
+/// An ONNX index (i32 or i64) as an index into a dimension of `size` (a
+/// value where the dimension is symbolic, else a constant):
 /// negative counts from the end, and out of range is clamped, so no input
 /// can make a kernel read outside its tensor.
+Value clampedIndex(OpBuilder &b, Location loc, Value index, Value size) {
+  index = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
+  Value zero = indexConstant(b, loc, 0);
+  Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  index =
+      arith::SelectOp::create(b, loc, negative, arith::AddIOp::create(b, loc, index, size), index);
+  index = arith::MaxSIOp::create(b, loc, index, zero);
+  Value last = arith::SubIOp::create(b, loc, size, indexConstant(b, loc, 1));
+  return arith::MinSIOp::create(b, loc, index, last);
+}
+
 Value clampedIndex(OpBuilder &b, Location loc, Value index, int64_t size) {
   index = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
   Value zero = indexConstant(b, loc, 0);
@@ -56,7 +69,7 @@ Value clampedIndex(OpBuilder &b, Location loc, Value index, int64_t size) {
 struct ReshapeToTensor : OpRewritePattern<ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ReshapeOp op, PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, reshape(rewriter, op.getLoc(), op.getInput(), op.getType().getShape()));
+    rewriter.replaceOp(op, reshape(rewriter, op.getLoc(), op.getInput(), op.getType()));
     return success();
   }
 };
@@ -64,24 +77,13 @@ struct ReshapeToTensor : OpRewritePattern<ReshapeOp> {
 struct TransposeToLinalg : OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TransposeOp op, PatternRewriter &rewriter) const override {
-    RankedTensorType type = op.getType();
-    Value init =
-        tensor::EmptyOp::create(rewriter, op.getLoc(), type.getShape(), type.getElementType());
+    Value init = emptyTensor(rewriter, op.getLoc(), op.getType());
     rewriter.replaceOp(
         op, linalg::TransposeOp::create(rewriter, op.getLoc(), op.getInput(), init, op.getPerm())
                 ->getResults());
     return success();
   }
 };
-
-/// The most slices of one buffer a Concat or Split makes. One-Shot
-/// analysis costs time that grows with the square of the number of views
-/// of one buffer (the cube, for a chain of insertions), so wider ones are
-/// built as trees of groups, each group in a buffer of its own
-/// (bufferization.alloc_tensor, which empty-tensor elimination leaves
-/// alone). Each level past the first costs a copy of the data; the
-/// analysis stays linear in the number of inputs or outputs.
-constexpr size_t kGroupWidth = 32;
 
 /// Concat: each input inserted at its offset along the axis, into an empty
 /// tensor that bufferization turns into the result's buffer, with each
@@ -93,6 +95,14 @@ struct ConcatToTensor : OpRewritePattern<ConcatOp> {
     RankedTensorType type = op.getType();
     int64_t axis = int64_t(op.getAxis());
     SmallVector<Value> inputs(op.getInputs());
+    // (kiln-lower-to-linalg refuses more than kGroupWidth symbolic inputs:
+    // the groups take static sizes.)
+    if (isSymbolic(type)) {
+      rewriter.replaceOp(op,
+                         insertSymbolic(rewriter, op.getLoc(),
+                                        emptyTensor(rewriter, op.getLoc(), type), axis, inputs));
+      return success();
+    }
     while (inputs.size() > kGroupWidth) {
       SmallVector<Value> groups;
       for (size_t first = 0; first < inputs.size(); first += kGroupWidth) {
@@ -112,6 +122,23 @@ struct ConcatToTensor : OpRewritePattern<ConcatOp> {
         tensor::EmptyOp::create(rewriter, op.getLoc(), type.getShape(), type.getElementType());
     rewriter.replaceOp(op, insertAll(rewriter, op.getLoc(), result, axis, inputs));
     return success();
+  }
+
+  /// The same where sizes are symbolic: each offset along `axis` the sum
+  /// of the sizes before it.
+  static Value insertSymbolic(PatternRewriter &rewriter, Location loc, Value result, int64_t axis,
+                              ArrayRef<Value> inputs) {
+    int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+        ones(rank, rewriter.getIndexAttr(1));
+    Value offset = indexConstant(rewriter, loc, 0);
+    for (Value input : inputs) {
+      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, input);
+      offsets[axis] = offset;
+      result = tensor::InsertSliceOp::create(rewriter, loc, input, result, offsets, sizes, ones);
+      offset = arith::AddIOp::create(rewriter, loc, offset, dimSize(rewriter, loc, input, axis));
+    }
+    return result;
   }
 
   /// `inputs` inserted one after another along `axis` into `result`.
@@ -152,7 +179,7 @@ struct SplitToTensor : OpRewritePattern<SplitOp> {
     auto slice = [&](RankedTensorType type) {
       Value result = tensor::ExtractSliceOp::create(
           rewriter, loc, type, input, indexAttrs(rewriter, offsets),
-          indexAttrs(rewriter, type.getShape()), indexAttrs(rewriter, ones));
+          mixedSizes(rewriter, loc, type), indexAttrs(rewriter, ones));
       offsets[axis] += type.getDimSize(axis);
       return result;
     };
@@ -189,6 +216,24 @@ struct SliceToTensor : OpRewritePattern<SliceOp> {
     RankedTensorType type = op.getType();
     Location loc = op.getLoc();
     ArrayRef<int64_t> starts = op.getStarts(), steps = op.getSteps();
+    // Symbolic bounds: an extract_slice at offsets computed from the
+    // symbols (every symbolic axis has step 1).
+    if (DimsAttr bounds = op.getBoundsAttr()) {
+      SmallVector<Value> symbols = symbolValues(rewriter);
+      SmallVector<OpFoldResult> offsets;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        AffineExpr start = bounds.getMap().getResult(d);
+        if (std::optional<int64_t> constant = constantOf(start))
+          offsets.push_back(rewriter.getIndexAttr(*constant));
+        else
+          offsets.push_back(affine::expandAffineExpr(rewriter, loc, start, ValueRange{}, symbols));
+      }
+      SmallVector<OpFoldResult> sizes = mixedSizes(rewriter, loc, type);
+      rewriter.replaceOp(op,
+                         tensor::ExtractSliceOp::create(rewriter, loc, type, op.getInput(), offsets,
+                                                        sizes, indexAttrs(rewriter, steps)));
+      return success();
+    }
     // An empty slice reads nothing, wherever it starts (even past the end).
     if (type.getNumElements() == 0) {
       rewriter.replaceOpWithNewOp<tensor::EmptyOp>(op, type.getShape(), type.getElementType());
@@ -230,13 +275,17 @@ struct GatherToLinalg : OpRewritePattern<GatherOp> {
       indexExprs.push_back(getAffineDimExpr(axis + i, context));
     AffineMap indexMap = AffineMap::get(type.getRank(), 0, indexExprs, context);
     rewriter.replaceOp(
-        op, gatherElements(rewriter, op.getLoc(), type, op.getIndices(), {indexMap}, op.getInput(),
-                           [&](OpBuilder &b, Location l, ValueRange loops, ValueRange args) {
-                             SmallVector<Value> indices(loops.take_front(axis));
-                             indices.push_back(clampedIndex(b, l, args[0], axisSize));
-                             llvm::append_range(indices, loops.drop_front(axis + indexRank));
-                             return indices;
-                           }));
+        op,
+        gatherElements(rewriter, op.getLoc(), type, op.getIndices(), {indexMap}, op.getInput(),
+                       [&](OpBuilder &b, Location l, ValueRange loops, ValueRange args) {
+                         SmallVector<Value> indices(loops.take_front(axis));
+                         indices.push_back(
+                             ShapedType::isDynamic(axisSize)
+                                 ? clampedIndex(b, l, args[0], dimSize(b, l, op.getInput(), axis))
+                                 : clampedIndex(b, l, args[0], axisSize));
+                         llvm::append_range(indices, loops.drop_front(axis + indexRank));
+                         return indices;
+                       }));
     return success();
   }
 };

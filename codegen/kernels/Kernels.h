@@ -13,6 +13,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cstddef>
+
 namespace kiln {
 
 /// Makes every unsigned integer type in `module` signless, recording on
@@ -36,6 +38,15 @@ void populateReductionKernels(mlir::RewritePatternSet &patterns);
 
 /// Reshape, Transpose, Concat, Split, Slice, Gather and Pad.
 void populateDataMovementKernels(mlir::RewritePatternSet &patterns);
+
+/// The most slices of one buffer a Concat or Split makes. One-Shot
+/// analysis costs time that grows with the square of the number of views
+/// of one buffer (the cube, for a chain of insertions), so wider ones are
+/// built as trees of groups, each group in a buffer of its own
+/// (bufferization.alloc_tensor, which empty-tensor elimination leaves
+/// alone). Each level past the first costs a copy of the data; the
+/// analysis stays linear in the number of inputs or outputs.
+constexpr std::size_t kGroupWidth = 32;
 
 } // namespace kiln
 

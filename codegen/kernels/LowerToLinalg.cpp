@@ -6,11 +6,16 @@
 #include "codegen/kernels/Kernels.h"
 #include "dialects/kiln/KilnDialect.h"
 
+#include "codegen/kernels/Builders.h"
+
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -39,23 +44,102 @@ struct ConstantToArith : mlir::OpRewritePattern<ConstantOp> {
   }
 };
 
+/// A kiln.dims value used as a tensor: its sizes computed from the
+/// symbols' values.
+struct DimsToTensor : mlir::OpRewritePattern<DimsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(DimsOp op, mlir::PatternRewriter &rewriter) const override {
+    mlir::Type element = op.getType().getElementType();
+    llvm::SmallVector<mlir::Value> symbols = symbolValues(rewriter), elements;
+    for (mlir::AffineExpr size : op.getValue().getMap().getResults())
+      elements.push_back(mlir::arith::IndexCastOp::create(
+          rewriter, op.getLoc(), element,
+          mlir::affine::expandAffineExpr(rewriter, op.getLoc(), size, mlir::ValueRange{},
+                                         symbols)));
+    rewriter.replaceOpWithNewOp<mlir::tensor::FromElementsOp>(op, op.getType(), elements);
+    return mlir::success();
+  }
+};
+
+/// Why the kernel generators cannot take `op` yet when its shapes are
+/// symbolic; nothing when they can.
+std::optional<std::string> symbolicUnsupported(mlir::Operation *op) {
+  auto symbolic = [](mlir::TypeRange types) { return llvm::any_of(types, isSymbolic); };
+  if (!symbolic(op->getOperandTypes()) && !symbolic(op->getResultTypes()))
+    return std::nullopt;
+  if (mlir::isa<ConvOp, MaxPoolOp, AveragePoolOp, GlobalAveragePoolOp, PadOp, ArgMaxOp, ArgMinOp,
+                CumSumOp, GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp>(op))
+    return "its kernel generator takes static shapes only";
+  // Wider ones are built in groups, whose buffers take static sizes.
+  if (auto split = mlir::dyn_cast<SplitOp>(op); split && split.getNumResults() > kGroupWidth)
+    return "it has more than " + std::to_string(kGroupWidth) + " outputs";
+  if (auto concat = mlir::dyn_cast<ConcatOp>(op); concat && concat.getInputs().size() > kGroupWidth)
+    return "it has more than " + std::to_string(kGroupWidth) + " inputs";
+  if (auto slice = mlir::dyn_cast<SliceOp>(op);
+      slice && llvm::any_of(slice.getSteps(), [](int64_t step) { return step < 0; }))
+    return "it reverses an axis of a tensor of symbolic shape";
+  if (auto norm = mlir::dyn_cast<LayerNormOp>(op);
+      norm && !norm.getType().getShape().drop_front(norm.getAxis()).empty() &&
+      llvm::any_of(norm.getType().getShape().drop_front(norm.getAxis()),
+                   mlir::ShapedType::isDynamic))
+    return "it normalizes over a symbolic dimension";
+  if (auto gemm = mlir::dyn_cast<GemmOp>(op); gemm && isSymbolic(gemm.getB().getType()))
+    return "its B has a symbolic shape";
+  return std::nullopt;
+}
+
+/// Gives @main one index argument per symbol, after its tensors.
+void addSymbolArguments(mlir::ModuleOp module) {
+  auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
+  if (!main)
+    return;
+  mlir::Builder b(module.getContext());
+  for (const std::string &name : symbolNames(module)) {
+    unsigned index = main.getNumArguments();
+    if (failed(main.insertArgument(
+            index, b.getIndexType(),
+            b.getDictionaryAttr(b.getNamedAttr(kSymbolArgAttr, b.getStringAttr(name))),
+            main.getLoc())))
+      return;
+  }
+}
+
+/// Drops the #kiln.dims encodings from every type: the sizes are values
+/// from here on, and linalg, bufferization and lowering take plain
+/// dynamic shapes.
+void dropDimsEncodings(mlir::ModuleOp module) {
+  mlir::AttrTypeReplacer replacer;
+  replacer.addReplacement([](mlir::RankedTensorType type) -> std::optional<mlir::Type> {
+    if (!mlir::isa_and_nonnull<DimsAttr>(type.getEncoding()))
+      return std::nullopt;
+    return mlir::RankedTensorType::get(type.getShape(), type.getElementType());
+  });
+  replacer.recursivelyReplaceElementsIn(module, /*replaceAttrs=*/true, /*replaceLocs=*/false,
+                                        /*replaceTypes=*/true);
+}
+
 struct LowerToLinalg : impl::LowerToLinalgBase<LowerToLinalg> {
   void runOnOperation() override {
     mlir::MLIRContext *context = &getContext();
-    // Symbolic dimensions go as far as the graph (--emit kiln, --emit
-    // fused); kernels take static shapes.
-    if (auto symbols = getOperation()->getAttrOfType<mlir::ArrayAttr>(kSymbolsAttr)) {
-      mlir::InFlightDiagnostic error =
-          getOperation().emitError("kiln generates kernels for static shapes only, and the model "
-                                   "has symbolic dimensions (");
-      for (auto [i, name] : llvm::enumerate(symbolNames(getOperation())))
-        error << (i ? ", '" : "'") << name << "'";
-      error << "): fix each input's with --input-shape NAME=D0xD1x...";
-      return signalPassFailure();
+    mlir::ModuleOp module = getOperation();
+    bool symbolic = static_cast<bool>(module->getAttr(kSymbolsAttr));
+    if (symbolic) {
+      bool unsupported = false;
+      module.walk([&](mlir::Operation *op) {
+        if (op->getDialect() && mlir::isa<KilnDialect>(op->getDialect()))
+          if (std::optional<std::string> why = symbolicUnsupported(op)) {
+            op->emitError("kiln cannot generate this '")
+                << op->getName() << "' for symbolic shapes yet: " << *why;
+            unsupported = true;
+          }
+      });
+      if (unsupported)
+        return signalPassFailure();
+      addSymbolArguments(module);
     }
-    eraseSignedness(getOperation());
+    eraseSignedness(module);
     mlir::RewritePatternSet patterns(context);
-    patterns.add<ConstantToArith>(context);
+    patterns.add<ConstantToArith, DimsToTensor>(context);
     populateMatmulLikeKernels(patterns);
     populateElementwiseKernels(patterns);
     populateReductionKernels(patterns);
@@ -72,7 +156,9 @@ struct LowerToLinalg : impl::LowerToLinalgBase<LowerToLinalg> {
       }
     });
     if (missing)
-      signalPassFailure();
+      return signalPassFailure();
+    if (symbolic)
+      dropDimsEncodings(module);
   }
 };
 

@@ -389,34 +389,37 @@ struct MatMulToLinalg : OpRewritePattern<MatMulOp> {
     RankedTensorType type = op.getType();
     Value lhs = op.getLhs(), rhs = op.getRhs();
     auto lhsType = op.getLhs().getType(), rhsType = op.getRhs().getType();
-    if (lhsType.getRank() == 1)
-      lhs = reshape(rewriter, loc, lhs, {1, lhsType.getDimSize(0)});
-    if (rhsType.getRank() == 1)
-      rhs = reshape(rewriter, loc, rhs, {rhsType.getDimSize(0), 1});
-    auto a = cast<RankedTensorType>(lhs.getType()), b = cast<RankedTensorType>(rhs.getType());
-
-    // Iteration space: batch..., m, k, n.
-    int64_t batch = std::max(a.getRank(), b.getRank()) - 2;
-    int64_t m = a.getDimSize(a.getRank() - 2), n = b.getDimSize(b.getRank() - 1);
-    SmallVector<int64_t> outShape;
-    for (int64_t i = 0; i < batch; ++i) {
-      auto dimOf = [&](RankedTensorType t) {
-        int64_t offset = batch - (t.getRank() - 2);
-        return i < offset ? 1 : t.getDimSize(i - offset);
-      };
-      outShape.push_back(std::max(dimOf(a), dimOf(b)));
-    }
-    outShape.append({m, n});
     MLIRContext *context = op.getContext();
+    AffineExpr one = getAffineConstantExpr(1, context);
+    if (lhsType.getRank() == 1)
+      lhs = reshape(rewriter, loc, lhs, withDims(lhsType, {one, dimsOf(lhsType)[0]}));
+    if (rhsType.getRank() == 1)
+      rhs = reshape(rewriter, loc, rhs, withDims(rhsType, {dimsOf(rhsType)[0], one}));
+    auto a = cast<RankedTensorType>(lhs.getType()), b = cast<RankedTensorType>(rhs.getType());
+    Dims aDims = dimsOf(a), bDims = dimsOf(b);
+
+    // Iteration space: batch..., m, k, n. A batch dimension is the one of
+    // the operands' that is not 1 (the dialect checked they broadcast).
+    int64_t batch = std::max(a.getRank(), b.getRank()) - 2;
+    Dims outDims;
+    for (int64_t i = 0; i < batch; ++i) {
+      auto dimOf = [&](RankedTensorType t, ArrayRef<AffineExpr> dims) {
+        int64_t offset = batch - (t.getRank() - 2);
+        return i < offset ? one : dims[i - offset];
+      };
+      AffineExpr x = dimOf(a, aDims), y = dimOf(b, bDims);
+      outDims.push_back(constantOf(x) == 1 ? y : x);
+    }
+    outDims.append({aDims[a.getRank() - 2], bDims.back()});
     int64_t dims = batch + 3;
     auto d = [&](int64_t i) { return getAffineDimExpr(i, context); };
     auto operandMap = [&](RankedTensorType t, AffineExpr row, AffineExpr column) {
       SmallVector<AffineExpr> exprs;
       int64_t offset = batch - (t.getRank() - 2);
+      Dims tDims = dimsOf(t);
       for (int64_t i = 0; i < t.getRank() - 2; ++i)
-        exprs.push_back(t.getDimSize(i) == outShape[i + offset]
-                            ? d(i + offset)
-                            : getAffineConstantExpr(0, context));
+        exprs.push_back(tDims[i] == outDims[i + offset] ? d(i + offset)
+                                                        : getAffineConstantExpr(0, context));
       exprs.append({row, column});
       return AffineMap::get(dims, 0, exprs, context);
     };
@@ -429,10 +432,10 @@ struct MatMulToLinalg : OpRewritePattern<MatMulOp> {
                                    AffineMap::get(dims, 0, outExprs, context)};
     SmallVector<utils::IteratorType> iterators(batch + 1, utils::IteratorType::parallel);
     iterators.append({utils::IteratorType::reduction, utils::IteratorType::parallel});
-    auto outType = RankedTensorType::get(outShape, type.getElementType());
+    auto outType = tensorOf(outDims, type.getElementType());
     Value zeros = filled(rewriter, loc, outType, rewriter.getZeroAttr(type.getElementType()));
     Value result = contract(rewriter, op, lhs, rhs, zeros, maps, iterators);
-    rewriter.replaceOp(op, reshape(rewriter, loc, result, type.getShape()));
+    rewriter.replaceOp(op, reshape(rewriter, loc, result, type));
     return success();
   }
 };

@@ -40,7 +40,7 @@ SmallVector<Value> overRow(OpBuilder &b, Location loc, Value input, ArrayRef<int
   auto type = cast<RankedTensorType>(input.getType());
   auto zero = arith::ConstantIndexOp::create(b, loc, 0);
   auto one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto extent = arith::ConstantIndexOp::create(b, loc, type.getDimSize(axes.front()));
+  Value extent = dimSize(b, loc, input, axes.front());
   auto loop = scf::ForOp::create(
       b, loc, zero, extent, one, init,
       [&](OpBuilder &inner, Location, Value i, ValueRange carried) {
@@ -59,13 +59,13 @@ SmallVector<Value>
 rowStatistics(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes, unsigned results,
               function_ref<SmallVector<Value>(OpBuilder &, SmallVector<Value>)> compute) {
   auto type = cast<RankedTensorType>(input.getType());
-  SmallVector<int64_t> shape(type.getShape());
+  Dims dims = dimsOf(type);
   for (int64_t axis : axes)
-    shape[axis] = 1;
-  auto rowType = type.clone(shape);
+    dims[axis] = getAffineConstantExpr(1, type.getContext());
+  auto rowType = withDims(type, dims);
   SmallVector<Value> inits;
   for (unsigned i = 0; i < results; ++i)
-    inits.push_back(tensor::EmptyOp::create(b, loc, shape, type.getElementType()));
+    inits.push_back(emptyTensor(b, loc, rowType));
   SmallVector<AffineMap> maps(results, b.getMultiDimIdentityMap(type.getRank()));
   SmallVector<utils::IteratorType> iterators(type.getRank(), utils::IteratorType::parallel);
   auto generic =

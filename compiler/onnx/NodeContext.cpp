@@ -76,20 +76,20 @@ LogicalResult NodeContext::requireAtMost(AffineExpr size, int64_t bound, StringR
     if (range.max <= most)
       return success();
     if (most < range.min)
-      return error() << "it " << why << " to " << printDim(size, names) << ", so symbol '" << name
-                     << "' could be at most " << most << ", below its least value " << range.min;
+      return error() << "it " << why << " (" << printDim(size, names) << " <= " << bound
+                     << "), but symbol '" << name << "' takes at least " << range.min;
     emitWarning(UnknownLoc::get(builder_.getContext()))
         << file_ << ": node '" << displayName_ << "' (" << node_.op_type() << "): symbol '" << name
         << "' narrowed from " << range.min << ".." << range.max << " to " << range.min << ".."
-        << most << ": the node " << why << " to " << printDim(size, names);
+        << most << ": the node " << why << " (" << printDim(size, names) << " <= " << bound << ")";
     range.max = most;
     range.opt = std::min(range.opt, most);
     return success();
   }
   std::optional<int64_t> most = largest(size, symbols_);
   if (!most || *most > bound)
-    return error() << "it " << why << " to " << printDim(size, names)
-                   << ", which kiln cannot keep within " << bound << " by narrowing a symbol";
+    return error() << "it " << why << " (" << printDim(size, names) << " <= " << bound
+                   << "), which kiln cannot ensure by narrowing one symbol's range";
   return success();
 }
 

@@ -61,7 +61,7 @@ public:
   mlir::InFlightDiagnostic error();
 
   /// Makes `size` at most `bound` in every run, because the node `why`
-  /// (a sentence's end: "slices a dimension of 512"): a symbol plus a
+  /// (the end of a sentence: "slices a dimension of 512"): a symbol plus a
   /// constant narrows the symbol's range, with a warning that says so;
   /// another expression must already be within it at its symbols'
   /// maxima. Reports an error when the range would be empty or the

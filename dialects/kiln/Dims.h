@@ -32,6 +32,10 @@ using Dims = llvm::SmallVector<mlir::AffineExpr>;
 
 /// The module attribute listing the symbols (an array of #kiln.symbol).
 constexpr llvm::StringLiteral kSymbolsAttr = "kiln.symbols";
+/// From kernel generation on, @main takes each symbol's value at run time
+/// as an `index` argument after the tensors, in symbol order; this
+/// argument attribute names the symbol.
+constexpr llvm::StringLiteral kSymbolArgAttr = "kiln.symbol";
 
 /// The dimensions of a ranked tensor type: constants for static sizes, its
 /// #kiln.dims encoding's expressions for symbolic ones.

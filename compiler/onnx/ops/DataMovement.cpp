@@ -374,6 +374,25 @@ LogicalResult convertSlice(NodeContext &ctx) {
   return emitSlice(ctx, *startSizes, *endSizes, axes, steps);
 }
 
+/// The symbolic end of the positions `indices` holds when it is a Range
+/// over a symbolic limit (a constant 0, 1, 2, ... sliced to [start, end),
+/// perhaps reshaped): its largest index is end - 1.
+std::optional<AffineExpr> symbolicRangeEnd(Value indices) {
+  while (auto reshape = indices.getDefiningOp<ReshapeOp>())
+    indices = reshape.getInput();
+  auto slice = indices.getDefiningOp<SliceOp>();
+  if (!slice || !slice.getBoundsAttr() || slice.getType().getRank() != 1)
+    return std::nullopt;
+  auto positions = slice.getInput().getDefiningOp<ConstantOp>();
+  auto values = positions ? dyn_cast<DenseIntElementsAttr>(positions.getValue()) : nullptr;
+  if (!values || values.isSplat())
+    return std::nullopt;
+  for (auto [i, value] : llvm::enumerate(values.getValues<APInt>()))
+    if (value.getSExtValue() != int64_t(i))
+      return std::nullopt;
+  return slice.getBoundsAttr().getMap().getResult(1);
+}
+
 LogicalResult convertGather(NodeContext &ctx) {
   if (failed(ctx.requireInputs(2)))
     return failure();
@@ -381,6 +400,15 @@ LogicalResult convertGather(NodeContext &ctx) {
   std::optional<int64_t> axis = ctx.axisAttr(0, rank);
   if (!axis)
     return failure();
+  // Positions up to a symbolic end read a static table (GPT-2's position
+  // embeddings): no size in the symbols' ranges may read past its end.
+  if (std::optional<AffineExpr> end = symbolicRangeEnd(ctx.input(1));
+      end && !ctx.inputType(0).isDynamicDim(*axis)) {
+    int64_t rows = ctx.inputType(0).getDimSize(*axis);
+    if (failed(ctx.requireAtMost(*end, rows,
+                                 "gathers from " + std::to_string(rows) + " rows by position")))
+      return failure();
+  }
   return ctx.emit<GatherOp>({ctx.input(0), ctx.input(1)},
                             {ctx.named("axis", ctx.builder().getI64IntegerAttr(*axis))});
 }

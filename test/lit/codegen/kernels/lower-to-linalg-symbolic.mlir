@@ -1,0 +1,100 @@
+// RUN: kiln-opt %s --kiln-lower-to-linalg --split-input-file --verify-diagnostics | FileCheck %s
+
+// Symbolic shapes: @main takes each symbol's value after its tensors, the
+// kernels' tensors are sized from them, and no #kiln.dims is left.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[X:[^:]+]]: tensor<?x?x8xf32>
+// CHECK-SAME: %[[B:[^:]+]]: index {kiln.symbol = "batch"}, %[[S:[^:]+]]: index {kiln.symbol = "seq"}) -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x1xf32>, tensor<2xi64>)
+// CHECK-NOT: #kiln.dims
+// The shape as a tensor: batch and seq * 4.
+// CHECK: tensor.from_elements {{.*}} : tensor<2xi64>
+// The product's result, filled with zeros: batch x seq x 4.
+// CHECK: %[[INIT:.+]] = tensor.empty(%[[B]], %[[S]]) : tensor<?x?x4xf32>
+// CHECK: linalg.fill {{.*}} outs(%[[INIT]] : tensor<?x?x4xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %{{.+}} : tensor<?x?x8xf32>, tensor<8x4xf32>)
+// The bias broadcast over rows.
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<?x?x4xf32>)
+// Softmax's row statistics loop to the row's size.
+// CHECK: tensor.dim
+// CHECK: scf.for
+// Flattening batch and seq: batch * seq rows.
+// CHECK: %[[ROWS:.+]] = arith.muli %[[B]], %[[S]]
+// CHECK: tensor.expand_shape {{.*}} output_shape [%[[ROWS]], 4] : tensor<?xf32> into tensor<?x4xf32>
+// The mean over seq divides by it.
+// CHECK: arith.index_cast %[[S]]
+// CHECK: arith.sitofp
+module attributes {kiln.symbols = [#kiln.symbol<"batch", 1, 8, 1>, #kiln.symbol<"seq", 1, 128, 1>]} {
+func.func @main(%x: tensor<?x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, s1, 8)>>)
+    -> (tensor<?x?x4xf32, #kiln.dims<()[s0, s1] -> (s0, s1, 4)>>,
+        tensor<?x4xf32, #kiln.dims<()[s0, s1] -> (s0 * s1, 4)>>,
+        tensor<?x1xf32, #kiln.dims<()[s0] -> (s0, 1)>>,
+        tensor<2xi64>) {
+  %w = kiln.constant dense<0.5> : tensor<8x4xf32>
+  %bias = kiln.constant dense<0.25> : tensor<4xf32>
+  %p = kiln.matmul %x, %w : (tensor<?x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, s1, 8)>>, tensor<8x4xf32>) -> tensor<?x?x4xf32, #kiln.dims<()[s0, s1] -> (s0, s1, 4)>>
+  %a = kiln.add %p, %bias : (tensor<?x?x4xf32, #kiln.dims<()[s0, s1] -> (s0, s1, 4)>>, tensor<4xf32>) -> tensor<?x?x4xf32, #kiln.dims<()[s0, s1] -> (s0, s1, 4)>>
+  %t = kiln.transpose %a {perm = array<i64: 0, 2, 1>} : (tensor<?x?x4xf32, #kiln.dims<()[s0, s1] -> (s0, s1, 4)>>) -> tensor<?x4x?xf32, #kiln.dims<()[s0, s1] -> (s0, 4, s1)>>
+  %sm = kiln.softmax %t {axis = 2 : i64} : tensor<?x4x?xf32, #kiln.dims<()[s0, s1] -> (s0, 4, s1)>>
+  %back = kiln.transpose %sm {perm = array<i64: 0, 2, 1>} : (tensor<?x4x?xf32, #kiln.dims<()[s0, s1] -> (s0, 4, s1)>>) -> tensor<?x?x4xf32, #kiln.dims<()[s0, s1] -> (s0, s1, 4)>>
+  %flat = kiln.reshape %back {shape = array<i64: -9223372036854775808, 4>, dims = #kiln.dims<()[s0, s1] -> (s0 * s1, 4)>} : (tensor<?x?x4xf32, #kiln.dims<()[s0, s1] -> (s0, s1, 4)>>) -> tensor<?x4xf32, #kiln.dims<()[s0, s1] -> (s0 * s1, 4)>>
+  %last = kiln.slice %x {starts = array<i64: 0, -9223372036854775808, 0>, ends = array<i64: -9223372036854775808, -9223372036854775808, 1>, steps = array<i64: 1, 1, 1>, bounds = #kiln.dims<()[s0, s1] -> (0, 0, 0, s0, s1, 1)>} : (tensor<?x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, s1, 8)>>) -> tensor<?x?x1xf32, #kiln.dims<()[s0, s1] -> (s0, s1, 1)>>
+  %mean = kiln.reduce_mean %last {axes = array<i64: 1>, keepdims = false} : (tensor<?x?x1xf32, #kiln.dims<()[s0, s1] -> (s0, s1, 1)>>) -> tensor<?x1xf32, #kiln.dims<()[s0] -> (s0, 1)>>
+  %shape = kiln.dims(<()[s0, s1] -> (s0, s1 * 4)>) : tensor<2xi64>
+  return %a, %flat, %mean, %shape : tensor<?x?x4xf32, #kiln.dims<()[s0, s1] -> (s0, s1, 4)>>, tensor<?x4xf32, #kiln.dims<()[s0, s1] -> (s0 * s1, 4)>>, tensor<?x1xf32, #kiln.dims<()[s0] -> (s0, 1)>>, tensor<2xi64>
+}
+}
+
+// -----
+
+// Concatenating along a symbolic dimension: the second input goes at the
+// first's size.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[PAST:[^:]+]]: tensor<?x4xf32>, %[[NEW:[^:]+]]: tensor<?x4xf32>, %[[P:[^:]+]]: index {kiln.symbol = "past"}, %[[S:[^:]+]]: index {kiln.symbol = "seq"})
+// CHECK: %[[TOTAL:.+]] = arith.addi %[[P]], %[[S]]
+// CHECK: %[[EMPTY:.+]] = tensor.empty(%[[TOTAL]]) : tensor<?x4xf32>
+// CHECK: %[[FIRST:.+]] = tensor.insert_slice %[[PAST]] into %[[EMPTY]][%{{.+}}, 0]
+// CHECK: %[[OFFSET:.+]] = tensor.dim %[[PAST]]
+// CHECK: tensor.insert_slice %[[NEW]] into %[[FIRST]][%[[OFFSET]], 0]
+module attributes {kiln.symbols = [#kiln.symbol<"past", 1, 64, 1>, #kiln.symbol<"seq", 1, 64, 1>]} {
+func.func @main(%past: tensor<?x4xf32, #kiln.dims<()[s0, s1] -> (s0, 4)>>,
+                %new: tensor<?x4xf32, #kiln.dims<()[s0, s1] -> (s1, 4)>>)
+    -> tensor<?x4xf32, #kiln.dims<()[s0, s1] -> (s0 + s1, 4)>> {
+  %c = kiln.concat %past, %new {axis = 0 : i64} : (tensor<?x4xf32, #kiln.dims<()[s0, s1] -> (s0, 4)>>, tensor<?x4xf32, #kiln.dims<()[s0, s1] -> (s1, 4)>>) -> tensor<?x4xf32, #kiln.dims<()[s0, s1] -> (s0 + s1, 4)>>
+  return %c : tensor<?x4xf32, #kiln.dims<()[s0, s1] -> (s0 + s1, 4)>>
+}
+}
+
+// -----
+
+// Splitting a static axis of a symbolic tensor; gathering along a symbolic
+// one, its index clamped to the run's size.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[X:[^:]+]]: tensor<?x6xf32>, %{{[^:]+}}: tensor<i64>, %[[S:[^:]+]]: index {kiln.symbol = "seq"})
+// CHECK-DAG: tensor.extract_slice %[[X]][0, 0] [%[[S]], 2] [1, 1] : tensor<?x6xf32> to tensor<?x2xf32>
+// CHECK-DAG: tensor.extract_slice %[[X]][0, 2] [%[[S]], 4] [1, 1] : tensor<?x6xf32> to tensor<?x4xf32>
+// CHECK: linalg.generic
+// CHECK: %[[ROWS:.+]] = tensor.dim %[[X]]
+// CHECK: %[[LAST:.+]] = arith.subi %[[ROWS]], %{{.+}} : index
+// CHECK: arith.minsi %{{.+}}, %[[LAST]] : index
+module attributes {kiln.symbols = [#kiln.symbol<"seq", 1, 64, 1>]} {
+func.func @main(%x: tensor<?x6xf32, #kiln.dims<()[s0] -> (s0, 6)>>, %i: tensor<i64>)
+    -> (tensor<?x2xf32, #kiln.dims<()[s0] -> (s0, 2)>>, tensor<?x4xf32, #kiln.dims<()[s0] -> (s0, 4)>>, tensor<6xf32>) {
+  %a:2 = kiln.split %x {axis = 1 : i64, sizes = array<i64: 2, 4>} : (tensor<?x6xf32, #kiln.dims<()[s0] -> (s0, 6)>>) -> (tensor<?x2xf32, #kiln.dims<()[s0] -> (s0, 2)>>, tensor<?x4xf32, #kiln.dims<()[s0] -> (s0, 4)>>)
+  %g = kiln.gather %x, %i {axis = 0 : i64} : (tensor<?x6xf32, #kiln.dims<()[s0] -> (s0, 6)>>, tensor<i64>) -> tensor<6xf32>
+  return %a#0, %a#1, %g : tensor<?x2xf32, #kiln.dims<()[s0] -> (s0, 2)>>, tensor<?x4xf32, #kiln.dims<()[s0] -> (s0, 4)>>, tensor<6xf32>
+}
+}
+
+// -----
+
+// Generators that take static shapes only say so, for every such op.
+module attributes {kiln.symbols = [#kiln.symbol<"batch", 1, 8, 1>]} {
+func.func @main(%x: tensor<?x3x8x8xf32, #kiln.dims<()[s0] -> (s0, 3, 8, 8)>>) {
+  %w = kiln.constant dense<0.5> : tensor<4x3x3x3xf32>
+  // expected-error @+1 {{kiln cannot generate this 'kiln.conv' for symbolic shapes yet: its kernel generator takes static shapes only}}
+  %c = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x3x8x8xf32, #kiln.dims<()[s0] -> (s0, 3, 8, 8)>>, tensor<4x3x3x3xf32>) -> tensor<?x4x8x8xf32, #kiln.dims<()[s0] -> (s0, 4, 8, 8)>>
+  // expected-error @+1 {{kiln cannot generate this 'kiln.max_pool' for symbolic shapes yet}}
+  %p = kiln.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : (tensor<?x3x8x8xf32, #kiln.dims<()[s0] -> (s0, 3, 8, 8)>>) -> tensor<?x3x4x4xf32, #kiln.dims<()[s0] -> (s0, 3, 4, 4)>>
+  return
+}
+}
