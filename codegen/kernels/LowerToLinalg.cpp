@@ -67,9 +67,18 @@ std::optional<std::string> symbolicUnsupported(mlir::Operation *op) {
   auto symbolic = [](mlir::TypeRange types) { return llvm::any_of(types, isSymbolic); };
   if (!symbolic(op->getOperandTypes()) && !symbolic(op->getResultTypes()))
     return std::nullopt;
-  if (mlir::isa<ConvOp, MaxPoolOp, AveragePoolOp, GlobalAveragePoolOp, PadOp, ArgMaxOp, ArgMinOp,
-                CumSumOp, GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp>(op))
+  if (mlir::isa<PadOp, ArgMaxOp, ArgMinOp, CumSumOp, GatherElementsOp, GatherNDOp,
+                ScatterElementsOp, ScatterNDOp>(op))
     return "its kernel generator takes static shapes only";
+  // Windows are generated for a symbolic batch, over static images.
+  auto batchOnly = [](mlir::Type type) {
+    return llvm::all_of(mlir::cast<mlir::RankedTensorType>(type).getShape().drop_front(),
+                        [](int64_t size) { return !mlir::ShapedType::isDynamic(size); });
+  };
+  if (mlir::isa<ConvOp, MaxPoolOp, AveragePoolOp, GlobalAveragePoolOp>(op) &&
+      (!llvm::all_of(op->getOperandTypes(), batchOnly) ||
+       !llvm::all_of(op->getResultTypes(), batchOnly)))
+    return "its window runs over symbolic spatial sizes";
   // Wider ones are built in groups, whose buffers take static sizes.
   if (auto split = mlir::dyn_cast<SplitOp>(op); split && split.getNumResults() > kGroupWidth)
     return "it has more than " + std::to_string(kGroupWidth) + " outputs";
@@ -79,9 +88,8 @@ std::optional<std::string> symbolicUnsupported(mlir::Operation *op) {
       slice && llvm::any_of(slice.getSteps(), [](int64_t step) { return step < 0; }))
     return "it reverses an axis of a tensor of symbolic shape";
   if (auto norm = mlir::dyn_cast<LayerNormOp>(op);
-      norm && !norm.getType().getShape().drop_front(norm.getAxis()).empty() &&
-      llvm::any_of(norm.getType().getShape().drop_front(norm.getAxis()),
-                   mlir::ShapedType::isDynamic))
+      norm && llvm::any_of(norm.getType().getShape().drop_front(norm.getAxis()),
+                           mlir::ShapedType::isDynamic))
     return "it normalizes over a symbolic dimension";
   if (auto gemm = mlir::dyn_cast<GemmOp>(op); gemm && isSymbolic(gemm.getB().getType()))
     return "its B has a symbolic shape";

@@ -105,8 +105,7 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
   // position.
   int64_t channelDim = last ? 1 + 2 * spatial : 2, windowDim = last ? 1 + spatial : 3,
           outputDim = last ? 1 : 3 + spatial;
-  Type element = type.getElementType();
-  Value init = tensor::EmptyOp::create(b, loc, columnsType.getShape(), element);
+  Value init = emptyTensor(b, loc, columnsType);
   auto identity = b.getMultiDimIdentityMap(columnsType.getRank());
   SmallVector<utils::IteratorType> iterators(columnsType.getRank(), utils::IteratorType::parallel);
   auto columns = linalg::GenericOp::create(
@@ -216,7 +215,15 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
     int64_t group = int64_t(op.getGroup());
     ArrayRef<int64_t> pads = op.getPads();
     auto weightType = op.getWeight().getType();
-    int64_t batch = type.getDimSize(0);
+    MLIRContext *context = op.getContext();
+    // The batch may be symbolic (kiln-lower-to-linalg refuses other
+    // symbolic sizes): each shape below is the batch and sizes.
+    AffineExpr batch = dimsOf(type)[0];
+    auto withBatch = [&](ArrayRef<int64_t> sizes) {
+      Dims dims = {batch};
+      llvm::append_range(dims, constantDims(context, sizes));
+      return tensorOf(dims, element);
+    };
     int64_t filtersPerGroup = weightType.getDimSize(0) / group;
     int64_t channelsPerGroup = weightType.getDimSize(1);
     ArrayRef<int64_t> window = weightType.getShape().drop_front(2);
@@ -229,23 +236,22 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
                   llvm::all_of(pads, [](int64_t p) { return p == 0; });
     Value columns;
     if (direct) {
-      columns = reshape(rewriter, loc, op.getInput(), {batch, group, reduced, positions});
+      columns = reshape(rewriter, loc, op.getInput(), withBatch({group, reduced, positions}));
     } else {
-      SmallVector<int64_t> shape = {batch, group, channelsPerGroup};
+      SmallVector<int64_t> shape = {group, channelsPerGroup};
       llvm::append_range(shape, window);
       llvm::append_range(shape, outputs);
-      columns = im2col(rewriter, loc, op, RankedTensorType::get(shape, element));
-      columns = reshape(rewriter, loc, columns, {batch, group, reduced, positions});
+      columns = im2col(rewriter, loc, op, withBatch(shape));
+      columns = reshape(rewriter, loc, columns, withBatch({group, reduced, positions}));
     }
     Value weight = reshape(rewriter, loc, op.getWeight(), {group, filtersPerGroup, reduced});
     Value init = reshape(rewriter, loc, filled(rewriter, loc, type, rewriter.getZeroAttr(element)),
-                         {batch, group, filtersPerGroup, positions});
+                         withBatch({group, filtersPerGroup, positions}));
 
     // Iteration space: n, g, f, o | (c, k).
     AffineExpr n = rewriter.getAffineDimExpr(0), g = rewriter.getAffineDimExpr(1),
                f = rewriter.getAffineDimExpr(2), o = rewriter.getAffineDimExpr(3),
                ck = rewriter.getAffineDimExpr(4);
-    MLIRContext *context = op.getContext();
     SmallVector<AffineMap> maps = {AffineMap::get(5, 0, {g, f, ck}, context),
                                    AffineMap::get(5, 0, {n, g, ck, o}, context),
                                    AffineMap::get(5, 0, {n, g, f, o}, context)};
@@ -253,7 +259,7 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
     iterators.push_back(utils::IteratorType::reduction);
     Value result = contract(rewriter, op, weight, columns, init, maps, iterators,
                             /*swapped=*/true);
-    result = reshape(rewriter, loc, result, type.getShape());
+    result = reshape(rewriter, loc, result, type);
     rewriter.replaceOp(op, addBias(rewriter, op, result, /*channel=*/1));
     return success();
   }
@@ -287,7 +293,14 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
     Type element = type.getElementType();
     int64_t spatial = type.getRank() - 2;
     auto weightShape = op.getWeight().getType().getShape();
-    int64_t batch = type.getDimSize(0), filters = type.getShape().back();
+    MLIRContext *context = op.getContext();
+    AffineExpr batch = dimsOf(type)[0];
+    auto withBatch = [&](ArrayRef<int64_t> sizes) {
+      Dims dims = {batch};
+      llvm::append_range(dims, constantDims(context, sizes));
+      return tensorOf(dims, element);
+    };
+    int64_t filters = type.getShape().back();
     int64_t positions = computeProduct(type.getShape().drop_front().drop_back());
     int64_t reduced = computeProduct(weightShape.drop_back());
     ArrayRef<int64_t> window = weightShape.take_front(spatial);
@@ -296,28 +309,27 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
                   llvm::all_of(op.getPads(), [](int64_t p) { return p == 0; });
     Value rows;
     if (direct) {
-      rows = reshape(rewriter, loc, op.getInput(), {batch, positions, reduced});
+      rows = reshape(rewriter, loc, op.getInput(), withBatch({positions, reduced}));
     } else {
-      SmallVector<int64_t> shape(type.getShape().drop_back());
+      SmallVector<int64_t> shape(type.getShape().drop_front().drop_back());
       llvm::append_range(shape, window);
       shape.push_back(weightShape[spatial]);
-      rows = im2col(rewriter, loc, op, RankedTensorType::get(shape, element));
-      rows = reshape(rewriter, loc, rows, {batch, positions, reduced});
+      rows = im2col(rewriter, loc, op, withBatch(shape));
+      rows = reshape(rewriter, loc, rows, withBatch({positions, reduced}));
     }
     Value weight = reshape(rewriter, loc, op.getWeight(), {reduced, filters});
     Value init = reshape(rewriter, loc, filled(rewriter, loc, type, rewriter.getZeroAttr(element)),
-                         {batch, positions, filters});
+                         withBatch({positions, filters}));
     // Iteration space: n, o, m | (k, c).
     AffineExpr n = rewriter.getAffineDimExpr(0), o = rewriter.getAffineDimExpr(1),
                m = rewriter.getAffineDimExpr(2), kc = rewriter.getAffineDimExpr(3);
-    MLIRContext *context = op.getContext();
     SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {n, o, kc}, context),
                                    AffineMap::get(4, 0, {kc, m}, context),
                                    AffineMap::get(4, 0, {n, o, m}, context)};
     SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
     Value result = contract(rewriter, op, rows, weight, init, maps, iterators);
-    result = reshape(rewriter, loc, result, type.getShape());
+    result = reshape(rewriter, loc, result, type);
     rewriter.replaceOp(op, addBias(rewriter, op, result, type.getRank() - 1));
     return success();
   }

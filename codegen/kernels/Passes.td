@@ -13,6 +13,12 @@ def LowerToLinalg : Pass<"kiln-lower-to-linalg", "mlir::ModuleOp"> {
     generator handles is reported at its location (its ONNX node) and the
     pass fails: nothing is silently left behind.
 
+    A module with symbols (`kiln.symbols`) gives `@main` one `index`
+    argument per symbol after its tensors (`{kiln.symbol = NAME}`); each
+    kernel's symbolic sizes are computed from them, and the `#kiln.dims`
+    encodings are dropped at the end. Ops whose generator takes static
+    shapes only are reported first, each at its node.
+
     ```mlir
     %y = kiln.relu %x : tensor<1x4x6x6xf32>
     // becomes

@@ -87,14 +87,33 @@ func.func @main(%x: tensor<?x6xf32, #kiln.dims<()[s0] -> (s0, 6)>>, %i: tensor<i
 
 // -----
 
-// Generators that take static shapes only say so, for every such op.
+// A convolution and pooling over a symbolic batch of static images: the
+// im2col columns and the product's rows take the batch.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[X:[^:]+]]: tensor<?x3x8x8xf32>, %[[N:[^:]+]]: index {kiln.symbol = "batch"})
+// CHECK: tensor.empty(%[[N]]) : tensor<?x1x3x3x3x8x8xf32>
+// CHECK: tensor.expand_shape {{.*}} output_shape [%[[N]], 1, 27, 64] : tensor<?xf32> into tensor<?x1x27x64xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<1x4x27xf32>, tensor<?x1x27x64xf32>)
+// CHECK: tensor.empty(%[[N]]) : tensor<?x4x4x4xf32>
 module attributes {kiln.symbols = [#kiln.symbol<"batch", 1, 8, 1>]} {
-func.func @main(%x: tensor<?x3x8x8xf32, #kiln.dims<()[s0] -> (s0, 3, 8, 8)>>) {
+func.func @main(%x: tensor<?x3x8x8xf32, #kiln.dims<()[s0] -> (s0, 3, 8, 8)>>) -> tensor<?x4x4x4xf32, #kiln.dims<()[s0] -> (s0, 4, 4, 4)>> {
   %w = kiln.constant dense<0.5> : tensor<4x3x3x3xf32>
-  // expected-error @+1 {{kiln cannot generate this 'kiln.conv' for symbolic shapes yet: its kernel generator takes static shapes only}}
   %c = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x3x8x8xf32, #kiln.dims<()[s0] -> (s0, 3, 8, 8)>>, tensor<4x3x3x3xf32>) -> tensor<?x4x8x8xf32, #kiln.dims<()[s0] -> (s0, 4, 8, 8)>>
-  // expected-error @+1 {{kiln cannot generate this 'kiln.max_pool' for symbolic shapes yet}}
-  %p = kiln.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : (tensor<?x3x8x8xf32, #kiln.dims<()[s0] -> (s0, 3, 8, 8)>>) -> tensor<?x3x4x4xf32, #kiln.dims<()[s0] -> (s0, 3, 4, 4)>>
+  %p = kiln.max_pool %c {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : (tensor<?x4x8x8xf32, #kiln.dims<()[s0] -> (s0, 4, 8, 8)>>) -> tensor<?x4x4x4xf32, #kiln.dims<()[s0] -> (s0, 4, 4, 4)>>
+  return %p : tensor<?x4x4x4xf32, #kiln.dims<()[s0] -> (s0, 4, 4, 4)>>
+}
+}
+
+// -----
+
+// Generators that take static shapes only say so, for every such op.
+module attributes {kiln.symbols = [#kiln.symbol<"batch", 1, 8, 1>, #kiln.symbol<"side", 4, 16, 8>]} {
+func.func @main(%x: tensor<?x3x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, 3, s1, 8)>>, %i: tensor<2x3x2x8xi64>) {
+  %w = kiln.constant dense<0.5> : tensor<4x3x3x3xf32>
+  // expected-error @+1 {{kiln cannot generate this 'kiln.conv' for symbolic shapes yet: its window runs over symbolic spatial sizes}}
+  %c = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x3x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, 3, s1, 8)>>, tensor<4x3x3x3xf32>) -> tensor<?x4x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, 4, s1, 8)>>
+  // expected-error @+1 {{kiln cannot generate this 'kiln.arg_max' for symbolic shapes yet: its kernel generator takes static shapes only}}
+  %a = kiln.arg_max %x {axis = 1 : i64, keepdims = true, select_last_index = false} : (tensor<?x3x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, 3, s1, 8)>>) -> tensor<?x1x?x8xi64, #kiln.dims<()[s0, s1] -> (s0, 1, s1, 8)>>
   return
 }
 }
