@@ -390,6 +390,10 @@ FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &inpu
     dims.push_back(*dim);
   }
   RankedTensorType type = tensorOf(dims, element);
+  // Memory is planned for the largest sizes: their element count must fit.
+  if (isSymbolic(type) && !symbols_.bounds(productOf(&context_, dims)))
+    return error() << "graph input '" << name << "' has shape " << printDims(dims, symbols_.names())
+                   << ", whose element count at its symbols' largest sizes overflows 64 bits";
   if (!isKilnTensor(type))
     return error() << "graph input '" << name << "' has shape "
                    << (isSymbolic(type) ? printDims(dims, {}) : joinShape(type.getShape()))

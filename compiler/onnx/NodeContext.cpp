@@ -30,36 +30,77 @@ InFlightDiagnostic NodeContext::error() {
          << "): ";
 }
 
-namespace {
-
-/// The largest value `size` takes over `symbols`' ranges, when it grows with
-/// each of them (sums and products of symbols and non-negative constants).
-std::optional<int64_t> largest(AffineExpr size, const SymbolRanges &symbols) {
+std::optional<std::pair<int64_t, int64_t>> SymbolRanges::bounds(AffineExpr size) const {
   if (std::optional<int64_t> constant = constantOf(size))
-    return constant;
-  if (auto symbol = dyn_cast<AffineSymbolExpr>(size))
-    return symbols.symbols[symbol.getPosition()].second.max;
+    return std::pair{*constant, *constant};
+  if (auto symbol = dyn_cast<AffineSymbolExpr>(size)) {
+    if (symbol.getPosition() >= symbols.size())
+      return std::nullopt;
+    const DimRange &range = symbols[symbol.getPosition()].second;
+    return std::pair{range.min, range.max};
+  }
   auto binary = dyn_cast<AffineBinaryOpExpr>(size);
-  if (!binary || (size.getKind() != AffineExprKind::Add && size.getKind() != AffineExprKind::Mul))
+  if (!binary)
     return std::nullopt;
-  std::optional<int64_t> lhs = largest(binary.getLHS(), symbols);
-  std::optional<int64_t> rhs = largest(binary.getRHS(), symbols);
-  int64_t result;
-  if (!lhs || !rhs || *lhs < 0 || *rhs < 0 ||
-      (size.getKind() == AffineExprKind::Add ? llvm::AddOverflow(*lhs, *rhs, result)
-                                             : llvm::MulOverflow(*lhs, *rhs, result)))
+  auto lhs = bounds(binary.getLHS()), rhs = bounds(binary.getRHS());
+  if (!lhs || !rhs)
     return std::nullopt;
+  auto [a, b] = *lhs;
+  auto [c, d] = *rhs;
+  int64_t low, high;
+  switch (size.getKind()) {
+  case AffineExprKind::Add:
+    if (llvm::AddOverflow(a, c, low) || llvm::AddOverflow(b, d, high))
+      return std::nullopt;
+    return std::pair{low, high};
+  case AffineExprKind::Mul:
+    if (a < 0 || c < 0 || llvm::MulOverflow(a, c, low) || llvm::MulOverflow(b, d, high))
+      return std::nullopt;
+    return std::pair{low, high};
+  case AffineExprKind::FloorDiv:
+  case AffineExprKind::CeilDiv:
+    if (c != d || c <= 0)
+      return std::nullopt;
+    if (size.getKind() == AffineExprKind::FloorDiv)
+      return std::pair{llvm::divideFloorSigned(a, c), llvm::divideFloorSigned(b, c)};
+    return std::pair{llvm::divideCeilSigned(a, c), llvm::divideCeilSigned(b, c)};
+  default: // Mod
+    if (c != d || c <= 0)
+      return std::nullopt;
+    return std::pair{int64_t(0), c - 1};
+  }
+}
+
+std::vector<std::string> SymbolRanges::names() const {
+  std::vector<std::string> result;
+  for (const auto &symbol : symbols)
+    result.push_back(symbol.first);
   return result;
 }
 
-} // namespace
-
 std::optional<int64_t> NodeContext::largestValue(AffineExpr size) const {
-  return largest(size, symbols_);
+  if (auto range = symbols_.bounds(size))
+    return range->second;
+  return std::nullopt;
 }
 
 LogicalResult NodeContext::requireAtMost(AffineExpr size, int64_t bound, StringRef why) {
-  // symbol + constant
+  return requireBound(size, bound, /*atMost=*/true, why);
+}
+
+LogicalResult NodeContext::requireAtLeast(AffineExpr size, int64_t bound, StringRef why) {
+  return requireBound(size, bound, /*atMost=*/false, why);
+}
+
+LogicalResult NodeContext::requireBound(AffineExpr size, int64_t bound, bool atMost,
+                                        StringRef why) {
+  std::vector<std::string> names = symbols_.names();
+  std::string relation =
+      " (" + printDim(size, names) + (atMost ? " <= " : " >= ") + std::to_string(bound) + ")";
+  std::optional<std::pair<int64_t, int64_t>> range = symbols_.bounds(size);
+  if (range && (atMost ? range->second <= bound : range->first >= bound))
+    return success();
+  // A symbol plus a constant narrows the symbol's range.
   AffineExpr symbolPart = size;
   int64_t offset = 0;
   if (auto sum = dyn_cast<AffineBinaryOpExpr>(size);
@@ -67,29 +108,23 @@ LogicalResult NodeContext::requireAtMost(AffineExpr size, int64_t bound, StringR
     symbolPart = sum.getLHS();
     offset = *constantOf(sum.getRHS());
   }
-  std::vector<std::string> names;
-  for (const auto &symbol : symbols_.symbols)
-    names.push_back(symbol.first);
-  if (auto symbol = dyn_cast<AffineSymbolExpr>(symbolPart)) {
-    auto &[name, range] = symbols_.symbols[symbol.getPosition()];
-    int64_t most = bound - offset;
-    if (range.max <= most)
-      return success();
-    if (most < range.min)
-      return error() << "it " << why << " (" << printDim(size, names) << " <= " << bound
-                     << "), but symbol '" << name << "' takes at least " << range.min;
-    emitWarning(UnknownLoc::get(builder_.getContext()))
-        << file_ << ": node '" << displayName_ << "' (" << node_.op_type() << "): symbol '" << name
-        << "' narrowed from " << range.min << ".." << range.max << " to " << range.min << ".."
-        << most << ": the node " << why << " (" << printDim(size, names) << " <= " << bound << ")";
-    range.max = most;
-    range.opt = std::min(range.opt, most);
-    return success();
-  }
-  std::optional<int64_t> most = largest(size, symbols_);
-  if (!most || *most > bound)
-    return error() << "it " << why << " (" << printDim(size, names) << " <= " << bound
-                   << "), which kiln cannot ensure by narrowing one symbol's range";
+  auto symbol = dyn_cast<AffineSymbolExpr>(symbolPart);
+  if (!symbol)
+    return error() << "it " << why << relation
+                   << ", which kiln cannot ensure by narrowing one symbol's range";
+  auto &[name, known] = symbols_.symbols[symbol.getPosition()];
+  int64_t limit = bound - offset;
+  if (atMost ? limit < known.min : limit > known.max)
+    return error() << "it " << why << relation << ", but symbol '" << name << "' takes "
+                   << (atMost ? "at least " : "at most ") << (atMost ? known.min : known.max);
+  DimRange narrowed = known;
+  (atMost ? narrowed.max : narrowed.min) = limit;
+  narrowed.opt = std::clamp(known.opt, narrowed.min, narrowed.max);
+  emitWarning(UnknownLoc::get(builder_.getContext()))
+      << file_ << ": node '" << displayName_ << "' (" << node_.op_type() << "): symbol '" << name
+      << "' narrowed from " << known.min << ".." << known.max << " to " << narrowed.min << ".."
+      << narrowed.max << ": the node " << why << relation;
+  known = narrowed;
   return success();
 }
 
@@ -338,6 +373,19 @@ std::optional<SmallVector<Value>> NodeContext::createImpl(StringRef name, InferF
     op->erase();
     error() << (reason.empty() ? std::string("invalid operands or attributes") : reason);
     return std::nullopt;
+  }
+  // No size in the symbols' ranges may make a dimension negative (a window
+  // wider than a small image, a slice past a short sequence): the ranges
+  // narrow, or the node is refused.
+  for (Value result : op->getResults()) {
+    if (!isSymbolic(result.getType()))
+      continue;
+    for (auto [d, dim] : llvm::enumerate(dimsOf(result.getType())))
+      if (!constantOf(dim) &&
+          failed(requireAtLeast(dim, 0, "gives its result dimension " + std::to_string(d)))) {
+        op->erase();
+        return std::nullopt;
+      }
   }
 
   SmallVector<Value> results(op->getResults());

@@ -31,6 +31,14 @@ namespace kiln {
 struct SymbolRanges {
   std::vector<std::pair<std::string, DimRange>> symbols;
   llvm::StringMap<unsigned> index;
+
+  /// The least and largest values `size` takes over the symbols' ranges,
+  /// for sums, products of non-negative values, and divisions and
+  /// remainders by positive constants; nothing for other expressions or
+  /// when a bound overflows int64_t.
+  std::optional<std::pair<int64_t, int64_t>> bounds(mlir::AffineExpr size) const;
+  /// The symbols' names, in order, as printDim takes them.
+  std::vector<std::string> names() const;
 };
 
 class NodeContext {
@@ -67,9 +75,10 @@ public:
   /// maxima. Reports an error when the range would be empty or the
   /// expression cannot be bounded.
   mlir::LogicalResult requireAtMost(mlir::AffineExpr size, int64_t bound, llvm::StringRef why);
-  /// The largest value `size` takes over its symbols' ranges, when it grows
-  /// with each of them (sums and products of symbols and non-negative
-  /// constants).
+  /// The same for `size` at least `bound`: a symbol's least value rises.
+  mlir::LogicalResult requireAtLeast(mlir::AffineExpr size, int64_t bound, llvm::StringRef why);
+  /// The largest value `size` takes over its symbols' ranges (see
+  /// SymbolRanges::bounds).
   std::optional<int64_t> largestValue(mlir::AffineExpr size) const;
 
   // Inputs. ONNX marks an omitted optional input with an empty name.
@@ -167,6 +176,9 @@ public:
   mlir::Value constant(mlir::ElementsAttr value);
 
 private:
+  /// requireAtMost and requireAtLeast.
+  mlir::LogicalResult requireBound(mlir::AffineExpr size, int64_t bound, bool atMost,
+                                   llvm::StringRef why);
   /// Input `index`'s values when it is a constant, inline or a blob (large
   /// initializers are blobs); null otherwise.
   mlir::DenseElementsAttr constantValue(int index) const;

@@ -137,6 +137,11 @@ def build(kind, out):
     if kind == "symbolic-input":
         return graph_model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
                            [tensor("x", ["batch", 3])], [tensor("y", ["batch", 3])])
+    if kind == "symbolic-window":
+        # A 3x3 window over an image of symbolic height and width.
+        weight = numpy_helper.from_array(np.ones([4, 3, 3, 3], np.float32), "w")
+        return graph_model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv")],
+                           [tensor("x", [1, 3, "height", "width"])], [tensor("y", None)], [weight])
     if kind == "paddle-input":
         # Paddle's exporters write an open dimension as -1.
         return graph_model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
