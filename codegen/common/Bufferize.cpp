@@ -3,7 +3,6 @@
 
 #include "codegen/common/Buffers.h"
 #include "codegen/common/Passes.h"
-#include "dialects/kiln/Dims.h"
 
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -304,17 +303,6 @@ void aliasRepeatedCopies(mlir::func::FuncOp function) {
 
 struct Bufferize : impl::BufferizeBase<Bufferize> {
   void runOnOperation() override {
-    // Kernels take symbolic sizes (kiln-lower-to-linalg); buffers, memory
-    // plans and the targets' code do not yet.
-    if (getOperation()->getAttr(kSymbolsAttr)) {
-      mlir::InFlightDiagnostic error = getOperation().emitError(
-          "kiln compiles symbolic dimensions as far as the kernels "
-          "(--emit linalg) so far, and the model has symbolic dimensions (");
-      for (auto [i, name] : llvm::enumerate(symbolNames(getOperation())))
-        error << (i ? ", '" : "'") << name << "'";
-      error << "): fix each input's with --input-shape NAME=D0xD1x...";
-      return signalPassFailure();
-    }
     namespace bufferization = mlir::bufferization;
     bufferization::OneShotBufferizationOptions options;
     options.bufferizeFunctionBoundaries = true;

@@ -46,6 +46,11 @@ def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
     The module records `kiln.arena_bytes`, `kiln.weights_bytes` and
     `kiln.weights` (the offset and value of each weight) for the artifact.
     Offsets are multiples of 64 bytes.
+
+    A buffer of symbolic size (its sizes computed from @main's symbol
+    arguments, which stay among the inputs) takes its bytes at the
+    symbols' largest values (`SizeBounds.h`), so one arena serves every
+    run; its view is as large as the run's sizes.
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",

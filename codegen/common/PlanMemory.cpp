@@ -2,6 +2,7 @@
 //===- PlanMemory.cpp - outputs, one arena, one weights block -------------===//
 
 #include "codegen/common/Passes.h"
+#include "codegen/common/SizeBounds.h"
 #include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -27,6 +28,28 @@ int64_t byteSize(MemRefType type) {
   // Booleans take a byte each, as LLVM stores i1.
   int64_t width = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
   return type.getNumElements() * width;
+}
+
+/// The most bytes `alloc` takes in any run: its size, or for a symbolic
+/// one its size at the largest values its dynamic sizes take (SizeBounds.h).
+std::optional<int64_t> largestBytes(memref::AllocOp alloc) {
+  MemRefType type = alloc.getType();
+  int64_t count = 1;
+  auto dynamic = alloc.getDynamicSizes().begin();
+  for (int64_t size : type.getShape()) {
+    if (ShapedType::isDynamic(size)) {
+      std::optional<std::pair<int64_t, int64_t>> bounds = sizeBounds(*dynamic++);
+      if (!bounds || bounds->first < 0)
+        return std::nullopt;
+      size = bounds->second;
+    }
+    if (llvm::MulOverflow(count, size, count))
+      return std::nullopt;
+  }
+  int64_t bytes;
+  if (llvm::MulOverflow(count, int64_t(llvm::divideCeil(type.getElementTypeBitWidth(), 8)), bytes))
+    return std::nullopt;
+  return bytes;
 }
 
 /// The last top-level op of `body` that uses `value`, a view of it or a
@@ -150,11 +173,17 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
     int64_t arenaBytes = 0;
     for (memref::AllocOp alloc : allocs) {
       MemRefType type = alloc.getType();
-      if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
-        alloc.emitError("only static, identity-layout buffers can be planned");
+      if (!type.getLayout().isIdentity()) {
+        alloc.emitError("only identity-layout buffers can be planned");
         return signalPassFailure();
       }
-      int64_t size = llvm::alignTo(std::max<int64_t>(byteSize(type), 1), kAlignment);
+      // A buffer of symbolic size takes its largest in every run.
+      std::optional<int64_t> bytes = largestBytes(alloc);
+      if (!bytes) {
+        alloc.emitError("cannot bound this buffer's size from the symbols' ranges");
+        return signalPassFailure();
+      }
+      int64_t size = llvm::alignTo(std::max<int64_t>(*bytes, 1), kAlignment);
       FailureOr<Operation *> end = lastUse(alloc.getResult(), body);
       if (failed(end))
         return signalPassFailure();
@@ -175,7 +204,8 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
       b.setInsertionPoint(alloc);
       Value at = arith::ConstantIndexOp::create(b, alloc.getLoc(), offset);
       alloc.replaceAllUsesWith(
-          memref::ViewOp::create(b, alloc.getLoc(), type, arena, at, ValueRange{}).getResult());
+          memref::ViewOp::create(b, alloc.getLoc(), type, arena, at, alloc.getDynamicSizes())
+              .getResult());
       alloc.erase();
     }
     for (Operation &op : llvm::make_early_inc_range(body))

@@ -96,12 +96,22 @@ std::optional<std::string> symbolicUnsupported(mlir::Operation *op) {
   return std::nullopt;
 }
 
-/// Gives @main one index argument per symbol, after its tensors.
+/// Gives @main one index argument per symbol, after its tensors, and
+/// records each symbolic input's and output's dimensions (kDimsArgAttr).
 void addSymbolArguments(mlir::ModuleOp module) {
   auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
   if (!main)
     return;
   mlir::Builder b(module.getContext());
+  auto dimsAttr = [&](mlir::Type type) {
+    return DimsAttr::get(b.getContext(), dimsMap(b.getContext(), dimsOf(type)));
+  };
+  for (auto [i, type] : llvm::enumerate(main.getArgumentTypes()))
+    if (isSymbolic(type))
+      main.setArgAttr(i, kDimsArgAttr, dimsAttr(type));
+  for (auto [i, type] : llvm::enumerate(main.getResultTypes()))
+    if (isSymbolic(type))
+      main.setResultAttr(i, kDimsArgAttr, dimsAttr(type));
   for (const std::string &name : symbolNames(module)) {
     unsigned index = main.getNumArguments();
     if (failed(main.insertArgument(
@@ -109,6 +119,30 @@ void addSymbolArguments(mlir::ModuleOp module) {
             b.getDictionaryAttr(b.getNamedAttr(kSymbolArgAttr, b.getStringAttr(name))),
             main.getLoc())))
       return;
+  }
+}
+
+/// Replaces each size of @main's inputs that a kernel reads (tensor.dim)
+/// by its expression of the symbols: from here on every size is computed
+/// from the symbols' values.
+void sizeInputsFromSymbols(mlir::ModuleOp module) {
+  auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
+  if (!main || main.isExternal())
+    return;
+  llvm::SmallVector<mlir::tensor::DimOp> dims;
+  main.walk([&](mlir::tensor::DimOp dim) { dims.push_back(dim); });
+  for (mlir::tensor::DimOp dim : dims) {
+    auto argument = mlir::dyn_cast<mlir::BlockArgument>(dim.getSource());
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (!argument || argument.getOwner()->getParentOp() != main || !index ||
+        !isSymbolic(argument.getType()))
+      continue;
+    mlir::OpBuilder b(dim);
+    b.setInsertionPointToStart(&main.front());
+    mlir::AffineExpr size = dimsOf(argument.getType())[*index];
+    dim.replaceAllUsesWith(
+        mlir::affine::expandAffineExpr(b, dim.getLoc(), size, mlir::ValueRange{}, symbolValues(b)));
+    dim.erase();
   }
 }
 
@@ -165,8 +199,10 @@ struct LowerToLinalg : impl::LowerToLinalgBase<LowerToLinalg> {
     });
     if (missing)
       return signalPassFailure();
-    if (symbolic)
+    if (symbolic) {
+      sizeInputsFromSymbols(module);
       dropDimsEncodings(module);
+    }
   }
 };
 

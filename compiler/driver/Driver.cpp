@@ -5,6 +5,7 @@
 
 #include "compiler/artifact/Writer.h"
 #include "compiler/driver/KernelGraph.h"
+#include "dialects/kiln/Dims.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Threading.h"
@@ -52,6 +53,9 @@ private:
   }
   mlir::OwningOpRef<mlir::ModuleOp> import(llvm::StringRef path);
   llvm::FailureOr<std::string> artifact(mlir::ModuleOp imported);
+  /// Refuses a module with symbols beyond --emit linalg, after the kernel
+  /// generators for `target` have named each op they cannot take yet.
+  llvm::FailureOr<std::string> refuseSymbols(mlir::ModuleOp module, const Target &target);
   std::string print(mlir::ModuleOp module);
 
   mlir::MLIRContext &context;
@@ -183,6 +187,22 @@ llvm::FailureOr<std::string> Compilation::artifact(mlir::ModuleOp imported) {
   return writeArtifact(signature->first, signature->second, compiled);
 }
 
+llvm::FailureOr<std::string> Compilation::refuseSymbols(mlir::ModuleOp module,
+                                                        const Target &target) {
+  // The kernel generators run first, so that each op they cannot take yet
+  // is named too.
+  mlir::TimingScope root = timingManager.getRootScope();
+  if (failed(runPipeline(module, target, Stage::Linalg, options.graph, options.codegen, root)))
+    return llvm::failure();
+  mlir::InFlightDiagnostic error =
+      module.emitError("kiln compiles symbolic dimensions as far as the kernels (--emit linalg) "
+                       "so far, and the model has symbolic dimensions (");
+  for (auto [i, name] : llvm::enumerate(symbolNames(module)))
+    error << (i ? ", '" : "'") << name << "'";
+  error << "): fix each input's with --input-shape NAME=D0xD1x...";
+  return error;
+}
+
 llvm::FailureOr<std::string> Compilation::run(llvm::StringRef path) {
   // Targets and options are checked before any time goes into the model.
   llvm::SmallVector<EmitFormat> formats = emitFormats();
@@ -207,6 +227,9 @@ llvm::FailureOr<std::string> Compilation::run(llvm::StringRef path) {
   mlir::OwningOpRef<mlir::ModuleOp> module = import(path);
   if (!module)
     return llvm::failure();
+  if ((*module)->hasAttr(kSymbolsAttr) &&
+      (writesArtifact() || format->stage == Stage::Kernels || format->stage == Stage::Object))
+    return refuseSymbols(*module, target ? *target : *targets.front());
   if (writesArtifact())
     return artifact(*module);
   if (format->stage == Stage::Imported)

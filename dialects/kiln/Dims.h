@@ -36,6 +36,10 @@ constexpr llvm::StringLiteral kSymbolsAttr = "kiln.symbols";
 /// as an `index` argument after the tensors, in symbol order; this
 /// argument attribute names the symbol.
 constexpr llvm::StringLiteral kSymbolArgAttr = "kiln.symbol";
+/// From kernel generation on, each symbolic input and output of @main
+/// keeps its dimensions in this argument or result attribute (a
+/// #kiln.dims), for the memory plan and the artifact's signature.
+constexpr llvm::StringLiteral kDimsArgAttr = "kiln.dims";
 
 /// The dimensions of a ranked tensor type: constants for static sizes, its
 /// #kiln.dims encoding's expressions for symbolic ones.

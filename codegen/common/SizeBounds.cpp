@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//===- SizeBounds.cpp - the range of a size computed from symbols ---------===//
+
+#include "codegen/common/SizeBounds.h"
+#include "dialects/kiln/KilnDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+using Interval = std::pair<int64_t, int64_t>;
+
+/// The range of symbol argument `argument`, from the module's kiln.symbols.
+std::optional<Interval> symbolRange(BlockArgument argument) {
+  auto function = dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp());
+  if (!function)
+    return std::nullopt;
+  auto name = function.getArgAttrOfType<StringAttr>(argument.getArgNumber(), kSymbolArgAttr);
+  auto module = function->getParentOfType<ModuleOp>();
+  auto symbols = module ? module->getAttrOfType<ArrayAttr>(kSymbolsAttr) : nullptr;
+  if (!name || !symbols)
+    return std::nullopt;
+  for (Attribute entry : symbols)
+    if (auto symbol = dyn_cast<SymbolAttr>(entry); symbol && symbol.getName() == name.getValue())
+      return Interval{symbol.getMin(), symbol.getMax()};
+  return std::nullopt;
+}
+
+/// The static size `dim` reads, when its dimension is static.
+std::optional<Interval> staticDim(Value source, std::optional<int64_t> index) {
+  auto type = dyn_cast<ShapedType>(source.getType());
+  if (!type || !index || *index >= type.getRank() || type.isDynamicDim(*index))
+    return std::nullopt;
+  return Interval{type.getDimSize(*index), type.getDimSize(*index)};
+}
+
+/// [a, b] op [c, d] for an op that grows with both operands (add) or,
+/// given non-negative operands, multiplication.
+std::optional<Interval> combine(Interval x, Interval y, bool multiply) {
+  int64_t low, high;
+  if (multiply) {
+    if (x.first < 0 || y.first < 0 || llvm::MulOverflow(x.first, y.first, low) ||
+        llvm::MulOverflow(x.second, y.second, high))
+      return std::nullopt;
+    return Interval{low, high};
+  }
+  if (llvm::AddOverflow(x.first, y.first, low) || llvm::AddOverflow(x.second, y.second, high))
+    return std::nullopt;
+  return Interval{low, high};
+}
+
+} // namespace
+
+std::optional<Interval> sizeBounds(Value size) {
+  if (std::optional<int64_t> constant = getConstantIntValue(size))
+    return Interval{*constant, *constant};
+  if (auto argument = dyn_cast<BlockArgument>(size))
+    return symbolRange(argument);
+  Operation *op = size.getDefiningOp();
+  if (auto dim = dyn_cast<memref::DimOp>(op))
+    return staticDim(dim.getSource(), dim.getConstantIndex());
+  if (auto dim = dyn_cast<tensor::DimOp>(op))
+    return staticDim(dim.getSource(), dim.getConstantIndex());
+  if (op->getNumOperands() == 3 && isa<arith::SelectOp>(op)) {
+    auto x = sizeBounds(op->getOperand(1)), y = sizeBounds(op->getOperand(2));
+    if (!x || !y)
+      return std::nullopt;
+    return Interval{std::min(x->first, y->first), std::max(x->second, y->second)};
+  }
+  if (op->getNumOperands() != 2)
+    return std::nullopt;
+  auto x = sizeBounds(op->getOperand(0)), y = sizeBounds(op->getOperand(1));
+  if (!x || !y)
+    return std::nullopt;
+  if (isa<arith::AddIOp>(op))
+    return combine(*x, *y, /*multiply=*/false);
+  if (isa<arith::SubIOp>(op)) {
+    if (y->first == std::numeric_limits<int64_t>::min())
+      return std::nullopt;
+    return combine(*x, {-y->second, -y->first}, /*multiply=*/false);
+  }
+  if (isa<arith::MulIOp>(op))
+    return combine(*x, *y, /*multiply=*/true);
+  if (isa<arith::MaxSIOp>(op))
+    return Interval{std::max(x->first, y->first), std::max(x->second, y->second)};
+  if (isa<arith::MinSIOp>(op))
+    return Interval{std::min(x->first, y->first), std::min(x->second, y->second)};
+  // Divisions and remainders by a positive constant.
+  if (y->first != y->second || y->first <= 0)
+    return std::nullopt;
+  int64_t divisor = y->first;
+  if (isa<arith::DivSIOp>(op)) // truncates: grows with the numerator
+    return Interval{x->first / divisor, x->second / divisor};
+  if (isa<arith::FloorDivSIOp>(op))
+    return Interval{llvm::divideFloorSigned(x->first, divisor),
+                    llvm::divideFloorSigned(x->second, divisor)};
+  if (isa<arith::CeilDivSIOp>(op))
+    return Interval{llvm::divideCeilSigned(x->first, divisor),
+                    llvm::divideCeilSigned(x->second, divisor)};
+  if (isa<arith::RemSIOp>(op))
+    return Interval{x->first < 0 ? 1 - divisor : 0, divisor - 1};
+  return std::nullopt;
+}
+
+} // namespace kiln

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//===- SizeBounds.h - the range of a size computed from symbols -*- C++ -*-===//
+//
+// From kernel generation on, a symbolic size is index arithmetic on @main's
+// symbol arguments (see kSymbolArgAttr), whose ranges the module's
+// kiln.symbols gives. A memory plan needs each buffer's largest size: the
+// bounds here follow the arithmetic interval by interval.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_COMMON_SIZEBOUNDS_H
+#define KILN_CODEGEN_COMMON_SIZEBOUNDS_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Value.h"
+
+#include <optional>
+#include <utility>
+
+namespace kiln {
+
+/// The least and largest values of the index `size` in any run: from
+/// constants, the symbol arguments' ranges, the static sizes of tensors and
+/// buffers, and the arithmetic expandAffineExpr writes (add, sub, mul,
+/// divisions and remainders by positive constants, select, min, max).
+/// Nothing for anything else, or when a bound overflows int64_t.
+std::optional<std::pair<int64_t, int64_t>> sizeBounds(mlir::Value size);
+
+} // namespace kiln
+
+#endif // KILN_CODEGEN_COMMON_SIZEBOUNDS_H
