@@ -224,7 +224,6 @@ Value reshape(OpBuilder &b, Location loc, Value value, RankedTensorType target) 
     return tensor::ExpandShapeOp::create(b, loc, target, flat, ArrayRef<ReassociationIndices>{all},
                                          sizes);
   }
-  ArrayRef<int64_t> shape = target.getShape();
   // One element to or from rank 0: the reassociation is empty.
   if (type.getRank() == 0)
     return tensor::ExpandShapeOp::create(b, loc, target, value, ArrayRef<ReassociationIndices>{});

@@ -110,10 +110,11 @@ cl::opt<std::string> hostCPU(
              "x86-64-v4 and x86-64-v3 in an artifact, the runtime running the best the CPU has, "
              "and x86-64-v3 for --emit llvm, obj or so)"),
     cl::value_desc("cpu"), cl::sub(compileCommand));
-cl::list<std::string>
-    inputShapes("input-shape",
-                cl::desc("Fix an input's shape, e.g. input=1x3x224x224 (repeatable)"),
-                cl::value_desc("name=shape"), cl::sub(compileCommand));
+cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("An input's shape: sizes fix it (input=1x3x224x224), MIN..MAX makes a dimension "
+             "symbolic, @ gives the sizes to tune for (ids=1..8x1..512@1x128); repeatable"),
+    cl::value_desc("name=shape"), cl::sub(compileCommand));
 cl::list<std::string> inputValues(
     "input-value",
     cl::desc("Fix a graph input's value (a shape, axes or sizes that kiln must know) to the "
