@@ -113,7 +113,9 @@ LogicalResult NodeContext::requireBound(AffineExpr size, int64_t bound, bool atM
     return error() << "it " << why << relation
                    << ", which kiln cannot ensure by narrowing one symbol's range";
   auto &[name, known] = symbols_.symbols[symbol.getPosition()];
-  int64_t limit = bound - offset;
+  int64_t limit;
+  if (llvm::SubOverflow(bound, offset, limit))
+    return error() << "it " << why << relation << ", which no size satisfies";
   if (atMost ? limit < known.min : limit > known.max)
     return error() << "it " << why << relation << ", but symbol '" << name << "' takes "
                    << (atMost ? "at least " : "at most ") << (atMost ? known.min : known.max);

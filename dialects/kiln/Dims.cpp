@@ -5,6 +5,7 @@
 #include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/IR/AffineMap.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -185,7 +186,10 @@ std::optional<AffineExpr> windowOutputDim(AffineExpr input, int64_t kernel, int6
     return std::nullopt;
   // floor((input + pads - dilation * (kernel - 1) - 1) / stride) + 1, which
   // the symbol's range must keep at 1 or more: the runtime checks ranges.
-  int64_t reach = dilation * (kernel - 1) + 1 - padBegin - padEnd;
+  int64_t span, reach;
+  if (llvm::MulOverflow(dilation, kernel - 1, span) || llvm::AddOverflow(padBegin, padEnd, reach) ||
+      llvm::SubOverflow(span + 1, reach, reach) || span == std::numeric_limits<int64_t>::max())
+    return std::nullopt;
   return (input - reach).floorDiv(stride) + 1;
 }
 

@@ -599,7 +599,10 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
     if (input.isDynamicDim(d)) {
       if (adaptor.getMode() == PadMode::reflect)
         return emitOptionalError(location, "cannot reflect-pad symbolic dimension ", d);
-      dims[d] = dims[d] + (pads[d] + pads[d + rank]);
+      int64_t both;
+      if (llvm::AddOverflow(pads[d], pads[d + rank], both))
+        return emitOptionalError(location, "dimension ", d, " pads overflow");
+      dims[d] = dims[d] + both;
       continue;
     }
     int64_t size;
