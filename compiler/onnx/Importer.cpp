@@ -488,7 +488,15 @@ LogicalResult Importer::importNode(onnx::NodeProto &node, const std::string &dis
                   symbols_);
   ctx.setSubgraphImporter(
       [this, displayName](onnx::GraphProto &graph) { return importSubgraph(graph, displayName); });
-  if (failed(supportedOperators().find(node.op_type())->convert(ctx)))
+  const OperatorInfo *info = supportedOperators().find(node.op_type());
+  if (!info->takesSymbols)
+    for (int i = 0; i < node.input_size(); ++i)
+      if (ctx.hasInput(i) && isSymbolic(ctx.input(i).getType()))
+        return ctx.error() << "kiln does not take symbolic dimensions for " << node.op_type()
+                           << " yet, and input " << i << " has shape "
+                           << printDims(dimsOf(ctx.input(i).getType()), symbols_.names())
+                           << ": fix its symbols with --input-shape NAME=D0xD1x...";
+  if (failed(info->convert(ctx)))
     return failure();
   // A product records the tensors it reads, by the names calibration files
   // use.

@@ -13,6 +13,17 @@ void OperatorTable::onOp(llvm::StringRef opType, int64_t sinceOpset, Converter c
   operators_.push_back({opType.str(), sinceOpset, std::move(convert)});
 }
 
+void OperatorTable::takeSymbols(llvm::ArrayRef<llvm::StringRef> opTypes) {
+  for (llvm::StringRef opType : opTypes) {
+    auto it =
+        llvm::find_if(operators_, [&](const OperatorInfo &info) { return info.opType == opType; });
+    if (it == operators_.end())
+      llvm::report_fatal_error(llvm::Twine("ONNX operator '") + opType +
+                               "' takes symbols but is not registered");
+    it->takesSymbols = true;
+  }
+}
+
 void OperatorTable::seal() {
   llvm::sort(operators_,
              [](const OperatorInfo &a, const OperatorInfo &b) { return a.opType < b.opType; });

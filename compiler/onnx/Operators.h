@@ -32,6 +32,9 @@ struct OperatorInfo {
   /// The first opset of the default domain with this operator.
   int64_t sinceOpset;
   Converter convert;
+  /// Whether `convert` takes inputs of symbolic shape (see takeSymbols);
+  /// the importer refuses them for any other operator.
+  bool takesSymbols = false;
 };
 
 class OperatorTable {
@@ -39,6 +42,10 @@ public:
   /// Registers `opType` of the default domain, which first exists in opset
   /// `sinceOpset`, converted by `convert`.
   void onOp(llvm::StringRef opType, int64_t sinceOpset, Converter convert);
+  /// Marks registered operators whose converters take symbolic shapes:
+  /// they build their result from the inputs' dimensions as expressions,
+  /// never from a static size.
+  void takeSymbols(llvm::ArrayRef<llvm::StringRef> opTypes);
 
   /// The operator named `opType`, or null when kiln has no converter for it.
   const OperatorInfo *find(llvm::StringRef opType) const;

@@ -400,6 +400,7 @@ void registerConstantOperators(OperatorTable &ops) {
   ops.onOp("Shape", 1, convertShape);
   ops.onOp("Size", 1, convertSize);
   ops.onOp("Unique", 11, convertUnique);
+  ops.takeSymbols({"Constant", "ConstantOfShape", "Dropout", "Identity", "Range", "Shape"});
 }
 
 } // namespace kiln

@@ -778,6 +778,8 @@ void registerDataMovementOperators(OperatorTable &ops) {
   ops.onOp("Transpose", 1, convertTranspose);
   ops.onOp("Trilu", 14, convertTrilu);
   ops.onOp("Unsqueeze", 1, convertUnsqueeze);
+  ops.takeSymbols({"Concat", "Expand", "Flatten", "Gather", "Reshape", "Slice", "Split", "Squeeze",
+                   "Transpose", "Unsqueeze"});
 }
 
 } // namespace kiln

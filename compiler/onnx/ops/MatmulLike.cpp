@@ -437,6 +437,7 @@ void registerMatmulLikeOperators(OperatorTable &ops) {
   ops.onOp("Einsum", 12, convertEinsum);
   ops.onOp("Gemm", 1, convertGemm);
   ops.onOp("MatMul", 1, convertMatMul);
+  ops.takeSymbols({"Conv", "Gemm", "MatMul"});
 }
 
 } // namespace kiln

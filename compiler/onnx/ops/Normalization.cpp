@@ -142,6 +142,9 @@ LogicalResult convertSoftmax(NodeContext &ctx, Normalize kind) {
     return success();
   }
 
+  if (isSymbolic(type))
+    return ctx.error() << "before opset 13 it flattens its input to rows, which kiln does not "
+                          "yet do for symbolic shapes";
   auto rows = elementCount(type.getShape().take_front(*axis));
   auto columns = elementCount(type.getShape().drop_front(*axis));
   if (!rows || !columns)
@@ -349,6 +352,7 @@ void registerNormalizationOperators(OperatorTable &ops) {
   ops.onOp("LpNormalization", 1, convertLpNormalization);
   ops.onOp("MeanVarianceNormalization", 9, convertMeanVarianceNormalization);
   ops.onOp("Softmax", 1, [](NodeContext &ctx) { return convertSoftmax(ctx, Normalize::Softmax); });
+  ops.takeSymbols({"BatchNormalization", "LayerNormalization", "Softmax"});
 }
 
 } // namespace kiln

@@ -337,6 +337,8 @@ void registerPoolingOperators(OperatorTable &ops) {
   reduction("ReduceProd", Reduction::Prod);
   reduction("ReduceSum", Reduction::Sum);
   reduction("ReduceSumSquare", Reduction::SumSquare);
+  ops.takeSymbols({"AveragePool", "GlobalAveragePool", "MaxPool", "ReduceMax", "ReduceMean",
+                   "ReduceMin", "ReduceProd", "ReduceSum"});
 }
 
 } // namespace kiln

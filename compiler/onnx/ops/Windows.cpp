@@ -44,6 +44,11 @@ std::optional<WindowAttrs> resolveWindow(NodeContext &ctx, ArrayRef<int64_t> spa
   // SAME: the output has ceil(input / stride) elements; the odd pad goes at
   // the end (SAME_UPPER) or the beginning (SAME_LOWER).
   for (size_t i = 0; i < spatial; ++i) {
+    if (ShapedType::isDynamic(spatialSizes[i])) {
+      ctx.error() << "auto_pad " << autoPad << " over symbolic spatial dimension " << i
+                  << " is not supported yet: its pads depend on the size";
+      return std::nullopt;
+    }
     int64_t out = llvm::divideCeil(spatialSizes[i], window.strides[i]);
     int64_t reach, span, needed;
     if (llvm::MulOverflow(out - 1, window.strides[i], reach) ||

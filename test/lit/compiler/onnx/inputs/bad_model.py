@@ -142,6 +142,13 @@ def build(kind, out):
         weight = numpy_helper.from_array(np.ones([4, 3, 3, 3], np.float32), "w")
         return graph_model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv")],
                            [tensor("x", [1, 3, "height", "width"])], [tensor("y", None)], [weight])
+    if kind == "symbolic-lstm":
+        # An LSTM unrolls over its sequence, which must be static.
+        w = numpy_helper.from_array(np.ones([1, 16, 4], np.float32), "w")
+        r = numpy_helper.from_array(np.ones([1, 16, 4], np.float32), "r")
+        return graph_model([helper.make_node("LSTM", ["x", "w", "r"], ["y"], hidden_size=4,
+                                             name="lstm")],
+                           [tensor("x", ["sequence", 1, 4])], [tensor("y", None)], [w, r])
     if kind == "paddle-input":
         # Paddle's exporters write an open dimension as -1.
         return graph_model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
