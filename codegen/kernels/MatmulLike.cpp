@@ -25,6 +25,15 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
+/// A tensor of `result`'s element type whose first dimension is
+/// `result`'s batch (which may be symbolic: kiln-lower-to-linalg refuses
+/// other symbolic sizes for a convolution) and whose others are `sizes`.
+RankedTensorType batchOf(RankedTensorType result, ArrayRef<int64_t> sizes) {
+  Dims dims = {dimsOf(result)[0]};
+  llvm::append_range(dims, constantDims(result.getContext(), sizes));
+  return tensorOf(dims, result.getElementType());
+}
+
 /// A contraction as linalg.generic: `init` += lhs * rhs over the given maps
 /// (lhs, rhs, result) and iterators. It keeps the format `source` (the
 /// Conv, Gemm or MatMul) reads, for the kernel list, and for fp8 its
@@ -216,14 +225,6 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
     ArrayRef<int64_t> pads = op.getPads();
     auto weightType = op.getWeight().getType();
     MLIRContext *context = op.getContext();
-    // The batch may be symbolic (kiln-lower-to-linalg refuses other
-    // symbolic sizes): each shape below is the batch and sizes.
-    AffineExpr batch = dimsOf(type)[0];
-    auto withBatch = [&](ArrayRef<int64_t> sizes) {
-      Dims dims = {batch};
-      llvm::append_range(dims, constantDims(context, sizes));
-      return tensorOf(dims, element);
-    };
     int64_t filtersPerGroup = weightType.getDimSize(0) / group;
     int64_t channelsPerGroup = weightType.getDimSize(1);
     ArrayRef<int64_t> window = weightType.getShape().drop_front(2);
@@ -236,17 +237,17 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
                   llvm::all_of(pads, [](int64_t p) { return p == 0; });
     Value columns;
     if (direct) {
-      columns = reshape(rewriter, loc, op.getInput(), withBatch({group, reduced, positions}));
+      columns = reshape(rewriter, loc, op.getInput(), batchOf(type, {group, reduced, positions}));
     } else {
       SmallVector<int64_t> shape = {group, channelsPerGroup};
       llvm::append_range(shape, window);
       llvm::append_range(shape, outputs);
-      columns = im2col(rewriter, loc, op, withBatch(shape));
-      columns = reshape(rewriter, loc, columns, withBatch({group, reduced, positions}));
+      columns = im2col(rewriter, loc, op, batchOf(type, shape));
+      columns = reshape(rewriter, loc, columns, batchOf(type, {group, reduced, positions}));
     }
     Value weight = reshape(rewriter, loc, op.getWeight(), {group, filtersPerGroup, reduced});
     Value init = reshape(rewriter, loc, filled(rewriter, loc, type, rewriter.getZeroAttr(element)),
-                         withBatch({group, filtersPerGroup, positions}));
+                         batchOf(type, {group, filtersPerGroup, positions}));
 
     // Iteration space: n, g, f, o | (c, k).
     AffineExpr n = rewriter.getAffineDimExpr(0), g = rewriter.getAffineDimExpr(1),
@@ -294,12 +295,6 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
     int64_t spatial = type.getRank() - 2;
     auto weightShape = op.getWeight().getType().getShape();
     MLIRContext *context = op.getContext();
-    AffineExpr batch = dimsOf(type)[0];
-    auto withBatch = [&](ArrayRef<int64_t> sizes) {
-      Dims dims = {batch};
-      llvm::append_range(dims, constantDims(context, sizes));
-      return tensorOf(dims, element);
-    };
     int64_t filters = type.getShape().back();
     int64_t positions = computeProduct(type.getShape().drop_front().drop_back());
     int64_t reduced = computeProduct(weightShape.drop_back());
@@ -309,17 +304,17 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
                   llvm::all_of(op.getPads(), [](int64_t p) { return p == 0; });
     Value rows;
     if (direct) {
-      rows = reshape(rewriter, loc, op.getInput(), withBatch({positions, reduced}));
+      rows = reshape(rewriter, loc, op.getInput(), batchOf(type, {positions, reduced}));
     } else {
       SmallVector<int64_t> shape(type.getShape().drop_front().drop_back());
       llvm::append_range(shape, window);
       shape.push_back(weightShape[spatial]);
-      rows = im2col(rewriter, loc, op, withBatch(shape));
-      rows = reshape(rewriter, loc, rows, withBatch({positions, reduced}));
+      rows = im2col(rewriter, loc, op, batchOf(type, shape));
+      rows = reshape(rewriter, loc, rows, batchOf(type, {positions, reduced}));
     }
     Value weight = reshape(rewriter, loc, op.getWeight(), {reduced, filters});
     Value init = reshape(rewriter, loc, filled(rewriter, loc, type, rewriter.getZeroAttr(element)),
-                         withBatch({positions, filters}));
+                         batchOf(type, {positions, filters}));
     // Iteration space: n, o, m | (k, c).
     AffineExpr n = rewriter.getAffineDimExpr(0), o = rewriter.getAffineDimExpr(1),
                m = rewriter.getAffineDimExpr(2), kc = rewriter.getAffineDimExpr(3);
