@@ -11,7 +11,7 @@
 #ifndef KILN_COMPILER_ONNX_NODECONTEXT_H
 #define KILN_COMPILER_ONNX_NODECONTEXT_H
 
-#include "compiler/onnx/Importer.h"
+#include "compiler/onnx/Symbols.h"
 #include "dialects/kiln/KilnDialect.h"
 
 #include "mlir/IR/Builders.h"
@@ -25,21 +25,6 @@
 #include <optional>
 
 namespace kiln {
-
-/// The model's symbols (symbol i is s_i) with their ranges, as the
-/// importer meets them in the inputs and narrows them in the nodes.
-struct SymbolRanges {
-  std::vector<std::pair<std::string, DimRange>> symbols;
-  llvm::StringMap<unsigned> index;
-
-  /// The least and largest values `size` takes over the symbols' ranges,
-  /// for sums, products of non-negative values, and divisions and
-  /// remainders by positive constants; nothing for other expressions or
-  /// when a bound overflows int64_t.
-  std::optional<std::pair<int64_t, int64_t>> bounds(mlir::AffineExpr size) const;
-  /// The symbols' names, in order, as printDim takes them.
-  std::vector<std::string> names() const;
-};
 
 class NodeContext {
 public:

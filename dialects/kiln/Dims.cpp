@@ -45,12 +45,17 @@ Dims dimsOf(Type type) {
   return constantDims(type.getContext(), tensor.getShape());
 }
 
+SmallVector<int64_t> staticSizes(ArrayRef<AffineExpr> dims) {
+  SmallVector<int64_t> sizes;
+  for (AffineExpr dim : dims)
+    sizes.push_back(constantOf(dim).value_or(ShapedType::kDynamic));
+  return sizes;
+}
+
 RankedTensorType tensorOf(ArrayRef<AffineExpr> dims, Type element) {
   MLIRContext *context = element.getContext();
   AffineMap map = dimsMap(context, dims);
-  SmallVector<int64_t> shape;
-  for (AffineExpr dim : map.getResults())
-    shape.push_back(constantOf(dim).value_or(ShapedType::kDynamic));
+  SmallVector<int64_t> shape = staticSizes(map.getResults());
   if (map.getNumSymbols() == 0)
     return RankedTensorType::get(shape, element);
   return RankedTensorType::get(shape, element, DimsAttr::get(context, map));

@@ -55,6 +55,11 @@ mlir::RankedTensorType tensorOf(llvm::ArrayRef<mlir::AffineExpr> dims, mlir::Typ
 /// `like`'s element type with `dims`.
 mlir::RankedTensorType withDims(mlir::RankedTensorType like, llvm::ArrayRef<mlir::AffineExpr> dims);
 
+/// Each of `dims` as a static size: its constant, or ShapedType::kDynamic
+/// (`?`) for an expression of symbols, as a shape or a `shape` attribute
+/// spells it.
+llvm::SmallVector<int64_t> staticSizes(llvm::ArrayRef<mlir::AffineExpr> dims);
+
 /// Whether `type` is a tensor with a symbolic dimension.
 bool isSymbolic(mlir::Type type);
 /// Whether `type` is a valid kiln tensor: static with an element count

@@ -80,9 +80,7 @@ LogicalResult convertConstantOfShape(NodeContext &ctx) {
   std::optional<Dims> dims = ctx.sizeInts(0, "the shape");
   if (!dims)
     return failure();
-  SmallVector<int64_t> shape;
-  for (AffineExpr dim : *dims)
-    shape.push_back(constantOf(dim).value_or(ShapedType::kDynamic));
+  SmallVector<int64_t> shape = staticSizes(*dims);
   bool symbolic = llvm::is_contained(shape, ShapedType::kDynamic);
   if (!symbolic && !elementCount(shape))
     return ctx.error() << "the shape has a negative dimension or too many elements";
@@ -173,10 +171,8 @@ LogicalResult convertSymbolicRange(NodeContext &ctx, AffineExpr start, AffineExp
   MLIRContext *context = element.getContext();
   Builder &b = ctx.builder();
   return ctx.emit<SliceOp>(
-      {all}, {ctx.named("starts",
-                        b.getDenseI64ArrayAttr({constantOf(start).value_or(ShapedType::kDynamic)})),
-              ctx.named("ends",
-                        b.getDenseI64ArrayAttr({constantOf(limit).value_or(ShapedType::kDynamic)})),
+      {all}, {ctx.named("starts", b.getDenseI64ArrayAttr(staticSizes(start))),
+              ctx.named("ends", b.getDenseI64ArrayAttr(staticSizes(limit))),
               ctx.named("steps", b.getDenseI64ArrayAttr({1})),
               ctx.named("bounds", DimsAttr::get(context, dimsMap(context, {start, limit})))});
 }

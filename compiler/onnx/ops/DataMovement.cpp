@@ -332,11 +332,8 @@ LogicalResult emitSlice(NodeContext &ctx, ArrayRef<AffineExpr> starts, ArrayRef<
     bounds[rank + *axis] = end;
     outSteps[*axis] = steps[i];
   }
-  SmallVector<int64_t> outStarts, outEnds;
-  for (int64_t d = 0; d < rank; ++d) {
-    outStarts.push_back(constantOf(bounds[d]).value_or(ShapedType::kDynamic));
-    outEnds.push_back(constantOf(bounds[rank + d]).value_or(ShapedType::kDynamic));
-  }
+  SmallVector<int64_t> outStarts = staticSizes(ArrayRef<AffineExpr>(bounds).take_front(rank));
+  SmallVector<int64_t> outEnds = staticSizes(ArrayRef<AffineExpr>(bounds).drop_front(rank));
   Builder &b = ctx.builder();
   SmallVector<NamedAttribute> attributes = {ctx.named("starts", b.getDenseI64ArrayAttr(outStarts)),
                                             ctx.named("ends", b.getDenseI64ArrayAttr(outEnds)),
