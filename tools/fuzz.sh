@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Runs one libFuzzer harness of test/fuzz for a number of seconds:
 #
-#   tools/fuzz.sh artifact|sealed-artifact|npy|calibration|onnx SECONDS
+#   tools/fuzz.sh artifact|sealed-artifact|shapes|npy|calibration|onnx SECONDS
 #
 # Builds the harness first when needed (clang 22, ASan and UBSan; a few
 # minutes): in build-asan/ with the runtime and the input readers alone, or,
@@ -14,16 +14,18 @@
 # file to the regression corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage="usage: tools/fuzz.sh artifact|sealed-artifact|npy|calibration|onnx SECONDS"
+usage="usage: tools/fuzz.sh artifact|sealed-artifact|shapes|npy|calibration|onnx SECONDS"
 target=${1:?$usage}
 seconds=${2:?$usage}
 case $target in
-  artifact | sealed-artifact | npy | calibration) tree=asan ;;
+  artifact | sealed-artifact | shapes | npy | calibration) tree=asan ;;
   onnx) tree=asan-compiler ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
 
 tools/sanitized-build.sh "$tree" "fuzz-$target"
+# The shapes harness runs the symbolic artifact the tests in build/ make.
+export KILN_TEST_SYMBOLIC_ARTIFACT=${KILN_TEST_SYMBOLIC_ARTIFACT:-$PWD/build/test/unit/symbolic.kiln}
 build=build-$tree
 binary=$build/bin/fuzz-$target
 

@@ -25,11 +25,13 @@ if [[ ${1:-} == --compiler ]]; then
   exit
 fi
 unit=$PWD/build/test/unit
-if [[ ! -f $unit/conv_relu.kiln || ! -f $unit/cuda/cuda.kiln || ! -f $unit/hip/hip.kiln ]]; then
+if [[ ! -f $unit/conv_relu.kiln || ! -f $unit/symbolic.kiln || ! -f $unit/cuda/cuda.kiln ||
+      ! -f $unit/hip/hip.kiln ]]; then
   echo "tools/sanitize.sh: run the tests in build/ first: they make the artifacts" >&2
   exit 1
 fi
 export KILN_TEST_ARTIFACT=$unit/conv_relu.kiln
+export KILN_TEST_SYMBOLIC_ARTIFACT=$unit/symbolic.kiln
 
 echo "sanitize: building the runtime, its tests and the fuzzers with ASan and UBSan"
 tools/sanitized-build.sh asan
@@ -39,7 +41,7 @@ KILN_TEST_ARTIFACTS=$unit/cuda LD_LIBRARY_PATH=$PWD/build-asan/test/unit/runtime
 KILN_TEST_ARTIFACTS=$unit/hip LD_LIBRARY_PATH=$PWD/build-asan/test/unit/runtime/fake-hip \
   build-asan/bin/kiln-hip-tests "~[real]"
 KILN_TEST_ARTIFACTS=$unit/hip build-asan/bin/kiln-hip-tests "[real]"
-for target in artifact sealed-artifact npy calibration onnx; do
+for target in artifact sealed-artifact shapes npy calibration onnx; do
   tools/fuzz.sh "$target" "${FUZZ_SECONDS:-45}"
 done
 

@@ -2,6 +2,7 @@
 //===- ListKernels.cpp - the execution plan, for the artifact's manifest --===//
 
 #include "codegen/common/Passes.h"
+#include "codegen/common/SizeBounds.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/Precision.h"
 
@@ -10,10 +11,12 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace kiln {
 
@@ -158,6 +161,35 @@ SmallVector<Value> readBuffers(Operation *kernel) {
 
 } // namespace
 
+/// The most bytes `buffer` holds in any run: its size, or for a view of
+/// symbolic sizes its size at their largest (SizeBounds.h).
+std::optional<int64_t> largestBytes(Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t width = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  if (type.hasStaticShape())
+    return type.getNumElements() * width;
+  SmallVector<OpFoldResult> sizes;
+  Operation *definition = buffer.getDefiningOp();
+  if (auto view = dyn_cast_or_null<memref::ViewOp>(definition))
+    sizes = getMixedValues(type.getShape(), view.getSizes(), definition->getContext());
+  else if (auto subview = dyn_cast_or_null<memref::SubViewOp>(definition))
+    sizes = subview.getMixedSizes();
+  else if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(definition))
+    sizes = expand.getMixedOutputShape();
+  else
+    return std::nullopt;
+  int64_t bytes = width;
+  for (OpFoldResult size : sizes) {
+    std::optional<int64_t> largest = getConstantIntValue(size);
+    if (!largest)
+      if (std::optional<std::pair<int64_t, int64_t>> bounds = sizeBounds(cast<Value>(size)))
+        largest = bounds->second;
+    if (!largest || llvm::MulOverflow(bytes, *largest, bytes))
+      return std::nullopt;
+  }
+  return bytes;
+}
+
 int64_t contractionFlops(linalg::LinalgOp op) {
   int64_t flops = 2;
   for (int64_t range : op.getStaticLoopRanges()) {
@@ -232,8 +264,10 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
           flops = windowFlops(linalgOp);
         written.append(linalgOp.getDpsInits().begin(), linalgOp.getDpsInits().end());
       }
+      // A result of symbolic size is listed at its largest, and so is its
+      // offset, which a run computes from its sizes.
       auto type = cast<MemRefType>(result.getType());
-      int64_t bytes = type.getNumElements() * int64_t(type.getElementTypeBitWidth() / 8);
+      int64_t bytes = largestBytes(result).value_or(0);
 
       // Where the result goes: an output of the model, or a place in the
       // activation arena (a view of it, maybe through reshapes and slices).
@@ -242,8 +276,8 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
       Value root = result;
       while (Operation *definition = root.getDefiningOp()) {
         if (auto view = dyn_cast<memref::ViewOp>(definition)) {
-          if (std::optional<int64_t> at = getConstantIntValue(view.getByteShift()))
-            offset = *at;
+          if (std::optional<std::pair<int64_t, int64_t>> at = sizeBounds(view.getByteShift()))
+            offset = at->second;
           root = view.getSource();
         } else if (auto viewLike = dyn_cast<ViewLikeOpInterface>(definition)) {
           root = viewLike.getViewSource();

@@ -32,8 +32,8 @@ def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
   let summary = "Places every buffer of @main: outputs, one activation arena, one weights block";
   let description = [{
     Runs on bufferized code. Afterwards `@main` takes, in order, its inputs,
-    its outputs (written in place), an activation arena and the weights, and
-    allocates nothing:
+    its outputs (written in place), an activation arena, the weights and
+    each symbol's value, and allocates nothing:
 
     - a returned buffer becomes an output argument (a copy is made only
       when the value is an input, a weight or returned twice);
@@ -47,10 +47,14 @@ def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
     `kiln.weights` (the offset and value of each weight) for the artifact.
     Offsets are multiples of 64 bytes.
 
-    A buffer of symbolic size (its sizes computed from @main's symbol
-    arguments, which stay among the inputs) takes its bytes at the
-    symbols' largest values (`SizeBounds.h`), so one arena serves every
-    run; its view is as large as the run's sizes.
+    Symbolic sizes (computed from @main's symbol arguments) are planned at
+    the symbols' largest values (`SizeBounds.h`), so that one arena serves
+    every run. In a run, each buffer goes just above the buffers placed
+    below it that are live at the same time, in the same order: its offset
+    is arithmetic on the symbols, computed once at the top of @main, and a
+    run of small sizes uses only the start of the arena. A symbolic input
+    or output becomes a byte buffer as large as it can be, viewed with the
+    run's sizes.
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
@@ -67,6 +71,20 @@ def DropEmptyBuffers : Pass<"kiln-drop-empty-buffers", "mlir::func::FuncOp"> {
     a zero stride (a 3x0x5 buffer), and the runtime passes a pointer all
     the same. The manifest keeps the declared shapes.
   }];
+}
+
+def ExpandReshapes : Pass<"kiln-expand-reshapes", "mlir::func::FuncOp"> {
+  let summary = "Writes reshapes into several run-time sizes a group as reinterpret casts";
+  let description = [{
+    MLIR 22's `expand-strided-metadata` takes a `memref.expand_shape`'s
+    sizes from its source, which gives one run-time size per group at
+    most: a symbolic reshape that makes `batch x seq` rows of `batch * seq`
+    ones, or of a flat buffer, would crash it. Each such expand of an
+    identity-layout buffer becomes a `memref.reinterpret_cast` with the
+    sizes the op names and the contiguous strides they make; one of a
+    strided buffer is refused.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
 def ListKernels : Pass<"kiln-list-kernels", "mlir::ModuleOp"> {

@@ -5,13 +5,21 @@
 #include "codegen/common/SizeBounds.h"
 #include "dialects/kiln/KilnDialect.h"
 
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <map>
 
 namespace kiln {
 
@@ -52,6 +60,52 @@ std::optional<int64_t> largestBytes(memref::AllocOp alloc) {
   return bytes;
 }
 
+/// `value`, a size computed from @main's arguments by pure operations,
+/// computed again at `b` (the top of @main, where every offset is), reusing
+/// what `hoisted` already holds; fails on a size computed from anything
+/// else (a value loaded from memory).
+FailureOr<Value> hoist(Value value, OpBuilder &b, IRMapping &hoisted) {
+  if (Value known = hoisted.lookupOrNull(value))
+    return known;
+  if (isa<BlockArgument>(value))
+    return value;
+  Operation *definition = value.getDefiningOp();
+  if (definition->getNumRegions() != 0 || !isMemoryEffectFree(definition))
+    return failure();
+  for (Value operand : definition->getOperands())
+    if (failed(hoist(operand, b, hoisted)))
+      return failure();
+  b.clone(*definition, hoisted);
+  return hoisted.lookup(value);
+}
+
+/// The run sizes computed so far: the bytes of a static part and dynamic
+/// sizes (buffers of one shape are one computation).
+using RunSizes = std::map<std::pair<int64_t, SmallVector<void *>>, Value>;
+
+/// The bytes a buffer of `type` with `dynamicSizes` takes in this run,
+/// rounded up to kAlignment, computed at `b`.
+Value runBytes(MemRefType type, ValueRange dynamicSizes, OpBuilder &b, Location loc,
+               RunSizes &known) {
+  int64_t width = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  for (int64_t size : type.getShape())
+    if (!ShapedType::isDynamic(size))
+      width *= size;
+  Value &result = known[{width, llvm::map_to_vector(dynamicSizes, [](Value size) {
+                           return size.getAsOpaquePointer();
+                         })}];
+  if (result)
+    return result;
+  Value bytes = arith::ConstantIndexOp::create(b, loc, width);
+  for (Value size : dynamicSizes)
+    bytes = arith::MulIOp::create(b, loc, bytes, size);
+  Value mask = arith::ConstantIndexOp::create(b, loc, kAlignment - 1);
+  bytes = arith::AddIOp::create(b, loc, bytes, mask);
+  result = arith::AndIOp::create(b, loc, bytes,
+                                 arith::ConstantIndexOp::create(b, loc, ~(kAlignment - 1)));
+  return result;
+}
+
 /// The last top-level op of `body` that uses `value`, a view of it or a
 /// tensor map of it; fails
 /// on a use that could alias the buffer without being a view (a select or
@@ -82,10 +136,94 @@ FailureOr<Operation *> lastUse(Value value, Block &body) {
   return last;
 }
 
+/// A buffer placed in the arena: its offset and size at the symbols'
+/// largest values, its size in this run (null when static), its live range
+/// and, once computed, its offset in this run.
 struct Placed {
   int64_t offset, size;
-  Operation *lastUse;
+  Value runSize;
+  Operation *alloc, *lastUse;
+  OpFoldResult runOffset;
+
+  bool livesAt(Operation *op) const { return lastUse && !lastUse->isBeforeInBlock(op); }
+  /// Whether the two are live at once, and so take different bytes.
+  bool overlaps(const Placed &other) const {
+    return alloc->isBeforeInBlock(other.alloc) ? livesAt(other.alloc) : other.livesAt(alloc);
+  }
 };
+
+/// The offset of each buffer in this run. The placement at the largest
+/// sizes orders every two buffers that are live at once; in a run each
+/// buffer goes just above those placed below it that it overlaps, which
+/// keeps that order. A buffer's offset in a run is then at most its
+/// offset at the largest sizes, so the arena serves every run, and a run of
+/// small sizes uses only its start. With static sizes this is the
+/// placement itself; symbolic sizes make offsets arithmetic on the
+/// symbols, computed once at the top of @main.
+void placeRuns(MutableArrayRef<Placed> placed, OpBuilder &top, Location loc) {
+  SmallVector<Placed *> order = llvm::map_to_vector(placed, [](Placed &p) { return &p; });
+  llvm::stable_sort(order, [](Placed *l, Placed *r) { return l->offset < r->offset; });
+  for (auto [index, current] : llvm::enumerate(order)) {
+    int64_t floor = 0;
+    SmallVector<Value> tops;
+    for (Placed *below : ArrayRef(order).take_front(index)) {
+      if (below->offset + below->size > current->offset || !current->overlaps(*below))
+        continue;
+      std::optional<int64_t> offset = getConstantIntValue(below->runOffset);
+      if (offset && !below->runSize) {
+        floor = std::max(floor, *offset + below->size);
+        continue;
+      }
+      Value size =
+          below->runSize ? below->runSize : arith::ConstantIndexOp::create(top, loc, below->size);
+      if (offset == 0) {
+        tops.push_back(size);
+        continue;
+      }
+      Value start = getValueOrCreateConstantIndexOp(top, loc, below->runOffset);
+      tops.push_back(arith::AddIOp::create(top, loc, start, size));
+    }
+    if (tops.empty()) {
+      current->runOffset = top.getIndexAttr(floor);
+      continue;
+    }
+    Value offset = tops.front();
+    for (Value other : ArrayRef(tops).drop_front())
+      offset = arith::MaxUIOp::create(top, loc, offset, other);
+    if (floor != 0)
+      offset =
+          arith::MaxUIOp::create(top, loc, offset, arith::ConstantIndexOp::create(top, loc, floor));
+    current->runOffset = offset;
+  }
+}
+
+/// Makes @main's symbolic input or output `argument` (of `type`, with
+/// `dims` expressions of `symbols`) a byte buffer as large as it can be,
+/// viewed at the top of @main as `type` with this run's sizes: functions
+/// take buffers of static size. Returns the view.
+FailureOr<Value> viewSymbolicArgument(BlockArgument argument, MemRefType type, DimsAttr dims,
+                                      ValueRange symbols, OpBuilder &top) {
+  Location loc = argument.getLoc();
+  SmallVector<Value> sizes;
+  int64_t bytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  for (auto [size, dim] : llvm::zip_equal(type.getShape(), dims.getMap().getResults())) {
+    if (!ShapedType::isDynamic(size)) {
+      if (llvm::MulOverflow(bytes, size, bytes))
+        return failure();
+      continue;
+    }
+    Value value = affine::expandAffineExpr(top, loc, dim, ValueRange{}, symbols);
+    std::optional<std::pair<int64_t, int64_t>> bounds = sizeBounds(value);
+    if (!bounds || bounds->first < 0 || llvm::MulOverflow(bytes, bounds->second, bytes))
+      return failure();
+    sizes.push_back(value);
+  }
+  argument.setType(MemRefType::get({bytes}, top.getI8Type()));
+  Value zero = arith::ConstantIndexOp::create(top, loc, 0);
+  auto view = memref::ViewOp::create(top, loc, type, argument, zero, sizes);
+  argument.replaceAllUsesExcept(view.getResult(), view);
+  return view.getResult();
+}
 
 struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
   void runOnOperation() override {
@@ -100,6 +238,45 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
     OpBuilder b(context);
     Location loc = func.getLoc();
     unsigned numInputs = func.getNumArguments();
+    llvm::BitVector isSymbol(numInputs);
+    SmallVector<Value> symbols;
+    for (BlockArgument argument : body.getArguments())
+      if (func.getArgAttr(argument.getArgNumber(), kSymbolArgAttr)) {
+        isSymbol.set(argument.getArgNumber());
+        symbols.push_back(argument);
+      }
+    // What every run computes first from the symbols (the views of
+    // symbolic inputs and outputs, buffer sizes and offsets), gathered here
+    // and moved to the top of @main at the end.
+    Block prologue;
+    OpBuilder top(context);
+    top.setInsertionPointToEnd(&prologue);
+    IRMapping hoisted;
+    RunSizes runSizes;
+
+    // Sizes that bufferization reads off buffers (memref.dim of an alloc or
+    // a view) become the values they were made with: every size is then
+    // computed from the symbols.
+    SmallVector<Operation *> dims;
+    func.walk([&](memref::DimOp dim) { dims.push_back(dim); });
+    if (!dims.empty()) {
+      RewritePatternSet patterns(context);
+      memref::DimOp::getCanonicalizationPatterns(patterns, context);
+      (void)applyOpPatternsGreedily(dims, std::move(patterns));
+    }
+
+    // Symbolic inputs are byte buffers viewed with the run's sizes.
+    for (unsigned i = 0; i < numInputs; ++i) {
+      auto dims = func.getArgAttrOfType<DimsAttr>(i, kDimsArgAttr);
+      BlockArgument input = body.getArgument(i);
+      if (!dims)
+        continue;
+      if (failed(
+              viewSymbolicArgument(input, cast<MemRefType>(input.getType()), dims, symbols, top))) {
+        func.emitError("cannot bound the size of input ") << i << " from the symbols' ranges";
+        return signalPassFailure();
+      }
+    }
 
     // Outputs: returned buffers become arguments written in place.
     auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -107,10 +284,20 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
     SmallVector<DictionaryAttr> resultAttrs;
     for (unsigned i = 0; i < returned.size(); ++i)
       resultAttrs.push_back(func.getResultAttrDict(i));
-    for (Value value : returned) {
+    for (auto [index, value] : llvm::enumerate(returned)) {
       auto type = cast<MemRefType>(value.getType());
-      BlockArgument output =
-          body.addArgument(MemRefType::get(type.getShape(), type.getElementType()), loc);
+      type = MemRefType::get(type.getShape(), type.getElementType());
+      BlockArgument argument = body.addArgument(type, loc);
+      Value output = argument;
+      if (auto dims = func.getResultAttrOfType<DimsAttr>(index, kDimsArgAttr)) {
+        FailureOr<Value> view = viewSymbolicArgument(argument, type, dims, symbols, top);
+        if (failed(view)) {
+          func.emitError("cannot bound the size of output ")
+              << index << " from the symbols' ranges";
+          return signalPassFailure();
+        }
+        output = *view;
+      }
       auto alloc = value.getDefiningOp<memref::AllocOp>();
       if (alloc && llvm::count(returned, value) == 1 && alloc->getBlock() == &body) {
         alloc.replaceAllUsesWith(output);
@@ -156,8 +343,8 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
       if (weightOffsets.count(global.getSymNameAttr()))
         global.erase();
 
-    // Activations: first fit in one arena, reusing memory whose last use is
-    // behind the new buffer's definition.
+    // Activations: first fit in one arena at the largest sizes, reusing
+    // memory whose last use is behind the new buffer's definition.
     SmallVector<memref::AllocOp> allocs;
     for (Operation &op : body)
       if (auto alloc = dyn_cast<memref::AllocOp>(op))
@@ -177,7 +364,6 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
         alloc.emitError("only identity-layout buffers can be planned");
         return signalPassFailure();
       }
-      // A buffer of symbolic size takes its largest in every run.
       std::optional<int64_t> bytes = largestBytes(alloc);
       if (!bytes) {
         alloc.emitError("cannot bound this buffer's size from the symbols' ranges");
@@ -187,10 +373,23 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
       FailureOr<Operation *> end = lastUse(alloc.getResult(), body);
       if (failed(end))
         return signalPassFailure();
+      Value runSize;
+      if (!alloc.getDynamicSizes().empty()) {
+        SmallVector<Value> sizes;
+        for (Value dynamic : alloc.getDynamicSizes()) {
+          FailureOr<Value> size = hoist(dynamic, top, hoisted);
+          if (failed(size)) {
+            alloc.emitError("this buffer's size is not computed from the symbols alone");
+            return signalPassFailure();
+          }
+          sizes.push_back(*size);
+        }
+        runSize = runBytes(type, sizes, top, alloc.getLoc(), runSizes);
+      }
       // Buffers still live at this point, by offset.
       SmallVector<Placed *> live;
       for (Placed &p : placed)
-        if (p.lastUse && !p.lastUse->isBeforeInBlock(alloc))
+        if (p.livesAt(alloc))
           live.push_back(&p);
       llvm::sort(live, [](Placed *l, Placed *r) { return l->offset < r->offset; });
       int64_t offset = 0;
@@ -199,25 +398,33 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
           break;
         offset = std::max(offset, p->offset + p->size);
       }
-      placed.push_back({offset, size, *end});
+      placed.push_back({offset, size, runSize, alloc, *end, {}});
       arenaBytes = std::max(arenaBytes, offset + size);
+    }
+    placeRuns(placed, top, loc);
+    for (Placed &p : placed) {
+      auto alloc = cast<memref::AllocOp>(p.alloc);
       b.setInsertionPoint(alloc);
-      Value at = arith::ConstantIndexOp::create(b, alloc.getLoc(), offset);
-      alloc.replaceAllUsesWith(
-          memref::ViewOp::create(b, alloc.getLoc(), type, arena, at, alloc.getDynamicSizes())
-              .getResult());
+      Value at = getValueOrCreateConstantIndexOp(b, alloc.getLoc(), p.runOffset);
+      alloc.replaceAllUsesWith(memref::ViewOp::create(b, alloc.getLoc(), alloc.getType(), arena, at,
+                                                      alloc.getDynamicSizes())
+                                   .getResult());
       alloc.erase();
     }
     for (Operation &op : llvm::make_early_inc_range(body))
       if (isa<memref::DeallocOp>(op))
         op.erase();
+    body.getOperations().splice(body.begin(), prologue.getOperations());
 
+    // The symbols' values come last.
+    for (Value symbol : symbols)
+      symbol.replaceAllUsesWith(body.addArgument(symbol.getType(), symbol.getLoc()));
     weights.setType(MemRefType::get({weightBytes}, b.getI8Type()));
     arena.setType(MemRefType::get({arenaBytes}, b.getI8Type()));
-    func.setType(FunctionType::get(context, body.getArgumentTypes(), {}));
     SmallVector<DictionaryAttr> argAttrs;
     for (unsigned i = 0; i < numInputs; ++i)
-      argAttrs.push_back(func.getArgAttrDict(i));
+      if (!isSymbol.test(i))
+        argAttrs.push_back(func.getArgAttrDict(i));
     // Outputs keep their names and say which output they are.
     for (auto [index, attrs] : llvm::enumerate(resultAttrs)) {
       NamedAttrList list(attrs);
@@ -226,6 +433,12 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
     }
     argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("kiln.arena", b.getUnitAttr())));
     argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("kiln.weights", b.getUnitAttr())));
+    for (unsigned i = 0; i < numInputs; ++i)
+      if (isSymbol.test(i))
+        argAttrs.push_back(func.getArgAttrDict(i));
+    isSymbol.resize(body.getNumArguments());
+    body.eraseArguments(isSymbol);
+    func.setType(FunctionType::get(context, body.getArgumentTypes(), {}));
     func.setAllArgAttrs(argAttrs);
     func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
     module->setAttr("kiln.arena_bytes", b.getI64IntegerAttr(arenaBytes));

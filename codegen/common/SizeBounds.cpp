@@ -95,6 +95,13 @@ std::optional<Interval> sizeBounds(Value size) {
     return Interval{std::max(x->first, y->first), std::max(x->second, y->second)};
   if (isa<arith::MinSIOp>(op))
     return Interval{std::min(x->first, y->first), std::min(x->second, y->second)};
+  // The memory plan's offsets: unsigned maxima, and sizes rounded down to
+  // a power of two (x & -2^k), of sizes that are never negative.
+  if (isa<arith::MaxUIOp>(op) && x->first >= 0 && y->first >= 0)
+    return Interval{std::max(x->first, y->first), std::max(x->second, y->second)};
+  if (isa<arith::AndIOp>(op) && x->first >= 0 && y->first == y->second && y->first < 0 &&
+      llvm::isPowerOf2_64(uint64_t(-y->first)))
+    return Interval{x->first & y->first, x->second & y->first};
   // Divisions and remainders by a positive constant.
   if (y->first != y->second || y->first <= 0)
     return std::nullopt;

@@ -21,8 +21,9 @@ namespace kiln {
 
 /// The least and largest values of the index `size` in any run: from
 /// constants, the symbol arguments' ranges, the static sizes of tensors and
-/// buffers, and the arithmetic expandAffineExpr writes (add, sub, mul,
-/// divisions and remainders by positive constants, select, min, max).
+/// buffers, the arithmetic expandAffineExpr writes (add, sub, mul,
+/// divisions and remainders by positive constants, select, min, max) and
+/// the memory plan's (unsigned max, rounding down to a power of two).
 /// Nothing for anything else, or when a bound overflows int64_t.
 std::optional<std::pair<int64_t, int64_t>> sizeBounds(mlir::Value size);
 

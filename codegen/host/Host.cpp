@@ -104,6 +104,7 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   pm.addPass(createOutlineKernels());
   pm.addPass(createMergeKernels());
   pm.addPass(createApproximateMath());
+  pm.addNestedPass<mlir::func::FuncOp>(createExpandReshapes());
   if (failed(mlir::parsePassPipeline(
           "func.func(scf-forall-to-for,convert-linalg-to-loops),expand-strided-metadata,"
           "lower-affine,convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm",
@@ -117,13 +118,14 @@ namespace {
 
 /// Defines each task dispatch kiln-outline-parallel declared:
 ///
-///   dispatch(context, buffers...):
-///     captures = [buffers...]            (on the stack)
+///   dispatch(context, captured...):
+///     captures = [captured...]           (on the stack, a word each)
 ///     context->parallel_for(context->pool, @task.run, captures, count)
 ///   task.run(captures, index):
 ///     task(captures[0], ..., index)
 ///
-/// after lowering, where function pointers exist.
+/// after lowering, where function pointers exist. The captured values are
+/// buffers and integers (a run's sizes).
 llvm::LogicalResult defineTaskDispatches(mlir::ModuleOp module) {
   namespace LLVM = mlir::LLVM;
   mlir::MLIRContext *context = module.getContext();
@@ -141,7 +143,7 @@ llvm::LogicalResult defineTaskDispatches(mlir::ModuleOp module) {
     if (!task || !count || !dispatch.isExternal())
       return dispatch.emitError("malformed task dispatch");
     mlir::Location loc = dispatch.getLoc();
-    unsigned buffers = dispatch.getNumArguments() - 1;
+    unsigned captured = dispatch.getNumArguments() - 1;
     task.setLinkage(LLVM::Linkage::Internal);
 
     b.setInsertionPointToEnd(module.getBody());
@@ -151,10 +153,11 @@ llvm::LogicalResult defineTaskDispatches(mlir::ModuleOp module) {
     mlir::Block *block = run.addEntryBlock(b);
     b.setInsertionPointToStart(block);
     llvm::SmallVector<mlir::Value> arguments;
-    for (unsigned i = 0; i < buffers; ++i) {
+    for (unsigned i = 0; i < captured; ++i) {
       auto slot = LLVM::GEPOp::create(b, loc, ptr, ptr, block->getArgument(0),
                                       llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)});
-      arguments.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
+      arguments.push_back(
+          LLVM::LoadOp::create(b, loc, task.getFunctionType().getParamType(i), slot));
     }
     arguments.push_back(block->getArgument(1));
     LLVM::CallOp::create(b, loc, task, arguments);
@@ -167,8 +170,8 @@ llvm::LogicalResult defineTaskDispatches(mlir::ModuleOp module) {
     b.setInsertionPointToStart(block);
     mlir::Value one = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
     mlir::Value captures = LLVM::AllocaOp::create(
-        b, loc, ptr, LLVM::LLVMArrayType::get(ptr, std::max(buffers, 1u)), one);
-    for (unsigned i = 0; i < buffers; ++i) {
+        b, loc, ptr, LLVM::LLVMArrayType::get(ptr, std::max(captured, 1u)), one);
+    for (unsigned i = 0; i < captured; ++i) {
       auto slot =
           LLVM::GEPOp::create(b, loc, ptr, ptr, captures, llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)});
       LLVM::StoreOp::create(b, loc, block->getArgument(i + 1), slot);
@@ -230,9 +233,9 @@ llvm::LogicalResult defineKernelEndHook(mlir::ModuleOp module) {
   return llvm::success();
 }
 
-/// Makes `main` take kiln_entry's array of buffer pointers instead of one
-/// argument per buffer, each pointer loaded from the array just before the
-/// first operation of the entry block that needs it. Loaded all at once up
+/// Makes `main` take kiln_entry's array of buffer pointers (and symbol
+/// values) instead of one argument per buffer, each loaded from the array
+/// just before the first operation of the entry block that needs it. Loaded all at once up
 /// front, a graph of thousands of inputs and outputs would keep thousands
 /// of pointers live across its kernel calls, and LLVM's register allocator
 /// takes time that grows with their product to spill them. Folding first
@@ -265,7 +268,8 @@ llvm::LogicalResult passBuffersArray(mlir::LLVM::LLVMFuncOp main) {
     b.setInsertionPoint(firsts[i]);
     auto slot = mlir::LLVM::GEPOp::create(b, argument.getLoc(), ptr, ptr, buffers,
                                           llvm::ArrayRef<mlir::LLVM::GEPArg>{int32_t(i)});
-    argument.replaceAllUsesWith(mlir::LLVM::LoadOp::create(b, argument.getLoc(), ptr, slot));
+    argument.replaceAllUsesWith(
+        mlir::LLVM::LoadOp::create(b, argument.getLoc(), argument.getType(), slot));
   }
   body.eraseArguments(0, count);
   // kiln's argument names are no LLVM attributes (the artifact's manifest

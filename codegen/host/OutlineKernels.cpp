@@ -50,7 +50,7 @@ struct OutlineKernels : impl::OutlineKernelsBase<OutlineKernels> {
       func::ReturnOp::create(b, loc);
       host::sinkConstantsAndViews(kernel.getBody());
       SetVector<Value> captured = host::valuesFromOutside(kernel.getBody());
-      if (!llvm::all_of(captured, host::isPassableBuffer)) {
+      if (!llvm::all_of(captured, host::isPassable)) {
         kernel.erase();
         continue;
       }

@@ -13,8 +13,8 @@
 //     tasks to the runtime's parallel_for).
 //
 // Constants and views the body uses are cloned into it. A loop whose body
-// still captures anything but identity-layout buffers stays a loop
-// (scf-forall-to-for lowers it).
+// still captures anything but identity-layout buffers and integers (the
+// sizes and offsets of a run) stays a loop (scf-forall-to-for lowers it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,7 +98,7 @@ struct OutlineParallel : impl::OutlineParallelBase<OutlineParallel> {
         continue;
       host::sinkConstantsAndViews(forall.getRegion());
       SetVector<Value> captured = host::valuesFromOutside(forall.getRegion());
-      if (!llvm::all_of(captured, host::isPassableBuffer))
+      if (!llvm::all_of(captured, host::isPassable))
         continue;
       Location loc = forall.getLoc();
 

@@ -48,4 +48,6 @@ bool isPassableBuffer(Value value) {
   return type && type.hasStaticShape() && type.getLayout().isIdentity();
 }
 
+bool isPassable(Value value) { return isPassableBuffer(value) || value.getType().isIntOrIndex(); }
+
 } // namespace kiln::host

@@ -3,7 +3,8 @@
 //
 // kiln-outline-parallel makes tasks of @main's parallel loops, and
 // kiln-outline-kernels functions of its other kernels: both move a region
-// into a function that takes the buffers the region reads and writes.
+// into a function that takes the buffers the region reads and writes, and
+// the sizes and offsets a run computes from its symbols.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,9 +30,13 @@ llvm::SetVector<mlir::Value> valuesFromOutside(mlir::Region &region);
 /// repeated elsewhere in the arena is the same function.
 void sinkConstantsAndViews(mlir::Region &region);
 
-/// Whether `value` can be a function's argument: a buffer of static shape
-/// and identity layout.
+/// Whether `value` can be a function's argument as a buffer: one of
+/// static shape and identity layout.
 bool isPassableBuffer(mlir::Value value);
+
+/// Whether `value` can be a function's argument: a passable buffer, or an
+/// integer (a size or offset computed from the symbols).
+bool isPassable(mlir::Value value);
 
 } // namespace kiln::host
 

@@ -3,6 +3,9 @@
 
 #include "compiler/artifact/Writer.h"
 
+#include "dialects/kiln/Dims.h"
+#include "dialects/kiln/KilnDialect.h"
+#include "runtime/format/DimProgram.h"
 #include "runtime/format/PlanRecord.h"
 #include "runtime/format/artifact_generated.h"
 #include "runtime/format/format.h"
@@ -91,24 +94,104 @@ void pad(std::string &bytes, size_t alignment) {
 
 } // namespace
 
-FailureOr<std::pair<std::vector<TensorSignature>, std::vector<TensorSignature>>>
-readSignature(ModuleOp module) {
+namespace {
+
+/// `dim`, an expression of the symbols, as a program (DimProgram.h).
+LogicalResult appendProgram(AffineExpr dim, std::vector<int64_t> &program) {
+  using format::DimOp;
+  auto step = [&](DimOp op, int64_t argument) {
+    program.push_back(int64_t(op));
+    program.push_back(argument);
+  };
+  if (auto constant = dyn_cast<AffineConstantExpr>(dim)) {
+    step(DimOp::Constant, constant.getValue());
+    return success();
+  }
+  if (auto symbol = dyn_cast<AffineSymbolExpr>(dim)) {
+    step(DimOp::Symbol, symbol.getPosition());
+    return success();
+  }
+  auto binary = dyn_cast<AffineBinaryOpExpr>(dim);
+  if (!binary || failed(appendProgram(binary.getLHS(), program)) ||
+      failed(appendProgram(binary.getRHS(), program)))
+    return failure();
+  switch (binary.getKind()) {
+  case AffineExprKind::Add:
+    step(DimOp::Add, 0);
+    break;
+  case AffineExprKind::Mul:
+    step(DimOp::Mul, 0);
+    break;
+  case AffineExprKind::FloorDiv:
+    step(DimOp::FloorDiv, 0);
+    break;
+  case AffineExprKind::CeilDiv:
+    step(DimOp::CeilDiv, 0);
+    break;
+  case AffineExprKind::Mod:
+    step(DimOp::Mod, 0);
+    break;
+  default:
+    return failure();
+  }
+  return success();
+}
+
+FailureOr<TensorSignature> tensorSignature(std::string name, Type type, Operation *at) {
+  TensorSignature tensor{std::move(name), cast<RankedTensorType>(type), {}};
+  if (!isSymbolic(type))
+    return tensor;
+  for (AffineExpr dim : dimsOf(type))
+    if (failed(appendProgram(dim, tensor.dims.emplace_back())) ||
+        tensor.dims.back().size() / 2 > format::kMaxDimDepth)
+      return at->emitError("'") << tensor.name << "' has a dimension the artifact cannot record: "
+                                << printDim(dim, symbolNames(at->getParentOfType<ModuleOp>()));
+  return tensor;
+}
+
+} // namespace
+
+FailureOr<Signature> readSignature(ModuleOp module) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
     return module.emitError("the module has no @main");
-  std::vector<TensorSignature> inputs, outputs;
+  Signature signature;
   auto nameOf = [](DictionaryAttr attrs, unsigned index, const char *prefix) {
     if (auto name = attrs ? attrs.getAs<StringAttr>("kiln.name") : StringAttr())
       return name.str();
     return std::string(prefix) + std::to_string(index);
   };
-  for (unsigned i = 0; i < main.getNumArguments(); ++i)
-    inputs.push_back({nameOf(main.getArgAttrDict(i), i, "input"),
-                      cast<RankedTensorType>(main.getArgumentTypes()[i])});
-  for (unsigned i = 0; i < main.getNumResults(); ++i)
-    outputs.push_back({nameOf(main.getResultAttrDict(i), i, "output"),
-                       cast<RankedTensorType>(main.getResultTypes()[i])});
-  return std::make_pair(std::move(inputs), std::move(outputs));
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    FailureOr<TensorSignature> tensor = tensorSignature(nameOf(main.getArgAttrDict(i), i, "input"),
+                                                        main.getArgumentTypes()[i], main);
+    if (failed(tensor))
+      return failure();
+    signature.inputs.push_back(std::move(*tensor));
+  }
+  for (unsigned i = 0; i < main.getNumResults(); ++i) {
+    FailureOr<TensorSignature> tensor = tensorSignature(
+        nameOf(main.getResultAttrDict(i), i, "output"), main.getResultTypes()[i], main);
+    if (failed(tensor))
+      return failure();
+    signature.outputs.push_back(std::move(*tensor));
+  }
+  if (auto symbols = module->getAttrOfType<ArrayAttr>(kSymbolsAttr))
+    for (auto symbol : symbols.getAsRange<SymbolAttr>())
+      signature.symbols.push_back(
+          {symbol.getName().str(), symbol.getMin(), symbol.getMax(), symbol.getOpt()});
+  // A run learns each symbol's value from an input's dimension.
+  for (auto [index, symbol] : llvm::enumerate(signature.symbols)) {
+    bool given = llvm::any_of(signature.inputs, [&](const TensorSignature &input) {
+      return llvm::any_of(input.dims, [&](const std::vector<int64_t> &dim) {
+        return format::bareSymbol({dim.data(), dim.size()}) == index;
+      });
+    });
+    if (!given)
+      return module.emitError("symbol '")
+             << symbol.name
+             << "' is no input's dimension by itself, so a run cannot give its value";
+  }
+  return signature;
 }
 
 namespace {
@@ -119,21 +202,47 @@ template <typename T> std::vector<T> arrayOf(DictionaryAttr dict, StringRef key)
   return std::vector<T>(values.begin(), values.end());
 }
 
-std::vector<format::RecordTensor> recordTensors(ArrayRef<TensorSignature> list) {
+/// The bytes `tensor` takes at the symbols' largest values.
+uint64_t largestBytes(const TensorSignature &tensor, const Signature &signature) {
+  std::vector<int64_t> largest;
+  for (const SymbolSignature &symbol : signature.symbols)
+    largest.push_back(symbol.max);
+  RankedTensorType type = tensor.type;
+  uint64_t bytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t size = type.getDimSize(d);
+    if (ShapedType::isDynamic(size)) {
+      const std::vector<int64_t> &dim = tensor.dims[d];
+      size = format::evaluateDim({dim.data(), dim.size()}, largest).value_or(0);
+    }
+    bytes *= uint64_t(std::max<int64_t>(size, 0));
+  }
+  return bytes;
+}
+
+std::vector<format::RecordTensor> recordTensors(ArrayRef<TensorSignature> list,
+                                                const Signature &signature) {
+  std::vector<std::string_view> names;
+  for (const SymbolSignature &symbol : signature.symbols)
+    names.push_back(symbol.name);
   std::vector<format::RecordTensor> result;
   for (const TensorSignature &tensor : list) {
     RankedTensorType type = tensor.type;
-    uint64_t bytes = type.getNumElements() * llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    std::vector<std::string> dims;
+    for (auto [size, dim] : llvm::zip(type.getShape(), tensor.dims))
+      dims.push_back(ShapedType::isDynamic(size)
+                         ? format::dimText({dim.data(), dim.size()}, names, /*quote=*/true)
+                         : std::string());
     result.push_back({tensor.name, dtypeOf(type.getElementType()).value_or(artifact::DType(255)),
-                      std::vector<int64_t>(type.getShape().begin(), type.getShape().end()), bytes});
+                      std::vector<int64_t>(type.getShape().begin(), type.getShape().end()),
+                      std::move(dims), largestBytes(tensor, signature)});
   }
   return result;
 }
 
 } // namespace
 
-FailureOr<std::string> planRecord(StringRef target, ArrayRef<TensorSignature> inputs,
-                                  ArrayRef<TensorSignature> outputs, ModuleOp planned) {
+FailureOr<std::string> planRecord(StringRef target, const Signature &signature, ModuleOp planned) {
   auto arena = planned->getAttrOfType<IntegerAttr>("kiln.arena_bytes");
   auto weights = planned->getAttrOfType<IntegerAttr>("kiln.weights_bytes");
   auto kernels = planned->getAttrOfType<ArrayAttr>("kiln.kernels");
@@ -141,8 +250,10 @@ FailureOr<std::string> planRecord(StringRef target, ArrayRef<TensorSignature> in
     return planned.emitError("the module's memory and kernels have not been planned");
   format::PlanFacts facts;
   facts.target = target;
-  facts.inputs = recordTensors(inputs);
-  facts.outputs = recordTensors(outputs);
+  for (const SymbolSignature &symbol : signature.symbols)
+    facts.symbols.push_back({symbol.name, symbol.min, symbol.max});
+  facts.inputs = recordTensors(signature.inputs, signature);
+  facts.outputs = recordTensors(signature.outputs, signature);
   facts.arenaBytes = arena.getInt();
   facts.weightsBytes = weights.getInt();
   facts.kernels = kernels.size();
@@ -247,12 +358,11 @@ buildLaunch(flatbuffers::FlatBufferBuilder &builder, DictionaryAttr launch,
 
 } // namespace
 
-FailureOr<std::string> writeArtifact(ArrayRef<TensorSignature> inputs,
-                                     ArrayRef<TensorSignature> outputs,
-                                     ArrayRef<CompiledTarget> targets) {
+FailureOr<std::string> writeArtifact(const Signature &signature, ArrayRef<CompiledTarget> targets) {
   if (targets.empty())
     return failure();
   ModuleOp first = targets.front().planned;
+  ArrayRef<TensorSignature> inputs = signature.inputs, outputs = signature.outputs;
   for (const TensorSignature &tensor : llvm::concat<const TensorSignature>(inputs, outputs))
     if (!dtypeOf(tensor.type.getElementType()))
       return first.emitError("'") << tensor.name << "' has element type "
@@ -290,8 +400,15 @@ FailureOr<std::string> writeArtifact(ArrayRef<TensorSignature> inputs,
     std::vector<flatbuffers::Offset<artifact::Tensor>> result;
     for (const TensorSignature &tensor : list) {
       std::vector<int64_t> shape(tensor.type.getShape().begin(), tensor.type.getShape().end());
-      result.push_back(artifact::CreateTensorDirect(
-          builder, tensor.name.c_str(), *dtypeOf(tensor.type.getElementType()), &shape));
+      for (int64_t &size : shape)
+        if (ShapedType::isDynamic(size))
+          size = -1;
+      std::vector<flatbuffers::Offset<artifact::Dim>> dims;
+      for (const std::vector<int64_t> &program : tensor.dims)
+        dims.push_back(artifact::CreateDimDirect(builder, &program));
+      result.push_back(artifact::CreateTensorDirect(builder, tensor.name.c_str(),
+                                                    *dtypeOf(tensor.type.getElementType()), &shape,
+                                                    tensor.dims.empty() ? nullptr : &dims));
     }
     return result;
   };
@@ -323,9 +440,13 @@ FailureOr<std::string> writeArtifact(ArrayRef<TensorSignature> inputs,
           builder, target.planned->getAttrOfType<IntegerAttr>("kiln.arena_bytes").getInt(),
           blockOffsets[block], blocks[block].size(), &kernelList));
     }
-    builder.Finish(
-        artifact::CreateModelDirect(builder, "kiln 0.1", source.c_str(), &in, &out, &code, &plans),
-        artifact::ModelIdentifier());
+    std::vector<flatbuffers::Offset<artifact::Symbol>> symbols;
+    for (const SymbolSignature &symbol : signature.symbols)
+      symbols.push_back(artifact::CreateSymbolDirect(builder, symbol.name.c_str(), symbol.min,
+                                                     symbol.max, symbol.opt));
+    builder.Finish(artifact::CreateModelDirect(builder, "kiln 0.1", source.c_str(), &in, &out,
+                                               &code, &plans, symbols.empty() ? nullptr : &symbols),
+                   artifact::ModelIdentifier());
   };
   size_t sections = 0;
   for (const CompiledTarget &target : targets)

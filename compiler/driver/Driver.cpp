@@ -53,8 +53,9 @@ private:
   }
   mlir::OwningOpRef<mlir::ModuleOp> import(llvm::StringRef path);
   llvm::FailureOr<std::string> artifact(mlir::ModuleOp imported);
-  /// Refuses a module with symbols beyond --emit linalg, after the kernel
-  /// generators for `target` have named each op they cannot take yet.
+  /// Refuses a module with symbols beyond --emit linalg for a target that
+  /// takes none, after the kernel generators for `target` have named each
+  /// op they cannot take yet.
   llvm::FailureOr<std::string> refuseSymbols(mlir::ModuleOp module, const Target &target);
   std::string print(mlir::ModuleOp module);
 
@@ -170,8 +171,7 @@ llvm::FailureOr<std::string> Compilation::artifact(mlir::ModuleOp imported) {
     }
     // The code embeds what it was compiled for, which the loader checks the
     // manifest against.
-    llvm::FailureOr<std::string> record =
-        planRecord(target.codeTarget(), signature->first, signature->second, module);
+    llvm::FailureOr<std::string> record = planRecord(target.codeTarget(), *signature, module);
     if (failed(record))
       return llvm::failure();
     module->setAttr(kPlanRecordAttr, mlir::StringAttr::get(&context, *record));
@@ -184,7 +184,7 @@ llvm::FailureOr<std::string> Compilation::artifact(mlir::ModuleOp imported) {
   if (failed(mlir::failableParallelForEachN(&context, 0, targets.size(), compile)))
     return llvm::failure();
   mlir::TimingScope writeTimer = root.nest("write artifact");
-  return writeArtifact(signature->first, signature->second, compiled);
+  return writeArtifact(*signature, compiled);
 }
 
 llvm::FailureOr<std::string> Compilation::refuseSymbols(mlir::ModuleOp module,
@@ -194,9 +194,9 @@ llvm::FailureOr<std::string> Compilation::refuseSymbols(mlir::ModuleOp module,
   mlir::TimingScope root = timingManager.getRootScope();
   if (failed(runPipeline(module, target, Stage::Linalg, options.graph, options.codegen, root)))
     return llvm::failure();
-  mlir::InFlightDiagnostic error =
-      module.emitError("kiln compiles symbolic dimensions as far as the kernels (--emit linalg) "
-                       "so far, and the model has symbolic dimensions (");
+  mlir::InFlightDiagnostic error = module.emitError("kiln compiles symbolic dimensions for the "
+                                                    "host so far, not for ")
+                                   << target.chip() << ", and the model has symbolic dimensions (";
   for (auto [i, name] : llvm::enumerate(symbolNames(module)))
     error << (i ? ", '" : "'") << name << "'";
   error << "): fix each input's with --input-shape NAME=D0xD1x...";
@@ -229,7 +229,9 @@ llvm::FailureOr<std::string> Compilation::run(llvm::StringRef path) {
     return llvm::failure();
   if ((*module)->hasAttr(kSymbolsAttr) &&
       (writesArtifact() || format->stage == Stage::Kernels || format->stage == Stage::Object))
-    return refuseSymbols(*module, target ? *target : *targets.front());
+    for (const std::unique_ptr<Target> &each : targets)
+      if ((writesArtifact() || each.get() == target) && !each->takesSymbols())
+        return refuseSymbols(*module, *each);
   if (writesArtifact())
     return artifact(*module);
   if (format->stage == Stage::Imported)

@@ -49,10 +49,19 @@ def _run(arguments):
     return done.stdout
 
 
+def _dim(dim):
+    if isinstance(dim, str):
+        return dim
+    if isinstance(dim, tuple):
+        low, high = dim
+        return f"{int(low)}..{int(high)}"
+    return str(int(dim))
+
+
 def _shape_flags(input_shapes):
     flags = []
     for name, shape in (input_shapes or {}).items():
-        dims = "x".join(str(int(d)) for d in shape) if len(shape) else "scalar"
+        dims = "x".join(_dim(d) for d in shape) if len(shape) else "scalar"
         flags += ["--input-shape", f"{name}={dims}"]
     return flags
 
@@ -61,8 +70,11 @@ def compile(model, *, input_shapes=None, targets=None, precision=None, calibrati
             layout=None, keep_fp32=None, output=None, options=()):
     """Compiles an ONNX model (a path) into an artifact and returns it loaded.
 
-    input_shapes: {input: shape}, for inputs whose shape the model leaves
-    open (the batch). targets: ["host", "sm_90a", "gfx942", ...]; default,
+    input_shapes: {input: shape}, each dimension a size, a range (MIN,
+    MAX) or the text --input-shape takes ("1..8"), for the inputs whose
+    shape the model leaves open (the batch); a symbolic dimension with no
+    shape given takes 1 to 1024, and one artifact serves every size in the
+    ranges (docs/cli.md, "Symbolic dimensions"). targets: ["host", "sm_90a", "gfx942", ...]; default,
     the host. precision: "fp32", "tf32", "fp16", "bf16", "fp8" or
     "fp8-fnuz"; fp8 needs `calibration` (a file from kiln.calibrate).
     layout: "nchw" or "nhwc". keep_fp32: operator types or parts of node

@@ -43,15 +43,23 @@ _RAW = {2: np.uint16, 13: np.uint8, 14: np.uint8}
 
 
 class TensorInfo(NamedTuple):
-    """A model's input or output. `dtype` is NumPy's (ml_dtypes' for
-    bfloat16 and the 8-bit floats; None for those without ml_dtypes)."""
+    """A model's input or output. `shape` holds a size per dimension, or
+    for a symbolic one (a size given at run time) its expression of the
+    model's symbols, as onnxruntime names them: ("batch", "sequence", 768).
+    `dtype` is NumPy's (ml_dtypes' for bfloat16 and the 8-bit floats; None
+    for those without ml_dtypes)."""
     name: str
     shape: tuple
     dtype: Optional[np.dtype]
 
 
+def _shape(shape, dims) -> tuple:
+    return tuple(dim if dim else size for size, dim in zip(shape, dims))
+
+
 def _infos(native) -> list:
-    return [TensorInfo(name, tuple(shape), DTYPES[code]) for name, shape, code in native]
+    return [TensorInfo(name, _shape(shape, dims), DTYPES[code])
+            for name, shape, code, dims in native]
 
 
 def _buffer(name: str, array: np.ndarray, code: int) -> tuple:
@@ -132,15 +140,18 @@ class Session:
     def __init__(self, native, model):
         self._session = native
         self._model = model  # the model's dtypes, while the session lives
-        self._outputs = [(name, tuple(shape), code) for name, shape, code in model.outputs]
+        self._outputs = [(name, tuple(shape), code, any(dims))
+                         for name, shape, code, dims in model.outputs]
 
     def run(self, inputs: Mapping[str, np.ndarray],
             outputs: Optional[Mapping[str, np.ndarray]] = None) -> dict:
         """Runs the model on `inputs` ({name: array}, every input once, with
-        the model's shape and dtype; C-contiguous arrays are read in place)
-        and returns {name: array} for every output. Arrays given in
-        `outputs` ({name: array}, C-contiguous, of the output's shape and
-        dtype) are written in place and returned; the others are new."""
+        the model's shape and dtype; a symbolic dimension takes any size in
+        its symbol's range; C-contiguous arrays are read in place) and
+        returns {name: array} for every output, of this run's shape. Arrays
+        given in `outputs` ({name: array}, C-contiguous, of the output's
+        shape in this run and its dtype) are written in place and returned;
+        the others are new."""
         given = dict(outputs or {})
         tensors = []
         for name, value in inputs.items():
@@ -153,14 +164,19 @@ class Session:
                             f"input '{name}' is an array of {array.dtype}, which no kiln model "
                             "takes")
             tensors.append(_buffer(name, array, code))
-        results, buffers = {}, []
-        for name, shape, code in self._outputs:
+        results, buffers, fresh = {}, [], []
+        for name, shape, code, symbolic in self._outputs:
             dtype = DTYPES[code]
             if dtype is None:
                 raise Error(Status.UNIMPLEMENTED,
                             f"output '{name}' is {_EXTRA[code]}: install ml_dtypes for NumPy "
                             "arrays of it")
             array = given.pop(name, None)
+            if array is None and symbolic:
+                # The run decides its shape.
+                fresh.append(name)
+                results[name] = None
+                continue
             if array is None:
                 array = np.empty(shape, dtype)
             elif not isinstance(array, np.ndarray):
@@ -177,7 +193,9 @@ class Session:
         if given:
             raise Error(Status.INVALID_ARGUMENT,
                         f"the model has no output named {next(iter(given))!r}")
-        self._session.run(tensors, buffers)
+        for name, shape, raw in self._session.run(tensors, buffers, fresh):
+            code = next(c for n, _, c, _ in self._outputs if n == name)
+            results[name] = raw.view(DTYPES[code]).reshape(shape)
         return results
 
     @property

@@ -17,6 +17,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -46,8 +47,10 @@ void check(kiln_status_t status) {
   throw StatusError{KILN_STATUS_INVALID_ARGUMENT, std::move(message)};
 }
 
-/// An input or output: its name, shape and kiln_dtype_t.
-using Info = std::tuple<std::string, std::vector<int64_t>, int>;
+/// An input or output: its name, shape (-1 at a symbolic dimension),
+/// kiln_dtype_t and each dimension's expression of the symbols ("" for a
+/// static one).
+using Info = std::tuple<std::string, std::vector<int64_t>, int, std::vector<std::string>>;
 
 std::vector<Info> describe(const kiln_model_t *model, bool inputs) {
   size_t count = inputs ? kiln_model_input_count(model) : kiln_model_output_count(model);
@@ -56,8 +59,14 @@ std::vector<Info> describe(const kiln_model_t *model, bool inputs) {
     kiln_tensor_info_t info;
     check(inputs ? kiln_model_input_info(model, i, &info)
                  : kiln_model_output_info(model, i, &info));
+    std::vector<std::string> dims;
+    for (size_t d = 0; d < info.rank; ++d) {
+      const char *dim =
+          inputs ? kiln_model_input_dim(model, i, d) : kiln_model_output_dim(model, i, d);
+      dims.emplace_back(dim ? dim : "");
+    }
     infos.emplace_back(info.name, std::vector<int64_t>(info.shape, info.shape + info.rank),
-                       int(info.dtype));
+                       int(info.dtype), std::move(dims));
   }
   return infos;
 }
@@ -88,6 +97,20 @@ struct Tensors {
   }
 };
 
+/// Bytes the caller owns: a NumPy array that frees them with itself.
+struct Owned {
+  uint8_t *bytes;
+  size_t size;
+  Owned(uint8_t *bytes, size_t size) : bytes(bytes), size(size) {}
+  nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>> array() const {
+    nb::capsule owner(bytes, [](void *data) noexcept { delete[] static_cast<uint8_t *>(data); });
+    return nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(bytes, {size}, owner);
+  }
+};
+/// An output a run returns: its name, shape and bytes.
+using Fresh =
+    std::tuple<std::string, std::vector<int64_t>, nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>>;
+
 /// A session: one caller runs it at a time (runs from several threads take
 /// turns); several sessions of one model run side by side.
 class Session {
@@ -97,17 +120,37 @@ public:
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
 
-  void run(const std::vector<Tensor<InputBuffer>> &inputs,
-           const std::vector<Tensor<OutputBuffer>> &outputs) {
+  /// Runs, writing `outputs` in place, and returns a copy of each output
+  /// named in `fresh` (symbolic ones, whose shape the run decides): its
+  /// name, this run's shape and its bytes.
+  std::vector<Fresh> run(const std::vector<Tensor<InputBuffer>> &inputs,
+                         const std::vector<Tensor<OutputBuffer>> &outputs,
+                         const std::vector<std::string> &fresh) {
     Tensors in(inputs), out(outputs);
+    for (const std::string &name : fresh)
+      out.list.push_back({name.c_str()});
     kiln_status_t status;
+    std::vector<std::tuple<std::string, std::vector<int64_t>, Owned>> copies;
     {
       nb::gil_scoped_release released;
       std::lock_guard<std::mutex> lock(running);
       status = kiln_session_run(session, in.list.data(), in.list.size(), out.list.data(),
                                 out.list.size());
+      // The session's buffers are the next run's: the caller gets copies.
+      for (size_t i = outputs.size(); !status && i < out.list.size(); ++i) {
+        const kiln_tensor_t &output = out.list[i];
+        auto *copy = new uint8_t[output.byte_size ? output.byte_size : 1];
+        std::copy_n(static_cast<const uint8_t *>(output.data), output.byte_size, copy);
+        copies.emplace_back(fresh[i - outputs.size()],
+                            std::vector<int64_t>(output.shape, output.shape + output.rank),
+                            Owned(copy, output.byte_size));
+      }
     }
     check(status);
+    std::vector<Fresh> results;
+    for (auto &[name, shape, owned] : copies)
+      results.emplace_back(std::move(name), std::move(shape), owned.array());
+    return results;
   }
 
   std::string device() const { return kiln_session_device(session); }
@@ -209,8 +252,9 @@ NB_MODULE(_runtime, m) {
   });
 
   nb::class_<Session>(m, "Session")
-      .def("run", &Session::run, nb::arg("inputs"), nb::arg("outputs"),
-           "Runs on [(name, buffer, dtype)], writing the outputs' buffers.")
+      .def("run", &Session::run, nb::arg("inputs"), nb::arg("outputs"), nb::arg("fresh"),
+           "Runs on [(name, buffer, dtype)], writing the outputs' buffers; returns [(name, "
+           "shape, bytes)] of the outputs named in `fresh`.")
       .def_prop_ro("device", &Session::device)
       .def_prop_ro("target", &Session::target)
       .def_prop_ro("threads", &Session::threads)
@@ -220,8 +264,8 @@ NB_MODULE(_runtime, m) {
   nb::class_<Model>(m, "Model")
       .def_static("from_file", &Model::fromFile, nb::arg("path"), nb::arg("trusted_keys"))
       .def_static("from_bytes", &Model::fromBytes, nb::arg("data"), nb::arg("trusted_keys"))
-      .def_prop_ro("inputs", &Model::inputs, "[(name, shape, kiln dtype)]")
-      .def_prop_ro("outputs", &Model::outputs, "[(name, shape, kiln dtype)]")
+      .def_prop_ro("inputs", &Model::inputs, "[(name, shape, kiln dtype, dimension names)]")
+      .def_prop_ro("outputs", &Model::outputs, "[(name, shape, kiln dtype, dimension names)]")
       .def_prop_ro("targets", &Model::targets)
       .def("session", &Model::session, nb::arg("device"), nb::arg("threads"), nb::arg("graph"),
            nb::arg("profile"));

@@ -6,11 +6,13 @@ import threading
 
 import ml_dtypes
 import numpy as np
+import onnx
 import onnxruntime
 import pytest
 
 import kiln
 from conftest import DTYPES
+from onnx import TensorProto, helper, numpy_helper
 
 
 def test_a_model_describes_itself(conv_relu):
@@ -217,3 +219,36 @@ def test_ten_thousand_runs_do_not_leak(conv_relu, image):
     grown = rss_bytes() - before
     # 10,000 outputs of 64 KiB kept would be 640 MiB.
     assert grown < 16 << 20, f"RSS grew by {grown / 2**20:.1f} MiB over 10,000 runs"
+
+
+def test_a_symbolic_model_runs_at_every_size(work):
+    """One artifact, any batch and sequence in its ranges: outputs of the
+    run's shape, dimensions named as onnxruntime names them, and sizes out
+    of range refused."""
+    rng = np.random.default_rng(3)
+    weight = rng.standard_normal((8, 5)).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"]),
+             helper.make_node("Concat", ["x", "x"], ["twice"], axis=1)]
+    graph = helper.make_graph(
+        nodes, "symbolic",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "sequence", 5]),
+         helper.make_tensor_value_info("twice", TensorProto.FLOAT, ["batch", None, 8])],
+        [numpy_helper.from_array(weight, "w")])
+    source = work / "symbolic.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), source)
+    model = kiln.compile(source, input_shapes={"x": [(1, 4), "1..16", 8]})
+    assert model.inputs[0].shape == ("batch", "sequence", 8)
+    assert model.outputs[1].shape == ("batch", "sequence * 2", 8)
+    session = model.session()
+    for batch, sequence in [(4, 16), (1, 1), (3, 7)]:
+        x = rng.standard_normal((batch, sequence, 8)).astype(np.float32)
+        outputs = session.run({"x": x})
+        assert outputs["y"].shape == (batch, sequence, 5)
+        np.testing.assert_allclose(outputs["y"], x @ weight, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(outputs["twice"], np.concatenate([x, x], axis=1))
+    given = np.empty((3, 7, 5), np.float32)
+    assert session.run({"x": x}, {"y": given})["y"] is given
+    np.testing.assert_allclose(given, x @ weight, rtol=1e-5, atol=1e-5)
+    with pytest.raises(kiln.Error, match="the model takes 'batch' from 1 to 4"):
+        session.run({"x": np.zeros((5, 2, 8), np.float32)})

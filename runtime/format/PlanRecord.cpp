@@ -2,6 +2,7 @@
 // A plan's record (PlanRecord.h).
 
 #include "runtime/format/PlanRecord.h"
+#include "runtime/format/DimProgram.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,25 +11,6 @@ namespace kiln::format {
 
 namespace {
 
-/// `name` in double quotes, with quotes, backslashes and every byte outside
-/// printable ASCII escaped, so a record line cannot be forged by a name.
-std::string quoted(std::string_view name) {
-  std::string out = "\"";
-  for (unsigned char c : name) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += char(c);
-    } else if (c < 0x20 || c > 0x7e) {
-      char escape[5];
-      snprintf(escape, sizeof(escape), "\\x%02x", c);
-      out += escape;
-    } else {
-      out += char(c);
-    }
-  }
-  return out + "\"";
-}
-
 void appendTensors(std::string &out, const char *what, const std::vector<RecordTensor> &list) {
   for (size_t i = 0; i < list.size(); ++i) {
     const RecordTensor &tensor = list[i];
@@ -36,8 +18,11 @@ void appendTensors(std::string &out, const char *what, const std::vector<RecordT
     out += std::string(what) + " " + std::to_string(i) + " " + quoted(tensor.name) + ": " +
            (*dtype ? dtype : "?" + std::to_string(unsigned(tensor.dtype))) + " ";
     std::string shape;
-    for (int64_t dim : tensor.shape)
-      shape += (shape.empty() ? "" : "x") + std::to_string(dim);
+    for (size_t d = 0; d < tensor.shape.size(); ++d) {
+      bool symbolic = d < tensor.dims.size() && !tensor.dims[d].empty();
+      shape += (d ? "x" : "") +
+               (symbolic ? "(" + tensor.dims[d] + ")" : std::to_string(tensor.shape[d]));
+    }
     out += (shape.empty() ? "scalar" : shape) + ", " + std::to_string(tensor.bytes) + " bytes\n";
   }
 }
@@ -90,6 +75,11 @@ std::string_view nextLine(std::string_view text, size_t &start) {
 std::string planRecord(const PlanFacts &facts) {
   std::string out = "kiln plan record 1\n";
   out += "target " + std::string(facts.target) + "\n";
+  for (size_t i = 0; i < facts.symbols.size(); ++i) {
+    const RecordSymbol &symbol = facts.symbols[i];
+    out += "symbol " + std::to_string(i) + " " + quoted(symbol.name) + ": " +
+           std::to_string(symbol.min) + " to " + std::to_string(symbol.max) + "\n";
+  }
   appendTensors(out, "input", facts.inputs);
   appendTensors(out, "output", facts.outputs);
   out += "arena " + std::to_string(facts.arenaBytes) + " bytes\n";

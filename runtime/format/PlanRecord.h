@@ -21,11 +21,21 @@
 
 namespace kiln::format {
 
+/// A tensor: its shape (-1 at a symbolic dimension), the text of each
+/// symbolic dimension (dimText; empty for a static one, or none at all for
+/// a static tensor), and its bytes (at the symbols' largest values).
 struct RecordTensor {
   std::string_view name;
   artifact::DType dtype;
   std::vector<int64_t> shape;
+  std::vector<std::string> dims;
   uint64_t bytes;
+};
+
+/// A symbol, a size the model takes at run time, and its range.
+struct RecordSymbol {
+  std::string_view name;
+  int64_t min = 0, max = 0;
 };
 
 /// A GPU kernel's argument: a view of a buffer (`base` input, output,
@@ -52,6 +62,7 @@ struct RecordLaunch {
 
 struct PlanFacts {
   std::string_view target;
+  std::vector<RecordSymbol> symbols;
   std::vector<RecordTensor> inputs, outputs;
   uint64_t arenaBytes = 0, weightsBytes = 0, kernels = 0;
   /// A GPU plan's launches, in order; none for the host.
@@ -67,6 +78,12 @@ struct PlanFacts {
 ///   arena 1204224 bytes
 ///   weights 102228672 bytes
 ///   kernels 53
+///
+/// with a line before the inputs for each symbol, and each symbolic
+/// dimension in parentheses,
+///
+///   symbol 0 "batch": 1 to 8
+///   input 0 "x": F32 ("batch")x3x224x224, 4816896 bytes
 ///
 /// and for each of a GPU plan's launches
 ///

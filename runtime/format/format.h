@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define KILN_MAGIC "KILNMDL\0"
-#define KILN_FORMAT_VERSION 8u
+#define KILN_FORMAT_VERSION 9u
 #define KILN_HEADER_SIZE 256u
 #define KILN_WEIGHTS_ALIGNMENT 4096u
 #define KILN_SECTION_ALIGNMENT 64u
@@ -68,8 +68,9 @@ _Static_assert(sizeof(kiln_file_header_t) == KILN_HEADER_SIZE, "header layout");
 
 /* The host code's entry point, `void kiln_entry(void **args)`, receives the
  * model's inputs, its outputs, the session's activation arena, the weights,
- * then a pointer to this context, through which the code runs parallel
- * work on the runtime's threads. */
+ * each symbol's value in this run (an int64_t in a pointer's slot, in the
+ * manifest's order), then a pointer to this context, through which the
+ * code runs parallel work on the runtime's threads. */
 typedef struct kiln_host_context_t {
   /* Calls body(captures, i) once for every i in [0, count), on any of the
    * pool's threads, and returns when every call has returned. */

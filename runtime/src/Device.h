@@ -31,12 +31,14 @@ public:
   virtual unsigned threads() const = 0;
 
   /// Starts a run: `inputs` and `outputs` hold a pointer per model input
-  /// and output, in order, each of the model's size. The inputs have been
+  /// and output, in order, each of its size in this run, and `symbols`
+  /// each symbol's value, checked against its range. The inputs have been
   /// read when it returns (the caller may reuse them); the outputs are
   /// written once `wait` returns without error. A run still in flight is
   /// waited for first: one runs at a time.
   virtual kiln_status_t enqueue(const std::vector<const void *> &inputs,
-                                const std::vector<void *> &outputs) = 0;
+                                const std::vector<void *> &outputs,
+                                const std::vector<int64_t> &symbols) = 0;
   /// Waits for the run in flight, if any; its error, if it had one.
   virtual kiln_status_t wait() = 0;
 

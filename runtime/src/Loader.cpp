@@ -5,6 +5,7 @@
 
 #include "runtime/src/Loader.h"
 
+#include "runtime/format/DimProgram.h"
 #include "runtime/format/artifact_generated.h"
 #include "runtime/format/format.h"
 #include "runtime/src/Device.h"
@@ -54,8 +55,75 @@ bool inFile(uint64_t offset, uint64_t size, uint64_t fileSize) {
   return offset <= fileSize && size <= fileSize - offset;
 }
 
+/// Reads the symbols, each named once, with 0 <= min <= opt <= max.
+kiln_status_t readSymbols(const artifact::Model *manifest, kiln_model_t *model) {
+  if (!manifest->symbols())
+    return nullptr;
+  for (const artifact::Symbol *symbol : *manifest->symbols()) {
+    SymbolInfo info{symbol->name()->str(), symbol->min(), symbol->max(), symbol->opt()};
+    if (info.name.empty() || info.min < 0 || info.min > info.opt || info.opt > info.max)
+      return makeStatus(KILN_STATUS_DATA_LOSS,
+                        "corrupt artifact: symbol %zu ('%s') has no name or an invalid range",
+                        model->symbols.size(), info.name.c_str());
+    for (const SymbolInfo &other : model->symbols)
+      if (other.name == info.name)
+        return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: two symbols are named '%s'",
+                          info.name.c_str());
+    model->symbols.push_back(std::move(info));
+  }
+  return nullptr;
+}
+
+/// Reads a symbolic tensor's dimension programs into `info`, whose shape is
+/// read: one a dimension, valid, the size itself where the shape has one.
+/// Sets the byte size to the tensor's at the symbols' largest values.
+kiln_status_t readDims(const artifact::Tensor *tensor, const char *what,
+                       const std::vector<SymbolInfo> &symbols, TensorInfo &info) {
+  auto corrupt = [&](const char *why) {
+    return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: %s '%s' %s", what,
+                      info.name.c_str(), why);
+  };
+  if (tensor->dims()->size() != info.shape.size())
+    return corrupt("has dimensions of another rank than its shape");
+  std::vector<int64_t> largest;
+  for (const SymbolInfo &symbol : symbols)
+    largest.push_back(symbol.max);
+  std::vector<std::string_view> names;
+  for (const SymbolInfo &symbol : symbols)
+    names.push_back(symbol.name);
+  size_t count = 1;
+  bool symbolic = false;
+  for (size_t d = 0; d < info.shape.size(); ++d) {
+    const flatbuffers::Vector<int64_t> *words = tensor->dims()->Get(d)->program();
+    if (!aligned(words))
+      return corrupt("has a misaligned dimension");
+    format::DimProgram program{words->data(), words->size()};
+    if (!format::validDims(program, symbols.size()))
+      return corrupt("has an invalid dimension");
+    std::optional<int64_t> size = format::evaluateDim(program, largest);
+    if (info.shape[d] >= 0) {
+      if (size != info.shape[d])
+        return corrupt("has a static dimension whose program is not its size");
+    } else {
+      symbolic = true;
+      info.dimTexts.push_back(format::dimText(program, names));
+    }
+    if (!size || *size < 0 || !checkedMul(count, size_t(*size), count))
+      return corrupt("is too large at the symbols' largest values");
+    if (info.shape[d] >= 0)
+      info.dimTexts.emplace_back();
+    info.dims.emplace_back(words->begin(), words->end());
+  }
+  if (!symbolic)
+    return corrupt("has dimensions but no symbolic one");
+  if (!checkedMul(count, kiln_dtype_size(info.dtype), info.byteSize))
+    return corrupt("is too large");
+  return nullptr;
+}
+
 kiln_status_t readTensors(const flatbuffers::Vector<flatbuffers::Offset<artifact::Tensor>> *list,
-                          const char *what, std::vector<TensorInfo> &out) {
+                          const char *what, const std::vector<SymbolInfo> &symbols,
+                          std::vector<TensorInfo> &out) {
   for (const artifact::Tensor *tensor : *list) {
     TensorInfo info;
     info.name = tensor->name()->str();
@@ -79,15 +147,20 @@ kiln_status_t readTensors(const flatbuffers::Vector<flatbuffers::Offset<artifact
                         "corrupt artifact: %s '%s' has rank %u (at most %zu is allowed)", what,
                         info.name.c_str(), tensor->shape()->size(), kMaxRank);
     size_t count = 1;
+    bool symbolic = tensor->dims() && tensor->dims()->size() != 0;
     for (int64_t dim : *tensor->shape()) {
-      if (dim < 0 || !checkedMul(count, size_t(dim), count))
+      if (dim < (symbolic ? -1 : 0) || (dim >= 0 && !checkedMul(count, size_t(dim), count)))
         return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: %s '%s' has an invalid shape",
                           what, info.name.c_str());
       info.shape.push_back(dim);
     }
-    if (!checkedMul(count, elementSize, info.byteSize))
+    if (symbolic) {
+      if (kiln_status_t status = readDims(tensor, what, symbols, info))
+        return status;
+    } else if (!checkedMul(count, elementSize, info.byteSize)) {
       return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: %s '%s' is too large", what,
                         info.name.c_str());
+    }
     for (const TensorInfo &other : out)
       if (other.name == info.name)
         return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: two %ss are named '%s'", what,
@@ -363,10 +436,25 @@ kiln_status_t verifyAndLoad(kiln_model_t *model, const LoadOptions &options) {
   if (!artifact::VerifyModelBuffer(verifier))
     return makeStatus(KILN_STATUS_DATA_LOSS, "corrupt artifact: the manifest does not verify");
   const artifact::Model *manifest = artifact::GetModel(manifestData);
-  if (kiln_status_t status = readTensors(manifest->inputs(), "input", model->inputs))
+  if (kiln_status_t status = readSymbols(manifest, model))
     return status;
-  if (kiln_status_t status = readTensors(manifest->outputs(), "output", model->outputs))
+  if (kiln_status_t status =
+          readTensors(manifest->inputs(), "input", model->symbols, model->inputs))
     return status;
+  if (kiln_status_t status =
+          readTensors(manifest->outputs(), "output", model->symbols, model->outputs))
+    return status;
+  // A run learns each symbol's value from an input's dimension.
+  for (size_t index = 0; index < model->symbols.size(); ++index) {
+    bool given = false;
+    for (const TensorInfo &input : model->inputs)
+      for (const std::vector<int64_t> &dim : input.dims)
+        given = given || format::bareSymbol({dim.data(), dim.size()}) == index;
+    if (!given)
+      return makeStatus(KILN_STATUS_DATA_LOSS,
+                        "corrupt artifact: symbol '%s' is no input's dimension by itself",
+                        model->symbols[index].name.c_str());
+  }
   uint64_t end = header.manifest_offset + header.manifest_size;
   if (kiln_status_t status = readCode(manifest, data, size, end, model))
     return status;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "runtime/src/Model.h"
 
+#include "runtime/format/DimProgram.h"
 #include "runtime/format/PlanRecord.h"
 
 #include <algorithm>
@@ -22,15 +23,28 @@ std::string kiln::codeTargets(const kiln_model_t &model) {
 }
 
 std::string kiln::manifestRecord(const kiln_model_t &model, const CodeSection &code) {
-  auto tensors = [](const std::vector<TensorInfo> &list) {
+  std::vector<std::string_view> names;
+  for (const SymbolInfo &symbol : model.symbols)
+    names.push_back(symbol.name);
+  auto tensors = [&](const std::vector<TensorInfo> &list) {
     std::vector<format::RecordTensor> result;
-    for (const TensorInfo &info : list)
-      result.push_back({info.name, artifact::DType(info.dtype), info.shape, info.byteSize});
+    for (const TensorInfo &info : list) {
+      std::vector<std::string> dims;
+      for (size_t d = 0; d < info.dims.size(); ++d)
+        dims.push_back(
+            info.shape[d] < 0
+                ? format::dimText({info.dims[d].data(), info.dims[d].size()}, names, /*quote=*/true)
+                : std::string());
+      result.push_back(
+          {info.name, artifact::DType(info.dtype), info.shape, std::move(dims), info.byteSize});
+    }
     return result;
   };
   const Plan &plan = model.plans[code.plan];
   format::PlanFacts facts;
   facts.target = code.target;
+  for (const SymbolInfo &symbol : model.symbols)
+    facts.symbols.push_back({symbol.name, symbol.min, symbol.max});
   facts.inputs = tensors(model.inputs);
   facts.outputs = tensors(model.outputs);
   facts.arenaBytes = plan.arenaBytes;

@@ -18,11 +18,25 @@
 
 namespace kiln {
 
+/// A model input or output. A symbolic one has -1 in `shape` at each
+/// symbolic dimension, every dimension's program (DimProgram.h; a static
+/// one's is its size) and the text of each symbolic one; its byteSize is
+/// its size at the symbols' largest values.
 struct TensorInfo {
   std::string name;
   kiln_dtype_t dtype;
   std::vector<int64_t> shape;
   size_t byteSize;
+  std::vector<std::vector<int64_t>> dims;
+  std::vector<std::string> dimTexts;
+
+  bool symbolic() const { return !dims.empty(); }
+};
+
+/// A size the model takes at run time, and the values it may take.
+struct SymbolInfo {
+  std::string name;
+  int64_t min, max, opt;
 };
 
 /// A GPU kernel's argument as its launch passes it (artifact.fbs).
@@ -91,6 +105,9 @@ struct kiln_model_s {
   std::atomic<int> references{1};
   kiln::Storage storage;
   std::vector<kiln::TensorInfo> inputs, outputs;
+  /// The symbols, in the order dimension programs number them; a run
+  /// passes the host code their values in this order.
+  std::vector<kiln::SymbolInfo> symbols;
   std::vector<kiln::Plan> plans;
   std::vector<kiln::CodeSection> code;
   /// The targets `code` is for, each once, in the artifact's order.

@@ -20,10 +20,22 @@ struct kiln_session_s {
 
   kiln_model_t *model;
   std::unique_ptr<kiln::Device> device;
-  /// Per model output, the buffer the session allocated for it (or null):
-  /// the next run writes that output there again unless the caller passes
-  /// it in, and the session frees it at its end.
+  /// Per model output, the buffer the session allocated for it (or null)
+  /// and its bytes: the next run writes that output there again unless the
+  /// caller passes it in or it is too small, and the session frees it at
+  /// its end.
   std::vector<void *> ownedOutputs;
+  std::vector<size_t> ownedBytes;
+  /// The last run's symbol values, and each output's shape and bytes in it
+  /// (held here so that a run allocates nothing once they have their size).
+  std::vector<int64_t> symbols;
+  std::vector<std::vector<int64_t>> outputShapes;
+  std::vector<size_t> outputBytes;
+  /// While a run binds its inputs: each symbol's value, the input and
+  /// dimension that gave it, and each input's shape and bytes.
+  std::vector<std::pair<size_t, size_t>> symbolSources;
+  std::vector<std::vector<int64_t>> inputShapes;
+  std::vector<size_t> inputBytes;
   /// Buffers the session allocated that the last run was given (an input
   /// or an output written in place): freed after a run that is not.
   std::vector<std::pair<void *, size_t>> retiredOutputs;

@@ -203,6 +203,41 @@ kiln_status_t kiln_model_output_info(const kiln_model_t *model, size_t index,
   return describe(model->outputs, index, "output", out_info);
 }
 
+size_t kiln_model_symbol_count(const kiln_model_t *model) {
+  return model ? model->symbols.size() : 0;
+}
+
+kiln_status_t kiln_model_symbol_info(const kiln_model_t *model, size_t index,
+                                     kiln_symbol_info_t *out_info) {
+  if (!model || !out_info)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "kiln_model_symbol_info: model and out_info must not be NULL");
+  if (index >= model->symbols.size())
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "symbol %zu does not exist: the model has %zu",
+                      index, model->symbols.size());
+  const kiln::SymbolInfo &symbol = model->symbols[index];
+  *out_info = {symbol.name.c_str(), symbol.min, symbol.max, symbol.opt};
+  return nullptr;
+}
+
+namespace {
+
+const char *dimText(const std::vector<kiln::TensorInfo> &list, size_t index, size_t dim) {
+  if (index >= list.size() || dim >= list[index].dims.size() || list[index].shape[dim] >= 0)
+    return nullptr;
+  return list[index].dimTexts[dim].c_str();
+}
+
+} // namespace
+
+const char *kiln_model_input_dim(const kiln_model_t *model, size_t index, size_t dim) {
+  return model ? dimText(model->inputs, index, dim) : nullptr;
+}
+
+const char *kiln_model_output_dim(const kiln_model_t *model, size_t index, size_t dim) {
+  return model ? dimText(model->outputs, index, dim) : nullptr;
+}
+
 kiln_status_t kiln_session_create(kiln_model_t *model, const kiln_session_options_t *options,
                                   kiln_session_t **out_session) {
   if (!model || !out_session)

@@ -65,6 +65,25 @@ def npy(out):
             np.lib.format.write_array(f, arrays["f32"], version=version)
 
 
+def shapes(out):
+    """Runs of test/unit/runtime/inputs/symbolic.onnxtxt (x[batch, 4],
+    z[batch, seq]; three outputs), as ShapesFuzzer.cpp reads them: per
+    input a rank, a byte per dimension, a byte-size skew; per output how it
+    is asked for (0 not, 1 into the session's buffer, 2 a buffer of its own,
+    with a rank, dimensions and skew)."""
+    seeds = {
+        "good": [2, 3, 4, 0, 2, 3, 5, 0, 1, 1, 1],
+        "batch-4": [2, 4, 4, 0, 2, 4, 8, 0, 1, 2, 2, 8, 4, 0, 2, 1, 4, 0],
+        "out-of-range": [2, 5, 4, 0, 2, 5, 2, 0, 1, 1, 1],
+        "disagree": [2, 2, 4, 0, 2, 3, 2, 0, 1, 1, 1],
+        "short": [2, 2, 4, 2, 2, 2, 2, 0, 1, 1, 1],
+        "huge": [2, 255, 127, 255, 255, 255, 255, 255, 255, 255, 4, 0, 2, 1, 1, 0, 1, 1, 1],
+    }
+    for name, data in seeds.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(bytes(data))
+
+
 def calibration(out):
     files = {
         "written.json": {"tensors": {"input": 1.5, "/conv/Conv_output_0": 12.25, "a": 0}},
@@ -90,14 +109,16 @@ def onnx_models(out):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("target", choices=["artifact", "sealed-artifact", "npy", "calibration",
-                                           "onnx"])
+    parser.add_argument("target", choices=["artifact", "sealed-artifact", "shapes", "npy",
+                                           "calibration", "onnx"])
     parser.add_argument("out")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     if args.target in ("artifact", "sealed-artifact"):
         artifacts(args.out, args.build)
+    elif args.target == "shapes":
+        shapes(args.out)
     elif args.target == "npy":
         npy(args.out)
     elif args.target == "onnx":

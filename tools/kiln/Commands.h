@@ -65,6 +65,12 @@ int verifyModel();
 /// A shape as kiln's messages write it: 1x3x224x224, or "scalar".
 std::string shapeOf(const int64_t *shape, size_t rank);
 
+/// Input (or, with `output`, output) `index` of `model`, described by
+/// `info`, as kiln's messages write its shape: shapeOf for a static one,
+/// `batch x 3 x 224 x 224` for a symbolic one.
+std::string dimsOf(const kiln_model_t *model, size_t index, const kiln_tensor_info_t &info,
+                   bool output = false);
+
 /// The file at `path`, read whole if it is a regular file.
 llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> readRegularFile(const std::string &path);
 

@@ -93,12 +93,25 @@ bool isSigned(const kiln_file_header_t &header) {
   return llvm::any_of(header.signer, [](uint8_t byte) { return byte != 0; });
 }
 
-/// A tensor's name, dtype, shape and size.
-json::Object tensorJson(const kiln_tensor_info_t &info) {
-  return json::Object{{"name", info.name},
+/// A tensor's name, dtype, shape (-1 where symbolic) and size (at the
+/// symbols' largest values); a symbolic one's dimensions, each a size or
+/// an expression of the symbols.
+json::Object tensorJson(const kiln_model_t *model, size_t index, const kiln_tensor_info_t &info,
+                        bool output) {
+  json::Object tensor{{"name", info.name},
                       {"dtype", kiln_dtype_name(info.dtype)},
                       {"shape", json::Array(ArrayRef<int64_t>(info.shape, info.rank))},
                       {"bytes", int64_t(info.byte_size)}};
+  if (llvm::is_contained(ArrayRef<int64_t>(info.shape, info.rank), -1)) {
+    json::Array dims;
+    for (size_t d = 0; d < info.rank; ++d) {
+      const char *dim =
+          output ? kiln_model_output_dim(model, index, d) : kiln_model_input_dim(model, index, d);
+      dims.push_back(dim ? json::Value(dim) : json::Value(info.shape[d]));
+    }
+    tensor["dims"] = std::move(dims);
+  }
+  return tensor;
 }
 
 /// What `kiln inspect` lists, as JSON: the inputs and outputs, each plan
@@ -109,11 +122,18 @@ json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
   kiln_tensor_info_t info;
   for (size_t i = 0; i < kiln_model_input_count(model); ++i) {
     kiln_status_free(kiln_model_input_info(model, i, &info));
-    inputs.push_back(tensorJson(info));
+    inputs.push_back(tensorJson(model, i, info, false));
   }
   for (size_t i = 0; i < kiln_model_output_count(model); ++i) {
     kiln_status_free(kiln_model_output_info(model, i, &info));
-    outputs.push_back(tensorJson(info));
+    outputs.push_back(tensorJson(model, i, info, true));
+  }
+  json::Array symbols;
+  for (size_t i = 0; i < kiln_model_symbol_count(model); ++i) {
+    kiln_symbol_info_t symbol;
+    kiln_status_free(kiln_model_symbol_info(model, i, &symbol));
+    symbols.push_back(json::Object{
+        {"name", symbol.name}, {"min", symbol.min}, {"max", symbol.max}, {"opt", symbol.opt}});
   }
   for (flatbuffers::uoffset_t p = 0; p < manifest->plans()->size(); ++p) {
     const artifact::Plan *plan = manifest->plans()->Get(p);
@@ -169,6 +189,7 @@ json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
                       {"sha256", toHex(ArrayRef<uint8_t>(header.digest), true)},
                       {"signer", isSigned(header) ? json::Value(keyHex(header.signer)) : nullptr},
                       {"bytes", int64_t(header.file_size)},
+                      {"symbols", std::move(symbols)},
                       {"inputs", std::move(inputs)},
                       {"outputs", std::move(outputs)},
                       {"plans", std::move(plans)},
@@ -223,6 +244,19 @@ std::string shapeOf(const int64_t *shape, size_t rank) {
   return text.empty() ? "scalar" : text;
 }
 
+std::string dimsOf(const kiln_model_t *model, size_t index, const kiln_tensor_info_t &info,
+                   bool output) {
+  if (!llvm::is_contained(ArrayRef<int64_t>(info.shape, info.rank), -1))
+    return shapeOf(info.shape, info.rank);
+  std::string text;
+  for (size_t d = 0; d < info.rank; ++d) {
+    const char *dim =
+        output ? kiln_model_output_dim(model, index, d) : kiln_model_input_dim(model, index, d);
+    text += (d ? " x " : "") + (dim ? std::string(dim) : std::to_string(info.shape[d]));
+  }
+  return text;
+}
+
 int inspectModel() {
   Artifact listed;
   if (int status = readArtifact(inspectFile, listed))
@@ -244,18 +278,32 @@ int inspectModel() {
     os << "  producer: " << manifest->producer()->str() << "\n";
   if (manifest->source())
     os << "  source:   " << manifest->source()->str() << "\n";
+  size_t symbols = kiln_model_symbol_count(model);
+  if (symbols)
+    os << "symbols (sizes given at run time, checked against their ranges):\n";
+  for (size_t i = 0; i < symbols; ++i) {
+    kiln_symbol_info_t symbol;
+    kiln_status_free(kiln_model_symbol_info(model, i, &symbol));
+    os << "  " << symbol.name << ": " << symbol.min << " to " << symbol.max << ", tuned for "
+       << symbol.opt << "\n";
+  }
+  // A symbolic tensor's size is its largest.
+  auto size = [](const kiln_tensor_info_t &info) {
+    bool symbolic = llvm::is_contained(ArrayRef<int64_t>(info.shape, info.rank), -1);
+    return (symbolic ? " (at most " : " (") + bytes(info.byte_size) + ")";
+  };
   os << "inputs:\n";
   kiln_tensor_info_t info;
   for (size_t i = 0; i < kiln_model_input_count(model); ++i) {
     kiln_status_free(kiln_model_input_info(model, i, &info));
-    os << "  " << info.name << ": " << kiln_dtype_name(info.dtype) << " "
-       << shapeOf(info.shape, info.rank) << " (" << bytes(info.byte_size) << ")\n";
+    os << "  " << info.name << ": " << kiln_dtype_name(info.dtype) << " " << dimsOf(model, i, info)
+       << size(info) << "\n";
   }
   os << "outputs:\n";
   for (size_t i = 0; i < kiln_model_output_count(model); ++i) {
     kiln_status_free(kiln_model_output_info(model, i, &info));
     os << "  " << info.name << ": " << kiln_dtype_name(info.dtype) << " "
-       << shapeOf(info.shape, info.rank) << " (" << bytes(info.byte_size) << ")\n";
+       << dimsOf(model, i, info, true) << size(info) << "\n";
   }
   for (flatbuffers::uoffset_t p = 0; p < manifest->plans()->size(); ++p) {
     const artifact::Plan *plan = manifest->plans()->Get(p);

@@ -27,8 +27,8 @@ cl::list<std::string> inputs("input", cl::desc("An input: NAME=FILE.npy (repeata
                              cl::value_desc("name=file"), cl::sub(runCommand));
 cl::opt<std::string> outputDir("output-dir", cl::desc("Where to write OUTPUT_NAME.npy files"),
                                cl::value_desc("dir"), cl::init("."), cl::sub(runCommand));
-cl::opt<std::string> device("device", cl::desc("Where to run: host, cuda:N or hip:N"), cl::init("host"),
-                            cl::sub(runCommand));
+cl::opt<std::string> device("device", cl::desc("Where to run: host, cuda:N or hip:N"),
+                            cl::init("host"), cl::sub(runCommand));
 cl::opt<bool>
     noCudaGraph("no-cuda-graph",
                 cl::desc("On a GPU, launch kernel by kernel instead of as one CUDA graph"),
@@ -42,12 +42,12 @@ int runModel() {
   ModelPtr model;
   if (int status = loadModel(artifactFile, 0, model))
     return status;
-  std::map<std::string, kiln_tensor_info_t> modelInputs;
+  std::map<std::string, std::pair<size_t, kiln_tensor_info_t>> modelInputs;
   for (size_t i = 0; i < kiln_model_input_count(model.get()); ++i) {
     kiln_tensor_info_t info;
     if (kiln_status_t status = kiln_model_input_info(model.get(), i, &info))
       return reportError(status);
-    modelInputs[info.name] = info;
+    modelInputs[info.name] = {i, info};
   }
 
   // Inputs: each file's header is checked against the model before its
@@ -63,7 +63,7 @@ int runModel() {
     auto known = modelInputs.find(name);
     if (known == modelInputs.end())
       return reportError("the model has no input named '" + name + "'");
-    const kiln_tensor_info_t &info = known->second;
+    auto [index, info] = known->second;
     auto check = [&](NpyArray &array) -> std::string {
       // NumPy has no bfloat16: bf16 tensors travel as uint16 arrays of
       // their bits, as onnx's numpy_helper writes them.
@@ -72,10 +72,15 @@ int runModel() {
       if (array.dtype != info.dtype)
         return "input '" + name + "' (" + path + ") holds " + kiln_dtype_name(array.dtype) +
                "; the model expects " + kiln_dtype_name(info.dtype);
-      if (array.shape != std::vector<int64_t>(info.shape, info.shape + info.rank))
+      // A symbolic dimension takes any size here: the runtime checks it
+      // against the symbol's range and the other inputs.
+      bool fits = array.shape.size() == info.rank;
+      for (size_t d = 0; fits && d < info.rank; ++d)
+        fits = info.shape[d] < 0 || array.shape[d] == info.shape[d];
+      if (!fits)
         return "input '" + name + "' (" + path + ") has shape " +
                shapeOf(array.shape.data(), array.shape.size()) + "; the model expects " +
-               shapeOf(info.shape, info.rank);
+               dimsOf(model.get(), index, info);
       return "";
     };
     if (std::string error = readNpy(path, arrays[name], check); !error.empty())

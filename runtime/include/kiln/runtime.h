@@ -33,7 +33,7 @@ extern "C" {
 #define KILN_API __attribute__((visibility("default")))
 
 /* The version of this API; options structs carry it so the ABI can grow. */
-#define KILN_API_VERSION 6u
+#define KILN_API_VERSION 7u
 
 /* ---- Status ------------------------------------------------------------ */
 
@@ -83,7 +83,10 @@ KILN_API size_t kiln_dtype_size(kiln_dtype_t dtype);
 /* The dtype's name ("f32", ...); "unknown" for an unknown dtype. */
 KILN_API const char *kiln_dtype_name(kiln_dtype_t dtype);
 
-/* A model's input or output. Pointers stay valid while the model lives. */
+/* A model's input or output. Pointers stay valid while the model lives.
+ * Since API version 7, a dimension the model takes at run time (a symbolic
+ * one: kiln_model_input_dim names it) is -1 in `shape`, and `byte_size` is
+ * the tensor's size at its symbols' largest values. */
 typedef struct kiln_tensor_info_t {
   const char *name;
   kiln_dtype_t dtype;
@@ -162,6 +165,25 @@ KILN_API uint64_t kiln_model_arena_bytes(const kiln_model_t *model);
 KILN_API size_t kiln_model_target_count(const kiln_model_t *model);
 KILN_API const char *kiln_model_target(const kiln_model_t *model, size_t index);
 
+/* Since API version 7: a symbol, a size the model takes at run time (a
+ * batch, a sequence length), which the inputs' dimensions give. Every run's
+ * value lies in [min, max]; `opt` is the value its code was tuned for. */
+typedef struct kiln_symbol_info_t {
+  const char *name;
+  int64_t min, max, opt;
+} kiln_symbol_info_t;
+
+KILN_API size_t kiln_model_symbol_count(const kiln_model_t *model);
+/* Describes symbol `index`. Errors: INVALID_ARGUMENT. */
+KILN_API kiln_status_t kiln_model_symbol_info(const kiln_model_t *model, size_t index,
+                                              kiln_symbol_info_t *out_info);
+/* Since API version 7: dimension `dim` of input or output `index` as an
+ * expression of the symbols ("batch", "past + sequence"); NULL for a static
+ * dimension or an index or dimension out of range. Valid while the model
+ * lives. */
+KILN_API const char *kiln_model_input_dim(const kiln_model_t *model, size_t index, size_t dim);
+KILN_API const char *kiln_model_output_dim(const kiln_model_t *model, size_t index, size_t dim);
+
 /* ---- Sessions ---------------------------------------------------------- */
 
 typedef struct kiln_session_s kiln_session_t;
@@ -228,16 +250,21 @@ KILN_API const char *kiln_session_device(const kiln_session_t *session);
 KILN_API const char *kiln_session_target(const kiln_session_t *session);
 
 /* Runs the model. `inputs` name every model input exactly once, with its
- * dtype and shape and byte_size bytes at data. `outputs` name model outputs;
- * one with data set is written in place (dtype, shape and byte_size must
+ * dtype and shape and byte_size bytes at data. A symbolic dimension takes
+ * any value in its symbol's range, the same wherever the symbol appears;
+ * other dimensions (`past + sequence`) must be what the run's symbol values
+ * make them. `outputs` name model outputs; one with data set is written in
+ * place (dtype, shape at this run's symbol values, and byte_size must
  * match); one with data NULL gets a buffer the session owns until its next
- * run or its destruction, and its dtype, rank, shape and byte_size are filled
- * in. The next run writes that output into the same buffer again (passing it
+ * run or its destruction, and its dtype, rank, shape (this run's; for a
+ * symbolic output, held by the session until its next run) and byte_size
+ * are filled in. The next run writes that output into the same buffer again (passing it
  * back in as an input is allowed: that run then writes elsewhere), so copy
  * what must outlive it. A buffer the session owns cannot be an in-place
  * output (the session frees it). Errors: INVALID_ARGUMENT (NULL pointers,
  * unknown, missing or repeated names, wrong dtypes, shapes or sizes, a
- * session-owned buffer as an in-place output), RESOURCE_EXHAUSTED, INTERNAL
+ * session-owned buffer as an in-place output, a symbol's value out of its
+ * range or given two values), RESOURCE_EXHAUSTED, INTERNAL
  * (a GPU kernel failed; the session cannot run again). */
 KILN_API kiln_status_t kiln_session_run(kiln_session_t *session, const kiln_tensor_t *inputs,
                                         size_t input_count, kiln_tensor_t *outputs,

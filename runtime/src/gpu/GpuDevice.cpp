@@ -29,8 +29,8 @@ public:
   const char *describe() const override { return state.description.c_str(); }
   const char *target() const override { return state.target.c_str(); }
   unsigned threads() const override { return 0; }
-  kiln_status_t enqueue(const std::vector<const void *> &inputs,
-                        const std::vector<void *> &outputs) override;
+  kiln_status_t enqueue(const std::vector<const void *> &inputs, const std::vector<void *> &outputs,
+                        const std::vector<int64_t> &symbols) override;
   kiln_status_t wait() override;
   double kernelMilliseconds() const override { return lastMilliseconds; }
   size_t kernelProfile(double *milliseconds, size_t count) const override {
@@ -244,7 +244,7 @@ kiln_status_t GpuDevice::wait() {
 }
 
 kiln_status_t GpuDevice::enqueue(const std::vector<const void *> &inputs,
-                                 const std::vector<void *> &outputs) {
+                                 const std::vector<void *> &outputs, const std::vector<int64_t> &) {
   if (kiln_status_t status = wait())
     return status;
   if (!broken.empty())

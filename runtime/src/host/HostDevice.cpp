@@ -62,16 +62,19 @@ public:
   const char *target() const override { return codeTarget.c_str(); }
   unsigned threads() const override { return pool->threads(); }
 
-  kiln_status_t enqueue(const std::vector<const void *> &inputs,
-                        const std::vector<void *> &outputs) override {
-    // The entry point's arguments: inputs, outputs, arena, weights, context
-    // (kept across runs, so a run allocates nothing).
+  kiln_status_t enqueue(const std::vector<const void *> &inputs, const std::vector<void *> &outputs,
+                        const std::vector<int64_t> &symbols) override {
+    // The entry point's arguments: inputs, outputs, arena, weights, the
+    // symbols' values, context (kept across runs, so a run allocates
+    // nothing).
     args.clear();
     for (const void *input : inputs)
       args.push_back(const_cast<void *>(input));
     args.insert(args.end(), outputs.begin(), outputs.end());
     args.push_back(arena);
     args.push_back(const_cast<uint8_t *>(plan.weights));
+    for (int64_t symbol : symbols)
+      args.push_back(reinterpret_cast<void *>(intptr_t(symbol)));
     args.push_back(&profiled.context);
     if (profiled.context.kernel_end)
       profiled.start();
@@ -107,12 +110,16 @@ public:
 /// Maps the activation arena of `bytes`. One of 2 MiB or more lies on
 /// 2 MiB boundaries and asks the kernel for huge pages: a model's
 /// activations, touched by every kernel, then take a TLB entry per 2 MiB
-/// rather than per 4 KiB (ResNet-50's 7.7 MiB: 1 to 2% faster).
+/// rather than per 4 KiB (ResNet-50's 7.7 MiB: 1 to 2% faster). No swap is
+/// reserved for it: a model with symbols has an arena for the symbols'
+/// largest values, of which a run at smaller sizes touches only the start,
+/// and only the pages touched take memory.
 bool allocateArena(HostDevice &device, uint64_t bytes) {
   constexpr size_t kHugePage = size_t(2) << 20;
   bool huge = bytes >= kHugePage;
   size_t length = size_t(std::max<uint64_t>(bytes, 1)) + (huge ? kHugePage : 0);
-  void *mapping = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void *mapping = mmap(nullptr, length, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mapping == MAP_FAILED)
     return false;
   device.mapping = mapping;
