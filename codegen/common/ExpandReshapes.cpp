@@ -53,6 +53,8 @@ struct ExpandReshapes : impl::ExpandReshapesBase<ExpandReshapes> {
       OpFoldResult stride = b.getIndexAttr(1);
       for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
         strides[d] = stride;
+        if (d == 0)
+          break;
         std::optional<int64_t> a = getConstantIntValue(stride), c = getConstantIntValue(sizes[d]);
         if (a && c)
           stride = b.getIndexAttr(*a * *c);

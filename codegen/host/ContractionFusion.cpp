@@ -23,6 +23,14 @@ bool isF32Buffer(Value value) {
   return type && type.hasStaticShape() && type.getElementType().isF32();
 }
 
+/// An f32 buffer whose rows are static, but not necessarily how many there
+/// are: a run may give a batch, a sequence or both.
+bool isF32RowsBuffer(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && type.getRank() > 0 && type.getElementType().isF32() &&
+         !ShapedType::isDynamic(type.getShape().back());
+}
+
 std::optional<unsigned> dimAt(AffineMap map, int64_t result) {
   if (result < 0 || result >= int64_t(map.getNumResults()))
     return std::nullopt;
@@ -97,8 +105,11 @@ std::optional<Roles> contractionRoles(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !isMultiplyAdd(op))
     return std::nullopt;
+  // Sizes a run gives (a batch, rows) may be m's and the outer loops'
+  // (checked below, with the loops' roles): the rows of each operand are
+  // static.
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1], c = op.getDpsInits()[0];
-  if (!isF32Buffer(a) || !isF32Buffer(b) || !isF32Buffer(c) ||
+  if (!isF32RowsBuffer(a) || !isF32RowsBuffer(b) || !isF32RowsBuffer(c) ||
       !hasUnitInnermostStride(cast<MemRefType>(b.getType())) ||
       !hasUnitInnermostStride(cast<MemRefType>(c.getType())))
     return std::nullopt;
@@ -152,6 +163,17 @@ std::optional<Roles> contractionRoles(linalg::GenericOp op) {
   for (unsigned i = 0; i < iterators.size(); ++i)
     if (i != roles.m && i != roles.n && i != roles.k)
       roles.outer.push_back(i);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ShapedType::isDynamic(ranges[roles.n]) || ShapedType::isDynamic(ranges[roles.k]))
+    return std::nullopt;
+  // B's run-time sizes are the outer loops' (a batch of activations).
+  for (auto [size, result] :
+       llvm::zip(cast<MemRefType>(b.getType()).getShape(), bMap.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(result);
+    if (ShapedType::isDynamic(size) &&
+        (!dim || !llvm::is_contained(roles.outer, dim.getPosition())))
+      return std::nullopt;
+  }
   return roles;
 }
 
@@ -186,9 +208,19 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
   Value output = epilogue.getDpsInits()[0];
   auto outputType = cast<MemRefType>(output.getType());
   SmallVector<AffineMap> maps = epilogue.getIndexingMapsArray();
-  // The output may be a slice of a concatenation's buffer, contiguous.
-  if (!isF32Buffer(output) || !memref::isStaticShapeAndContiguousRowMajor(outputType) ||
-      !maps.back().isIdentity() || !llvm::all_of(maps, onlyDimsAndConstants))
+  // The output may be a slice of a concatenation's buffer, contiguous, or
+  // have run-time rows (its first dimension).
+  bool contiguous = outputType.hasStaticShape()
+                        ? memref::isStaticShapeAndContiguousRowMajor(outputType)
+                        : outputType.getLayout().isIdentity();
+  if (!isF32RowsBuffer(output) || !contiguous || !maps.back().isIdentity() ||
+      !llvm::all_of(maps, onlyDimsAndConstants))
+    return;
+  // A row of the epilogue is found from C's indices: the same ones, or,
+  // for static sizes, those of the same row of elements.
+  auto cType = cast<MemRefType>(op.getDpsInits()[0].getType());
+  bool sameRows = cType.getShape().drop_back() == outputType.getShape().drop_back();
+  if (!sameRows && !(cType.hasStaticShape() && outputType.hasStaticShape()))
     return;
   for (Operation *access : accessesOf(alloc))
     if (access != op && access != epilogue && access != fusion.zeroFill.getOperation())
@@ -228,7 +260,7 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
       continue;
     int64_t rowResults = firstColumn - results.begin();
     auto type = dyn_cast<MemRefType>(value.getType());
-    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+    if (!type || !isF32RowsBuffer(value) || !type.getLayout().isIdentity() ||
         int64_t(results.size()) - rowResults != int64_t(shape.size()) - split)
       return;
     for (int64_t i = rowResults; i < int64_t(results.size()); ++i) {
@@ -246,6 +278,9 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
 }
 
 void findProducer(linalg::GenericOp op, const Roles &roles, int64_t width, Fusion &fusion) {
+  // A per-task panel is gathered at static sizes only.
+  if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+    return;
   Value b = op.getDpsInputs()[1];
   memref::AllocOp alloc = reshapedAlloc(b);
   if (!alloc)

@@ -140,10 +140,11 @@ llvm::LogicalResult defineTaskDispatches(mlir::ModuleOp module) {
     if (!taskName)
       continue;
     auto task = module.lookupSymbol<LLVM::LLVMFuncOp>(taskName.getAttr());
-    if (!task || !count || !dispatch.isExternal())
+    // Without a count, a run's count is the last argument.
+    unsigned captured = dispatch.getNumArguments() - (count ? 1 : 2);
+    if (!task || !dispatch.isExternal() || task.getNumArguments() != captured + 1)
       return dispatch.emitError("malformed task dispatch");
     mlir::Location loc = dispatch.getLoc();
-    unsigned captured = dispatch.getNumArguments() - 1;
     task.setLinkage(LLVM::Linkage::Internal);
 
     b.setInsertionPointToEnd(module.getBody());
@@ -183,7 +184,8 @@ llvm::LogicalResult defineTaskDispatches(mlir::ModuleOp module) {
         llvm::ArrayRef<LLVM::GEPArg>{int32_t(offsetof(kiln_host_context_t, pool))});
     mlir::Value pool = LLVM::LoadOp::create(b, loc, ptr, poolSlot);
     mlir::Value body = LLVM::AddressOfOp::create(b, loc, run);
-    mlir::Value tasks = LLVM::ConstantOp::create(b, loc, i64, count);
+    mlir::Value tasks = count ? LLVM::ConstantOp::create(b, loc, i64, count).getResult()
+                              : block->getArguments().back();
     auto signature = LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, ptr, i64});
     LLVM::CallOp::create(b, loc, signature,
                          mlir::ValueRange{parallelFor, pool, body, captures, tasks});

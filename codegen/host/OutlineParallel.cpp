@@ -8,9 +8,10 @@
 //   - a task function `@main_tasks_<i>(captured buffers..., index)`: the
 //     loop body for one task (task i runs the loop's index lower + i * step);
 //   - a call to the declaration `@main_tasks_<i>.dispatch(context, captured
-//     buffers...)`, marked with the task function and the task count, which
-//     the host code generator defines after lowering to LLVM (it hands the
-//     tasks to the runtime's parallel_for).
+//     buffers...)`, marked with the task function and the task count (or,
+//     for a loop whose bound a run gives, taking the count as a last
+//     argument), which the host code generator defines after lowering to
+//     LLVM (it hands the tasks to the runtime's parallel_for).
 //
 // Constants and views the body uses are cloned into it. A loop whose body
 // still captures anything but identity-layout buffers and integers (the
@@ -37,20 +38,28 @@ namespace {
 
 using namespace mlir;
 
-/// A one-dimensional loop with constant bounds and nothing shared.
+/// A one-dimensional loop with a constant start and step and nothing
+/// shared: its tasks' count is a constant, or (`upper` set) computed from
+/// an upper bound a run gives.
 struct TaskLoop {
   int64_t lower, step, count;
+  Value upper;
 };
 
 std::optional<TaskLoop> taskLoop(scf::ForallOp forall) {
   if (forall.getRank() != 1 || !forall.getOutputs().empty())
     return std::nullopt;
   std::optional<int64_t> lower = getConstantIntValue(forall.getMixedLowerBound()[0]);
-  std::optional<int64_t> upper = getConstantIntValue(forall.getMixedUpperBound()[0]);
+  OpFoldResult upperBound = forall.getMixedUpperBound()[0];
+  std::optional<int64_t> upper = getConstantIntValue(upperBound);
   std::optional<int64_t> step = getConstantIntValue(forall.getMixedStep()[0]);
-  if (!lower || !upper || !step || *step <= 0 || *upper <= *lower)
+  if (!lower || !step || *step <= 0)
     return std::nullopt;
-  return TaskLoop{*lower, *step, (*upper - *lower + *step - 1) / *step};
+  if (!upper)
+    return TaskLoop{*lower, *step, 0, cast<Value>(upperBound)};
+  if (*upper <= *lower)
+    return std::nullopt;
+  return TaskLoop{*lower, *step, (*upper - *lower + *step - 1) / *step, Value()};
 }
 
 /// Gives each runtime hook the context as a first argument, at its
@@ -129,20 +138,33 @@ struct OutlineParallel : impl::OutlineParallelBase<OutlineParallel> {
       b.setInsertionPointToEnd(entry);
       func::ReturnOp::create(b, loc);
 
-      // Its dispatch, defined after lowering to LLVM.
+      // Its dispatch, defined after lowering to LLVM; a count a run gives
+      // is its last argument.
       b.setInsertionPointToEnd(module.getBody());
       SmallVector<Type> dispatchTypes = {pointer};
       llvm::append_range(dispatchTypes, ValueRange(captured.getArrayRef()).getTypes());
+      if (loop->upper)
+        dispatchTypes.push_back(b.getIndexType());
       auto dispatch = func::FuncOp::create(b, loc, (task.getName() + ".dispatch").str(),
                                            b.getFunctionType(dispatchTypes, {}));
       dispatch.setPrivate();
       dispatch->setAttr(kTaskAttr, FlatSymbolRefAttr::get(task));
-      dispatch->setAttr(kTaskCountAttr, b.getI64IntegerAttr(loop->count));
+      if (!loop->upper)
+        dispatch->setAttr(kTaskCountAttr, b.getI64IntegerAttr(loop->count));
       symbols.insert(dispatch);
 
       b.setInsertionPoint(forall);
       SmallVector<Value> operands = {runtime};
       llvm::append_range(operands, captured);
+      if (loop->upper) {
+        // ceil((upper - lower) / step), none when upper <= lower.
+        Value span = arith::SubIOp::create(b, loc, loop->upper,
+                                           arith::ConstantIndexOp::create(b, loc, loop->lower));
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        span = arith::MaxSIOp::create(b, loc, span, zero);
+        Value step = arith::ConstantIndexOp::create(b, loc, loop->step);
+        operands.push_back(arith::CeilDivUIOp::create(b, loc, span, step));
+      }
       func::CallOp::create(b, loc, dispatch, operands);
       forall.erase();
     }

@@ -68,22 +68,37 @@ public:
     if (fusion.epilogue)
       prepareEpilogue();
     int64_t columns = ranges[roles.n], step = 2 * width;
+    // A run may give the rows (m) and the outer extents (a batch): tiles
+    // of rows then run to the run's rows, and the tasks are counted from
+    // the run's batch.
+    bool runRows = ShapedType::isDynamic(ranges[roles.m]);
+    OpFoldResult rowExtent = extent(roles.m);
     bool copies = copiesPanel();
     int64_t taskColumns = step * tilesPerTask(llvm::divideCeil(columns, step), copies);
     int64_t columnTasks = llvm::divideCeil(columns, taskColumns);
     int64_t otherTasks = columnTasks;
-    for (unsigned dim : roles.outer)
-      otherTasks *= ranges[dim];
-    int64_t wholeTiles = ranges[roles.m] / rows;
-    int64_t blockTiles = rowBlock(otherTasks, parallel);
+    SmallVector<OpFoldResult> outerExtents;
+    bool runOuter = false;
+    for (unsigned dim : roles.outer) {
+      outerExtents.push_back(extent(dim));
+      if (ShapedType::isDynamic(ranges[dim]))
+        runOuter = true;
+      else
+        otherTasks *= ranges[dim];
+    }
+    int64_t wholeTiles = runRows ? 0 : ranges[roles.m] / rows;
+    int64_t blockTiles = runRows ? 0 : rowBlock(runOuter ? kTasks : otherTasks, parallel);
     int64_t rowBlocks = blockTiles ? llvm::divideCeil(wholeTiles, blockTiles) : 1;
-    int64_t tasks = otherTasks * rowBlocks;
+    OpFoldResult tasks = b.getIndexAttr(otherTasks * rowBlocks);
+    for (auto [dim, outer] : llvm::zip(roles.outer, outerExtents))
+      if (ShapedType::isDynamic(ranges[dim]))
+        tasks = arith::MulIOp::create(b, loc, value(tasks), value(outer)).getResult();
     auto panelType = MemRefType::get({ranges[roles.k], taskColumns}, b.getF32Type());
     Block *body;
     Operation *kernel;
     if (parallel) {
-      auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(tasks)},
-                                          ValueRange{}, std::nullopt);
+      auto forall =
+          scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{tasks}, ValueRange{}, std::nullopt);
       body = forall.getBody();
       kernel = forall;
       if (fusion.producer || copies) {
@@ -95,7 +110,7 @@ public:
       // A sequential kernel's panel is allocated once, before its loop.
       if (fusion.producer || copies)
         panel = memref::AllocaOp::create(b, loc, panelType, b.getI64IntegerAttr(kCacheLine));
-      auto loop = scf::ForOp::create(b, loc, index(0), index(tasks), index(1));
+      auto loop = scf::ForOp::create(b, loc, index(0), value(tasks), index(1));
       body = loop.getBody();
       kernel = loop;
     }
@@ -116,25 +131,33 @@ public:
     // each other: there tile and block trade places, and consecutive tasks
     // write blocks of rows far apart (MobileNetV2's expanding 1x1
     // convolutions at 14x14, two threads: 0.060 to 0.045 ms).
+    bool rowsFirst = columns * 4 % 64 != 0;
+    SmallVector<OpFoldResult> digits;
+    if (rowsFirst)
+      digits.push_back(b.getIndexAttr(rowBlocks));
+    digits.push_back(b.getIndexAttr(columnTasks));
+    if (!rowsFirst)
+      digits.push_back(b.getIndexAttr(rowBlocks));
+    llvm::append_range(digits, llvm::reverse(outerExtents));
     Value rest = body->getArgument(0);
-    int64_t remaining = tasks;
-    auto digit = [&](int64_t extent) {
-      remaining /= extent;
-      if (extent == 1)
+    size_t next = 0;
+    auto digit = [&] {
+      OpFoldResult extent = digits[next++];
+      auto isOne = [](OpFoldResult e) { return isConstantIntValue(e, 1); };
+      if (isOne(extent))
         return index(0);
-      if (remaining == 1)
+      if (llvm::all_of(ArrayRef(digits).drop_front(next), isOne))
         return rest;
-      Value value = arith::RemUIOp::create(b, loc, rest, index(extent));
-      rest = arith::DivUIOp::create(b, loc, rest, index(extent));
+      Value value = arith::RemUIOp::create(b, loc, rest, this->value(extent));
+      rest = arith::DivUIOp::create(b, loc, rest, this->value(extent));
       return value;
     };
-    bool rowsFirst = columns * 4 % 64 != 0;
-    Value block = rowsFirst ? digit(rowBlocks) : Value();
-    Value tile = digit(columnTasks);
+    Value block = rowsFirst ? digit() : Value();
+    Value tile = digit();
     if (!rowsFirst)
-      block = digit(rowBlocks);
+      block = digit();
     for (unsigned dim : llvm::reverse(roles.outer))
-      dims[dim] = digit(ranges[dim]);
+      dims[dim] = digit();
     Value column = arith::MulIOp::create(b, loc, tile, index(taskColumns));
     auto rowTiles = [&](int64_t tileColumns) {
       if (fusion.producer)
@@ -148,6 +171,10 @@ public:
           emitTile(row, tileRows, arith::AddIOp::create(b, loc, column, offset), size);
         });
       };
+      if (runRows) {
+        forRunTiles(value(rowExtent), rows, emitTiles);
+        return;
+      }
       if (rowBlocks == 1) {
         forTiles(ranges[roles.m], rows, emitTiles);
         return;
@@ -214,6 +241,33 @@ private:
       body(index(whole), extent - whole);
   }
 
+  /// forTiles along an `extent` a run gives: a loop over the whole tiles,
+  /// then the rows past them as tiles of 8, 4, 2 and 1 rows (those smaller
+  /// than `step`), each where the remainder has its bit. A few tile shapes
+  /// serve every remainder, and a run of one row (a decoder's token) is
+  /// one tile of one row.
+  void forRunTiles(Value extent, int64_t step, llvm::function_ref<void(Value, int64_t)> body) {
+    Value whole = arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, extent, index(step)),
+                                        index(step));
+    auto loop = scf::ForOp::create(b, loc, index(0), whole, index(step));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      body(loop.getInductionVar(), step);
+    }
+    Value left = arith::SubIOp::create(b, loc, extent, whole);
+    for (int64_t part = int64_t(llvm::PowerOf2Ceil(uint64_t(step))) / 2; part >= 1; part /= 2) {
+      Value bit = arith::AndIOp::create(b, loc, left, index(part));
+      Value has = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bit, index(0));
+      auto branch = scf::IfOp::create(b, loc, has, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(branch.thenBlock()->getTerminator());
+      // After the parts larger than this one.
+      Value before = arith::AndIOp::create(b, loc, left, index(~(2 * part - 1)));
+      body(arith::AddIOp::create(b, loc, whole, before), part);
+    }
+  }
+
   /// How many whole tiles of rows a task computes, when not all rows
   /// (0). Two kinds of product take blocks of rows:
   ///   - one with many whole tiles of rows whose B is not computed per task
@@ -258,7 +312,10 @@ private:
   /// computed per task. Its rows lie far apart (a row of an activation);
   /// the panel's are adjacent, on the task's stack, in cache for every
   /// tile after the first.
-  bool copiesPanel() { return !fusion.producer && !roles.panel && ranges[roles.m] > rows; }
+  bool copiesPanel() {
+    return !fusion.producer && !roles.panel &&
+           (ShapedType::isDynamic(ranges[roles.m]) || ranges[roles.m] > rows);
+  }
 
   /// The operands the epilogue reads along the columns, and its output,
   /// each seen with its column dimensions as one.
@@ -329,11 +386,16 @@ private:
 
   /// The epilogue's row dimensions at row `row` of C (the others as `dims`).
   SmallVector<Value> epilogueRow() {
-    // C's elements before this row, in columns: C is row-major, its last
-    // dimension the columns.
     auto cType = cast<MemRefType>(op.getDpsInits()[0].getType());
     ArrayRef<int64_t> shape = cType.getShape();
     SmallVector<Value> at = indices(maps[2], dims);
+    // Rows of the same shape (which sizes a run gives need): C's own.
+    ArrayRef<int64_t> epilogueShape =
+        cast<MemRefType>(fusion.epilogue.getDpsInits()[0].getType()).getShape();
+    if (epilogueShape.drop_back() == shape.drop_back() && fusion.split == int64_t(shape.size()) - 1)
+      return SmallVector<Value>(ArrayRef(at).drop_back());
+    // C's elements before this row, in columns: C is row-major, its last
+    // dimension the columns.
     Value rowLinear = index(0);
     int64_t stride = 1;
     for (int64_t i = int64_t(shape.size()) - 2; i >= 0; --i) {
@@ -341,8 +403,6 @@ private:
       rowLinear = arith::AddIOp::create(b, loc, rowLinear, term);
       stride *= shape[i];
     }
-    ArrayRef<int64_t> epilogueShape =
-        cast<MemRefType>(fusion.epilogue.getDpsInits()[0].getType()).getShape();
     return delinearize(rowLinear, epilogueShape.take_front(fusion.split));
   }
 

@@ -17,6 +17,8 @@
 
 #include "codegen/common/Buffers.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -55,6 +57,20 @@ protected:
     b.setInsertionPoint(forOp.getBody()->getTerminator());
     body(forOp.getInductionVar());
   }
+
+  /// The extent of loop `dim`: its static size, or the size of an operand
+  /// dimension it runs along (a run-time batch or rows).
+  OpFoldResult extent(unsigned dim) {
+    if (!ShapedType::isDynamic(ranges[dim]))
+      return b.getIndexAttr(ranges[dim]);
+    for (auto [operand, map] : llvm::zip(op->getOperands(), maps))
+      for (auto [position, result] : llvm::enumerate(map.getResults()))
+        if (auto at = dyn_cast<AffineDimExpr>(result); at && at.getPosition() == dim)
+          return memref::DimOp::create(b, loc, operand, int64_t(position)).getResult();
+    llvm_unreachable("a loop of a linalg op runs along an operand's dimension");
+  }
+
+  Value value(OpFoldResult size) { return getValueOrCreateConstantIndexOp(b, loc, size); }
 
   VectorType vectorType(Type element) { return VectorType::get({width}, element); }
 

@@ -88,9 +88,13 @@ struct VectorizeContractions : impl::VectorizeContractionsBase<VectorizeContract
         work.emplace_back(op, *roles);
     });
     for (auto &[op, roles] : work) {
+      // A product of run-time rows or batch splits into tasks as a big one
+      // does: a run of few rows has few tasks.
       int64_t multiplyAdds = 1;
       for (int64_t extent : op.getStaticLoopRanges())
-        multiplyAdds *= extent;
+        multiplyAdds = ShapedType::isDynamic(extent)
+                           ? kParallelWork
+                           : std::min(multiplyAdds * extent, kParallelWork);
       Fusion fusion;
       if (fuse) {
         fusion.zeroFill = zeroFillOf(op);

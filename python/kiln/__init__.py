@@ -9,8 +9,8 @@ docs/python.md has the whole API; docs/serving.md serving with Triton.
 """
 from kiln.compiler import calibrate, compile, compiler_path
 from kiln.errors import CompileError, Error, Status
-from kiln.runtime import Model, Session, TensorInfo, read_public_key
+from kiln.runtime import Model, Session, Symbol, TensorInfo, read_public_key
 
-__all__ = ["Model", "Session", "TensorInfo", "Error", "CompileError", "Status", "compile",
+__all__ = ["Model", "Session", "Symbol", "TensorInfo", "Error", "CompileError", "Status", "compile",
            "calibrate", "compiler_path", "read_public_key"]
 __version__ = "0.1.0"

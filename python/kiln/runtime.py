@@ -53,6 +53,16 @@ class TensorInfo(NamedTuple):
     dtype: Optional[np.dtype]
 
 
+class Symbol(NamedTuple):
+    """A size the model takes at run time (a batch, a sequence length): a
+    run's value lies in [min, max]; `opt` is the value its code was tuned
+    for."""
+    name: str
+    min: int
+    max: int
+    opt: int
+
+
 def _shape(shape, dims) -> tuple:
     return tuple(dim if dim else size for size, dim in zip(shape, dims))
 
@@ -114,6 +124,13 @@ class Model:
     def outputs(self) -> list:
         """The outputs, in order: each a TensorInfo (name, shape, dtype)."""
         return list(self._outputs)
+
+    @property
+    def symbols(self) -> list:
+        """The sizes the model takes at run time, each a Symbol (name, min,
+        max, opt), which the inputs' and outputs' shapes name; none for a
+        model of static shapes."""
+        return [Symbol(*symbol) for symbol in self._model.symbols]
 
     @property
     def targets(self) -> list:

@@ -8,15 +8,16 @@ Triton answers HTTP and gRPC with the KServe v2 protocol, batches requests
 dynamically, and reports metrics; each model instance here runs kiln
 sessions on its own thread (kiln releases the GIL while a run executes).
 
-Batching: kiln's plans have static shapes. When every input and output of
-the artifacts given shares a leading (batch) dimension, that dimension is
-the batch Triton sees: the server declares the other dimensions and a
-maximum batch (the largest artifact's, or --max-batch), and runs each batch
-Triton forms on the largest artifacts its rows fill, then pads what is left
-to the smallest artifact when fewer rows than its batch remain. Compile one
-artifact per batch size worth its own plan (`--input-shape
-input=8x3x224x224`), and one of batch 1 so that nothing is padded; one
-artifact of batch 1 alone serves every batch, a row at a time.
+Batching: when every input and output of the artifacts given shares a
+leading (batch) dimension, that dimension is the batch Triton sees: the
+server declares the other dimensions (-1 for a symbolic one) and a maximum
+batch. One artifact compiled with a symbolic batch (`--input-shape
+input=1..32x3x224x224`, or none for the model's own `batch`) serves every
+batch Triton forms up to the symbol's largest, each in one run, without
+padding. Artifacts of static shapes serve as before: the maximum batch is
+the largest artifact's (or --max-batch), each batch Triton forms runs on the
+largest artifacts its rows fill, and what is left is padded to the smallest
+artifact when fewer rows than its batch remain.
 
 `--repository DIR` writes a Triton model repository instead (config.pbtxt,
 and a Python-backend model.py beside the artifacts) for a tritonserver of
@@ -62,7 +63,21 @@ class Signature:
             leading = {info.shape[0] if info.shape else None for info in tensors}
             return leading.pop() if len(leading) == 1 and None not in leading else None
 
+        # A batch the model takes at run time (a symbol every tensor leads
+        # with) serves every batch in its range, each in one run.
         batches = [batch_of(model) for model in models]
+        symbols = {symbol.name: symbol for symbol in first.symbols}
+        self.symbolic = symbols.get(batches[0]) if batches[0] is not None else None
+        if any(isinstance(batch, str) for batch in batches):
+            if len(models) > 1:
+                raise Error(Status.INVALID_ARGUMENT,
+                            "an artifact whose batch is symbolic serves every batch alone; "
+                            "serve it without other artifacts")
+            if self.symbolic is None:
+                raise Error(Status.INVALID_ARGUMENT,
+                            f"the artifact's leading dimension is {batches[0]}, which is no "
+                            "batch of its own: compile it with a symbolic batch")
+            batches = [self.symbolic.max]
         rest = [[info.shape[1:] for info in m.inputs + m.outputs] for m in models]
         full = [[info.shape for info in m.inputs + m.outputs] for m in models]
         for model in models[1:]:
@@ -79,7 +94,10 @@ class Signature:
             raise Error(Status.INVALID_ARGUMENT, f"two artifacts have the same batch: {batches}")
         self.batched = None not in batches
         self.batches = batches
-        self.shapes = {info.name: (info.shape[1:] if self.batched else info.shape)
+        # Dimensions a run gives, other than the batch (a sequence), are -1
+        # to Triton: any size.
+        self.shapes = {info.name: tuple(d if isinstance(d, int) else -1
+                                        for d in (info.shape[1:] if self.batched else info.shape))
                        for info in first.inputs + first.outputs}
         # Triton wants dims: a batch of scalars is declared [1] (arriving as
         # rows of one element).
@@ -104,13 +122,20 @@ class Instance:
         inputs = {name: array.reshape(-1) if name in self.signature.scalars else array
                   for name, array in inputs.items()}
         rows = len(next(iter(inputs.values())))
+        symbolic = self.signature.symbolic
         pieces, start = [], 0
         while start < rows:
-            # The largest artifact the rows left fill, else the smallest,
-            # padded: no row is computed twice while a smaller one fits.
             left = rows - start
-            filled = [(b, s) for b, s in self.sessions if b <= left]
-            batch, session = filled[-1] if filled else self.sessions[0]
+            if symbolic:
+                # Any batch in the symbol's range is one run; fewer rows
+                # than its least are padded to it.
+                batch, session = max(min(left, symbolic.max), symbolic.min), self.sessions[0][1]
+            else:
+                # The largest artifact the rows left fill, else the
+                # smallest, padded: no row is computed twice while a
+                # smaller one fits.
+                filled = [(b, s) for b, s in self.sessions if b <= left]
+                batch, session = filled[-1] if filled else self.sessions[0]
             count = min(batch, left)
             chunk = {}
             for name, array in inputs.items():
@@ -284,9 +309,15 @@ def main(argv=None):
                     LOGGER.warning("PyTriton's model instances raced as they started; "
                                    "starting again (%d of %d)", attempt + 1, _STARTS)
                     continue
-                batching = (f"batches up to {signature.max_batch} (artifacts of batch "
-                            f"{', '.join(str(b) for b in sorted(signature.batches))})"
-                            if signature.batched else "no batching")
+                if signature.symbolic:
+                    batching = (f"batches up to {signature.max_batch} (one artifact, its "
+                                f"batch '{signature.symbolic.name}' from "
+                                f"{signature.symbolic.min} to {signature.symbolic.max})")
+                elif signature.batched:
+                    batching = (f"batches up to {signature.max_batch} (artifacts of batch "
+                                f"{', '.join(str(b) for b in sorted(signature.batches))})")
+                else:
+                    batching = "no batching"
                 LOGGER.info("serving '%s' on %s: HTTP %d, gRPC %d, metrics %d; %s; "
                             "%d instance(s) on %s", name, args.address, args.http_port,
                             args.grpc_port, args.metrics_port, batching, args.instances,

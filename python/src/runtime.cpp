@@ -199,6 +199,17 @@ public:
   std::vector<Info> inputs() const { return describe(model, true); }
   std::vector<Info> outputs() const { return describe(model, false); }
 
+  /// Each symbol: its name, least and largest value and tuning point.
+  std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>> symbols() const {
+    std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>> list;
+    for (size_t i = 0; i < kiln_model_symbol_count(model); ++i) {
+      kiln_symbol_info_t symbol;
+      check(kiln_model_symbol_info(model, i, &symbol));
+      list.emplace_back(symbol.name, symbol.min, symbol.max, symbol.opt);
+    }
+    return list;
+  }
+
   std::vector<std::string> targets() const {
     std::vector<std::string> names;
     for (size_t i = 0; i < kiln_model_target_count(model); ++i)
@@ -266,6 +277,7 @@ NB_MODULE(_runtime, m) {
       .def_static("from_bytes", &Model::fromBytes, nb::arg("data"), nb::arg("trusted_keys"))
       .def_prop_ro("inputs", &Model::inputs, "[(name, shape, kiln dtype, dimension names)]")
       .def_prop_ro("outputs", &Model::outputs, "[(name, shape, kiln dtype, dimension names)]")
+      .def_prop_ro("symbols", &Model::symbols, "[(name, min, max, opt)]")
       .def_prop_ro("targets", &Model::targets)
       .def("session", &Model::session, nb::arg("device"), nb::arg("threads"), nb::arg("graph"),
            nb::arg("profile"));

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 #include <vector>
@@ -50,6 +51,11 @@ cl::opt<bool>
                      cl::sub(benchCommand));
 cl::opt<unsigned> benchThreads("threads", cl::desc("Threads to run on (0: one per CPU)"),
                                cl::init(0), cl::sub(benchCommand));
+cl::list<std::string>
+    benchSizes("size",
+               cl::desc("A symbol's value, SYMBOL=N, for a model with symbolic dimensions "
+                        "(default: the value its code is tuned for; repeatable)"),
+               cl::value_desc("SYMBOL=N"), cl::sub(benchCommand));
 cl::opt<bool> benchProfile(
     "profile",
     cl::desc("Time each kernel and list them, slowest first (on a GPU, launched one by one)"),
@@ -457,23 +463,55 @@ int benchModel() {
   if (iterations == 0)
     return reportError("--iterations must be at least 1");
 
+  // The symbols' values: their tuning points, unless --size says.
+  std::map<std::string, int64_t> sizes;
+  for (size_t i = 0; i < kiln_model_symbol_count(model.get()); ++i) {
+    kiln_symbol_info_t symbol;
+    kiln_status_free(kiln_model_symbol_info(model.get(), i, &symbol));
+    sizes[symbol.name] = symbol.opt;
+  }
+  for (const std::string &spec : benchSizes) {
+    size_t equals = spec.rfind('=');
+    int64_t value = 0;
+    if (equals == std::string::npos || StringRef(spec).substr(equals + 1).getAsInteger(10, value))
+      return reportError("--size wants SYMBOL=N, got '" + spec + "'");
+    auto known = sizes.find(spec.substr(0, equals));
+    if (known == sizes.end())
+      return reportError("the model has no symbol named '" + spec.substr(0, equals) + "'");
+    known->second = value;
+  }
+
   // Inputs of small random values (integer inputs get zeros: valid indices).
   std::mt19937 random(0);
   std::vector<std::vector<uint8_t>> buffers;
+  std::vector<std::vector<int64_t>> shapes;
   std::vector<kiln_tensor_t> inputs;
   for (size_t i = 0; i < kiln_model_input_count(model.get()); ++i) {
     kiln_tensor_info_t info;
     if (kiln_status_t status = kiln_model_input_info(model.get(), i, &info))
       return reportError(status);
-    buffers.emplace_back(info.byte_size, 0);
+    std::vector<int64_t> &shape = shapes.emplace_back(info.shape, info.shape + info.rank);
+    size_t bytes = kiln_dtype_size(info.dtype);
+    for (size_t d = 0; d < info.rank; ++d) {
+      if (const char *dim = kiln_model_input_dim(model.get(), i, d)) {
+        auto known = sizes.find(dim);
+        if (known == sizes.end())
+          return reportError("input '" + std::string(info.name) + "' has dimension " +
+                             std::to_string(d) + " " + dim +
+                             ", which kiln bench cannot size: run it with kiln run");
+        shape[d] = known->second;
+      }
+      bytes *= size_t(std::max<int64_t>(shape[d], 0));
+    }
+    buffers.emplace_back(bytes, 0);
     if (info.dtype == KILN_DTYPE_F32) {
       std::normal_distribution<float> normal;
       float *values = reinterpret_cast<float *>(buffers.back().data());
-      for (size_t k = 0; k < info.byte_size / sizeof(float); ++k)
+      for (size_t k = 0; k < bytes / sizeof(float); ++k)
         values[k] = normal(random);
     }
     inputs.push_back(
-        {info.name, info.dtype, info.rank, info.shape, buffers.back().data(), info.byte_size});
+        {info.name, info.dtype, info.rank, shape.data(), buffers.back().data(), bytes});
   }
   uint32_t flags =
       (benchNoCudaGraph ? KILN_SESSION_NO_GRAPH : 0u) | (benchProfile ? KILN_SESSION_PROFILE : 0u);

@@ -4,7 +4,8 @@
 // become a reinterpret cast with the strides the sizes make.
 // CHECK-LABEL: func.func @rows
 // CHECK-SAME: %[[FLAT:[a-z0-9]+]]: memref<?xf32>, %[[B:[a-z0-9]+]]: index, %[[S:[a-z0-9]+]]: index
-// CHECK: %[[STRIDE:.+]] = arith.muli %[[S]], %{{.+}} : index
+// CHECK: %[[STRIDE:.+]] = arith.muli %{{.+}}, %[[S]] : index
+// CHECK-NOT: arith.muli
 // CHECK: memref.reinterpret_cast %[[FLAT]] to offset: [0], sizes: [%[[B]], %[[S]], 2, 4], strides: [%[[STRIDE]], 8, 4, 1] : memref<?xf32> to memref<?x?x2x4xf32>
 // CHECK-NOT: memref.expand_shape
 func.func @rows(%flat: memref<?xf32>, %b: index, %s: index) -> memref<?x?x2x4xf32> {

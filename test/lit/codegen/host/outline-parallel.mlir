@@ -112,3 +112,29 @@ func.func @other(%x: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// A loop whose bound a run gives: the dispatch takes the task count,
+// computed from the bound, as its last argument, and the task takes the
+// sizes it reads besides its buffers.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<64xi8>, %[[N:[a-z0-9]+]]: index, %[[RUNTIME:[a-z0-9]+]]: !llvm.ptr)
+// CHECK: %[[SPAN:.+]] = arith.subi %[[N]], %{{.+}} : index
+// CHECK: %[[NONNEGATIVE:.+]] = arith.maxsi %[[SPAN]], %{{.+}} : index
+// CHECK: %[[COUNT:.+]] = arith.ceildivui %[[NONNEGATIVE]], %{{.+}} : index
+// CHECK: call @main_tasks.dispatch(%[[RUNTIME]], %[[X]], %[[N]], %[[COUNT]]) : (!llvm.ptr, memref<64xi8>, index, index) -> ()
+// CHECK: func.func private @main_tasks(%{{.+}}: memref<64xi8>, %{{.+}}: index, %{{.+}}: index)
+// CHECK: memref.view
+// CHECK: func.func private @main_tasks.dispatch(!llvm.ptr, memref<64xi8>, index, index) attributes {kiln.task = @main_tasks}
+func.func @main(%bytes: memref<64xi8>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %two = arith.constant 2.0 : f32
+  %x = memref.view %bytes[%c0][%n] : memref<64xi8> to memref<?xf32>
+  scf.forall (%i) in (%n) {
+    %v = memref.load %x[%i] : memref<?xf32>
+    %w = arith.mulf %v, %two : f32
+    memref.store %w, %x[%i] : memref<?xf32>
+  }
+  return
+}

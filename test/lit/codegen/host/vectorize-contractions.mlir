@@ -892,3 +892,61 @@ func.func @even_rows(%x: memref<1x2x16x16xf32>, %w: memref<1x4x18xf32>) -> memre
   }
   return %acc : memref<1x4x8x8xf32>
 }
+
+// -----
+
+#a = affine_map<(b, m, k, n) -> (b, m, k)>
+#b = affine_map<(b, m, k, n) -> (k, n)>
+#c = affine_map<(b, m, k, n) -> (b, m, n)>
+#row = affine_map<(b, m, n) -> (b, m, n)>
+#bias = affine_map<(b, m, n) -> (n)>
+
+// Rows and a batch a run gives (batch x sequence rows over weights of 16
+// columns): one task per batch index and tile of columns, counted from the
+// run's batch; each task runs the whole tiles of rows, then the rows past
+// them as tiles of 4, 2 and 1 rows where the remainder has that bit. The
+// bias joins the accumulators as it does at static sizes.
+// CHECK-LABEL: func.func @run_rows(
+// CHECK-SAME: %[[A:[a-z0-9]+]]: memref<?x?x8xf32>, %[[B:[a-z0-9]+]]: memref<8x16xf32>, %{{.+}}: memref<16xf32>) -> memref<?x?x16xf32>
+// CHECK: memref.alloc(
+// CHECK-DAG: %[[ROWS:.+]] = memref.dim %[[A]], %c1
+// CHECK-DAG: %[[BATCH:.+]] = memref.dim %[[A]], %c0
+// CHECK: scf.forall (%[[TASK:.+]]) in (%[[BATCH]])
+// CHECK: %[[WHOLE_TILES:.+]] = arith.divui %[[ROWS]], %c6
+// CHECK: %[[WHOLE:.+]] = arith.muli %[[WHOLE_TILES]], %c6
+// CHECK: scf.for %{{.+}} = %c0 to %[[WHOLE]] step %c6
+// CHECK-COUNT-12: vector.fma
+// CHECK: %[[LEFT:.+]] = arith.subi %[[ROWS]], %[[WHOLE]]
+// CHECK: %[[FOUR:.+]] = arith.andi %[[LEFT]], %c4
+// CHECK: %[[HAS_FOUR:.+]] = arith.cmpi ne, %[[FOUR]], %c0
+// CHECK: scf.if %[[HAS_FOUR]]
+// CHECK-COUNT-8: vector.fma
+// CHECK: scf.if
+// CHECK-COUNT-4: vector.fma
+// CHECK: scf.if
+// CHECK-COUNT-2: vector.fma
+// CHECK-NOT: linalg.generic
+func.func @run_rows(%x: memref<?x?x8xf32>, %w: memref<8x16xf32>, %bias: memref<16xf32>) -> memref<?x?x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %batch = memref.dim %x, %c0 : memref<?x?x8xf32>
+  %rows = memref.dim %x, %c1 : memref<?x?x8xf32>
+  %acc = memref.alloc(%batch, %rows) : memref<?x?x16xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<?x?x16xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<?x?x8xf32>, memref<8x16xf32>) outs(%acc : memref<?x?x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %m = arith.mulf %p, %q : f32
+    %a = arith.addf %s, %m : f32
+    linalg.yield %a : f32
+  }
+  %y = memref.alloc(%batch, %rows) : memref<?x?x16xf32>
+  linalg.generic {indexing_maps = [#row, #bias, #row], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%acc, %bias : memref<?x?x16xf32>, memref<16xf32>) outs(%y : memref<?x?x16xf32>) {
+  ^bb0(%v: f32, %t: f32, %o: f32):
+    %r = arith.addf %v, %t : f32
+    linalg.yield %r : f32
+  }
+  return %y : memref<?x?x16xf32>
+}
