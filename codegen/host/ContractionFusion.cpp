@@ -23,12 +23,18 @@ bool isF32Buffer(Value value) {
   return type && type.hasStaticShape() && type.getElementType().isF32();
 }
 
+/// An f32 buffer of at least one dimension, whose sizes a run may give
+/// (which loops may read them is checked with the roles).
+bool isF32RunBuffer(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && type.getRank() > 0 && type.getElementType().isF32();
+}
+
 /// An f32 buffer whose rows are static, but not necessarily how many there
 /// are: a run may give a batch, a sequence or both.
 bool isF32RowsBuffer(Value value) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  return type && type.getRank() > 0 && type.getElementType().isF32() &&
-         !ShapedType::isDynamic(type.getShape().back());
+  return isF32RunBuffer(value) &&
+         !ShapedType::isDynamic(cast<MemRefType>(value.getType()).getShape().back());
 }
 
 std::optional<unsigned> dimAt(AffineMap map, int64_t result) {
@@ -105,11 +111,10 @@ std::optional<Roles> contractionRoles(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !isMultiplyAdd(op))
     return std::nullopt;
-  // Sizes a run gives (a batch, rows) may be m's and the outer loops'
-  // (checked below, with the loops' roles): the rows of each operand are
-  // static.
+  // Sizes a run gives (a batch, rows, attention's keys) may be m's, k's
+  // and the outer loops' (checked below, with the loops' roles).
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1], c = op.getDpsInits()[0];
-  if (!isF32RowsBuffer(a) || !isF32RowsBuffer(b) || !isF32RowsBuffer(c) ||
+  if (!isF32RunBuffer(a) || !isF32RunBuffer(b) || !isF32RowsBuffer(c) ||
       !hasUnitInnermostStride(cast<MemRefType>(b.getType())) ||
       !hasUnitInnermostStride(cast<MemRefType>(c.getType())))
     return std::nullopt;
@@ -163,17 +168,19 @@ std::optional<Roles> contractionRoles(linalg::GenericOp op) {
   for (unsigned i = 0; i < iterators.size(); ++i)
     if (i != roles.m && i != roles.n && i != roles.k)
       roles.outer.push_back(i);
+  // The columns are static (a tile's vectors and masks are); a run may
+  // give the rest, each operand's sizes along loops only (B's along the
+  // outer loops and k: a batch of activations, attention's values).
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ShapedType::isDynamic(ranges[roles.n]) || ShapedType::isDynamic(ranges[roles.k]))
+  if (ShapedType::isDynamic(ranges[roles.n]))
     return std::nullopt;
-  // B's run-time sizes are the outer loops' (a batch of activations).
-  for (auto [size, result] :
-       llvm::zip(cast<MemRefType>(b.getType()).getShape(), bMap.getResults())) {
-    auto dim = dyn_cast<AffineDimExpr>(result);
-    if (ShapedType::isDynamic(size) &&
-        (!dim || !llvm::is_contained(roles.outer, dim.getPosition())))
-      return std::nullopt;
-  }
+  SmallVector<Value, 3> operands = {a, b, c};
+  for (auto [operand, map] : llvm::zip(operands, maps))
+    for (auto [size, result] :
+         llvm::zip(cast<MemRefType>(operand.getType()).getShape(), map.getResults()))
+      if (ShapedType::isDynamic(size) &&
+          (!isa<AffineDimExpr>(result) || cast<AffineDimExpr>(result).getPosition() == roles.n))
+        return std::nullopt;
   return roles;
 }
 

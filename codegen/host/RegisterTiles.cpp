@@ -312,8 +312,10 @@ private:
   /// computed per task. Its rows lie far apart (a row of an activation);
   /// the panel's are adjacent, on the task's stack, in cache for every
   /// tile after the first.
+  /// A reduction a run gives (attention's keys) reads B where it lies: a
+  /// panel's size would be the run's.
   bool copiesPanel() {
-    return !fusion.producer && !roles.panel &&
+    return !fusion.producer && !roles.panel && !ShapedType::isDynamic(ranges[roles.k]) &&
            (ShapedType::isDynamic(ranges[roles.m]) || ranges[roles.m] > rows);
   }
 
@@ -516,7 +518,7 @@ private:
     // edge tiles of rows count too). Last, as it may replace the loops.
     int64_t steps = ranges[roles.k];
     for (scf::ForOp reduction : std::exchange(reductions, {}))
-      if (steps >= 16 && steps % 2 == 0)
+      if (!ShapedType::isDynamic(steps) && steps >= 16 && steps % 2 == 0)
         (void)loopUnrollByFactor(reduction, 2);
   }
 
@@ -551,7 +553,7 @@ private:
     }
     accumulators.append(across.columns, zeros);
     auto reduction = scf::ForOp::create(
-        b, loc, index(0), index(ranges[roles.k]), index(1), accumulators,
+        b, loc, index(0), value(extent(roles.k)), index(1), accumulators,
         [&](OpBuilder &nested, Location, Value k, ValueRange current) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());

@@ -2,7 +2,9 @@
 //===- VectorBody.cpp - a linalg body computed on vectors -----------------===//
 
 #include "codegen/host/VectorBody.h"
+
 #include "dialects/kiln/KilnDialect.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 
 #include "codegen/common/Buffers.h"
 
@@ -41,8 +43,7 @@ bool hasLaneOperands(linalg::GenericOp op) {
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     AffineMap map = op.getMatchingIndexingMap(&operand);
-    if (!type || !type.getElementType().isF32() || !type.hasStaticShape() ||
-        !onlyDimsAndConstants(map))
+    if (!type || !type.getElementType().isF32() || !onlyDimsAndConstants(map))
       return false;
     bool along = map.isFunctionOfDim(innermost);
     if (op.isDpsInit(&operand) && !along)
@@ -83,38 +84,61 @@ SmallVector<Value> cloneBodyOnVectors(OpBuilder &b, Location loc, Block &body, I
     ops.push_back(&inner);
   cloneOnVectors(b, loc, ops, mapping, width);
   SmallVector<Value> results;
+  // A value from outside the body (a fill's) is the same in every lane.
   for (Value yielded : body.getTerminator()->getOperands())
-    results.push_back(mapping.lookup(yielded));
+    results.push_back(mapping.contains(yielded)
+                          ? mapping.lookup(yielded)
+                          : vector::BroadcastOp::create(
+                                b, loc, VectorType::get({width}, yielded.getType()), yielded)
+                                .getResult());
   return results;
 }
 
-void forEachVector(OpBuilder &b, Location loc, ArrayRef<int64_t> ranges, int64_t width,
+void forEachVector(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> ranges, int64_t width,
                    function_ref<void(ArrayRef<Value>, Value, int64_t)> body) {
   SmallVector<Value> at(ranges.size());
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };
+  auto value = [&](OpFoldResult size) { return getValueOrCreateConstantIndexOp(b, loc, size); };
   std::function<void(size_t)> nest = [&](size_t dim) {
     OpBuilder::InsertionGuard guard(b);
     if (dim + 1 < ranges.size()) {
-      if (ranges[dim] == 1) {
+      if (isConstantIntValue(ranges[dim], 1)) {
         at[dim] = index(0);
       } else {
-        auto loop = scf::ForOp::create(b, loc, index(0), index(ranges[dim]), index(1));
+        auto loop = scf::ForOp::create(b, loc, index(0), value(ranges[dim]), index(1));
         b.setInsertionPoint(loop.getBody()->getTerminator());
         at[dim] = loop.getInductionVar();
       }
       nest(dim + 1);
       return;
     }
-    int64_t extent = ranges.back(), whole = extent / width * width;
-    if (whole > 0) {
+    auto vectorsTo = [&](Value whole) {
       OpBuilder::InsertionGuard inner(b);
-      auto loop = scf::ForOp::create(b, loc, index(0), index(whole), index(width));
+      auto loop = scf::ForOp::create(b, loc, index(0), whole, index(width));
       b.setInsertionPoint(loop.getBody()->getTerminator());
       at.back() = loop.getInductionVar();
       body(at, Value(), width);
+    };
+    std::optional<int64_t> constant = getConstantIntValue(ranges.back());
+    if (!constant) {
+      // A run's extent: its whole vectors, then a masked one (of no lanes
+      // when there is no rest).
+      Value extent = value(ranges.back());
+      Value whole = arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, extent, index(width)), index(width));
+      vectorsTo(whole);
+      at.back() = whole;
+      Value rest = arith::SubIOp::create(b, loc, extent, whole);
+      Value mask = vector::CreateMaskOp::create(b, loc, VectorType::get({width}, b.getI1Type()),
+                                                ValueRange{rest});
+      body(at, mask, ShapedType::kDynamic);
+      return;
     }
+    int64_t extent = *constant, whole = extent / width * width;
+    if (whole > 0)
+      vectorsTo(index(whole));
     if (extent > whole) {
       at.back() = index(whole);
       Value mask = vector::ConstantMaskOp::create(b, loc, VectorType::get({width}, b.getI1Type()),

@@ -32,7 +32,7 @@ bool isVectorizableOp(Operation &op);
 /// neither indices nor its output.
 bool isVectorizableBody(linalg::GenericOp op);
 
-/// Whether each of `op`'s operands is a static f32 buffer read or written
+/// Whether each of `op`'s operands is an f32 buffer read or written
 /// through dimensions and constants, its output along the innermost loop
 /// and each input along it or not at all, with unit stride when along it:
 /// a kernel whose innermost loop can run on vector lanes.
@@ -51,13 +51,14 @@ void cloneOnVectors(OpBuilder &b, Location loc, ArrayRef<Operation *> ops, IRMap
 SmallVector<Value> cloneBodyOnVectors(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
                                       int64_t width);
 
-/// At `b`'s insertion point, loops over the static `ranges` but the
-/// innermost (a range of 1 is no loop), around a loop of whole `width`-lane
-/// vectors along the innermost and one masked vector for the rest. `body`
-/// gets, with `b` inside the loops, each loop's index (the innermost's:
-/// its first lane's), the mask of the lanes in the range (null for a whole
-/// vector) and how many lanes that is.
-void forEachVector(OpBuilder &b, Location loc, ArrayRef<int64_t> ranges, int64_t width,
+/// At `b`'s insertion point, loops over `ranges` (static sizes, or sizes a
+/// run gives) but the innermost (a range of 1 is no loop), around a loop of
+/// whole `width`-lane vectors along the innermost and one masked vector for
+/// the rest. `body` gets, with `b` inside the loops, each loop's index (the
+/// innermost's: its first lane's), the mask of the lanes in the range (null
+/// for a whole vector) and how many lanes that is (ShapedType::kDynamic for
+/// the rest of a run's extent, which may be none).
+void forEachVector(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> ranges, int64_t width,
                    function_ref<void(ArrayRef<Value> at, Value mask, int64_t lanes)> body);
 
 /// A vector of `type` with `value` in every lane.

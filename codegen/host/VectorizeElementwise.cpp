@@ -36,13 +36,13 @@ using host::isVectorizableBody;
 
 /// Whether `op` is an all-parallel f32 generic on buffers whose body runs
 /// on vectors, whose operands run along its innermost loop or not at all,
-/// with at least `minimum` iterations along it.
+/// with at least `minimum` iterations along it (or as many as a run gives).
 bool isVectorizable(linalg::GenericOp op, int64_t minimum) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || !isAllParallel(op) ||
       op.getNumLoops() == 0 || !isVectorizableBody(op) || !host::hasLaneOperands(op))
     return false;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  return !llvm::any_of(ranges, ShapedType::isDynamic) && ranges.back() >= minimum;
+  int64_t innermost = op.getStaticLoopRanges().back();
+  return ShapedType::isDynamic(innermost) || innermost >= minimum;
 }
 
 /// `op` at its place: loops over its outer dimensions around vectors along
@@ -53,25 +53,28 @@ void emitOnVectors(linalg::GenericOp op, int64_t width) {
   auto type = VectorType::get({width}, b.getF32Type());
   unsigned innermost = op.getNumLoops() - 1;
   Block &body = op.getRegion().front();
-  host::forEachVector(
-      b, loc, op.getStaticLoopRanges(), width, [&](ArrayRef<Value> at, Value mask, int64_t) {
-        IRMapping mapping;
-        for (OpOperand *input : op.getDpsInputOperands()) {
-          AffineMap map = op.getMatchingIndexingMap(input);
-          SmallVector<Value> where = indicesAt(b, loc, map, at);
-          Value value;
-          if (!map.isFunctionOfDim(innermost)) {
-            value = vector::BroadcastOp::create(
-                b, loc, type, memref::LoadOp::create(b, loc, input->get(), where));
-          } else {
-            value = host::loadLanes(b, loc, type, input->get(), where, mask);
-          }
-          mapping.map(body.getArgument(input->getOperandNumber()), value);
-        }
-        Value result = cloneBodyOnVectors(b, loc, body, mapping, width)[0];
-        host::storeLanes(b, loc, result, op.getDpsInits()[0],
-                         indicesAt(b, loc, op.getIndexingMapsArray().back(), at), mask);
-      });
+  // The loops' extents: sizes, or those of the operands a run gives.
+  SmallVector<OpFoldResult> ranges =
+      llvm::map_to_vector(cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc),
+                          [](const Range &range) { return range.size; });
+  host::forEachVector(b, loc, ranges, width, [&](ArrayRef<Value> at, Value mask, int64_t) {
+    IRMapping mapping;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(input);
+      SmallVector<Value> where = indicesAt(b, loc, map, at);
+      Value value;
+      if (!map.isFunctionOfDim(innermost)) {
+        value = vector::BroadcastOp::create(b, loc, type,
+                                            memref::LoadOp::create(b, loc, input->get(), where));
+      } else {
+        value = host::loadLanes(b, loc, type, input->get(), where, mask);
+      }
+      mapping.map(body.getArgument(input->getOperandNumber()), value);
+    }
+    Value result = cloneBodyOnVectors(b, loc, body, mapping, width)[0];
+    host::storeLanes(b, loc, result, op.getDpsInits()[0],
+                     indicesAt(b, loc, op.getIndexingMapsArray().back(), at), mask);
+  });
 }
 
 struct VectorizeElementwise : impl::VectorizeElementwiseBase<VectorizeElementwise> {

@@ -56,7 +56,8 @@ std::optional<std::pair<vector::CombiningKind, float>> combining(Operation *op) 
   return std::nullopt;
 }
 
-/// A row loop this pass vectorizes: its trip count and its combining op.
+/// A row loop this pass vectorizes: its trip count (ShapedType::kDynamic
+/// for a row whose length a run gives) and its combining op.
 struct RowLoop {
   int64_t extent;
   Operation *combine;
@@ -66,7 +67,7 @@ std::optional<RowLoop> rowLoop(scf::ForOp loop, int64_t minimum) {
   std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
   std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
   std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  if (!lower || !upper || !step || *lower != 0 || *step != 1 || *upper < minimum ||
+  if (!lower || !step || *lower != 0 || *step != 1 || (upper && *upper < minimum) ||
       loop.getNumRegionIterArgs() != 1 || !loop.getRegionIterArgs()[0].getType().isF32())
     return std::nullopt;
   Value accumulator = loop.getRegionIterArgs()[0];
@@ -94,7 +95,7 @@ std::optional<RowLoop> rowLoop(scf::ForOp loop, int64_t minimum) {
     if (!host::isVectorizableOp(op) || llvm::is_contained(op.getOperands(), iv))
       return std::nullopt;
   }
-  return RowLoop{*upper, combine};
+  return RowLoop{upper.value_or(ShapedType::kDynamic), combine};
 }
 
 class RowLoopEmitter {
@@ -106,22 +107,36 @@ public:
     auto [kind, identity] = *combining(row.combine);
     VectorType type = vectorOf(b.getF32Type());
     Value start = host::splat(b, loc, type, b.getF32FloatAttr(identity));
-    int64_t whole = row.extent / width * width;
     Value lanes = start;
-    if (whole > 0) {
+    auto vectorsTo = [&](Value whole) {
       auto vectors = scf::ForOp::create(
-          b, loc, index(0), index(whole), index(width), ValueRange{start},
+          b, loc, index(0), whole, index(width), ValueRange{start},
           [&](OpBuilder &nested, Location, Value k, ValueRange accumulators) {
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
             scf::YieldOp::create(b, loc, step(k, accumulators[0], Value(), Value()));
           });
       lanes = vectors.getResult(0);
-    }
-    if (row.extent > whole) {
-      Value mask = vector::ConstantMaskOp::create(b, loc, vectorOf(b.getI1Type()),
-                                                  ArrayRef<int64_t>{row.extent - whole});
-      lanes = step(index(whole), lanes, mask, start);
+    };
+    if (ShapedType::isDynamic(row.extent)) {
+      // A run's row: its whole vectors, then a masked one (of no lanes
+      // when the row has no rest).
+      Value extent = loop.getUpperBound();
+      Value whole = arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, extent, index(width)), index(width));
+      vectorsTo(whole);
+      Value rest = arith::SubIOp::create(b, loc, extent, whole);
+      Value mask = vector::CreateMaskOp::create(b, loc, vectorOf(b.getI1Type()), ValueRange{rest});
+      lanes = step(whole, lanes, mask, start);
+    } else {
+      int64_t whole = row.extent / width * width;
+      if (whole > 0)
+        vectorsTo(index(whole));
+      if (row.extent > whole) {
+        Value mask = vector::ConstantMaskOp::create(b, loc, vectorOf(b.getI1Type()),
+                                                    ArrayRef<int64_t>{row.extent - whole});
+        lanes = step(index(whole), lanes, mask, start);
+      }
     }
     Value reduced = vector::ReductionOp::create(b, loc, kind, lanes);
     // The loop's initial value, combined as the loop would.

@@ -45,8 +45,10 @@ int64_t windowLanes(linalg::GenericOp op, int64_t width) {
       op.getNumLoops() == 0 || !host::hasLaneOperands(op) ||
       op.getRegion().front().getOps<scf::ForOp>().empty())
     return 0;
-  int64_t extent = op.getStaticLoopRanges().back();
-  if (extent < 4)
+  // Windows at static sizes only so far.
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t extent = ranges.back();
+  if (llvm::any_of(ranges, ShapedType::isDynamic) || extent < 4)
     return 0;
   host::LaneDependence varies(op);
   int64_t lanes = std::min<int64_t>(width, llvm::PowerOf2Ceil(extent));
@@ -73,7 +75,8 @@ struct VectorizeWindows : impl::VectorizeWindowsBase<VectorizeWindows> {
       Location loc = op.getLoc();
       host::LaneDependence varies(op);
       host::forEachVector(
-          b, loc, op.getStaticLoopRanges(), lanes, [&](ArrayRef<Value> at, Value mask, int64_t n) {
+          b, loc, getAsIndexOpFoldResult(op.getContext(), op.getStaticLoopRanges()), lanes,
+          [&](ArrayRef<Value> at, Value mask, int64_t n) {
             Value active = arith::ConstantIndexOp::create(b, loc, n);
             Value result = host::emitOnLanes(op, lanes, b, varies, at, mask, active);
             host::storeLanes(b, loc, result, op.getDpsInits()[0],

@@ -950,3 +950,31 @@ func.func @run_rows(%x: memref<?x?x8xf32>, %w: memref<8x16xf32>, %bias: memref<1
   }
   return %y : memref<?x?x16xf32>
 }
+
+// -----
+
+#a = affine_map<(m, k, n) -> (m, k)>
+#b = affine_map<(m, k, n) -> (k, n)>
+#c = affine_map<(m, k, n) -> (m, n)>
+
+// Attention's probabilities times its values, over keys a run gives: the
+// reduction runs to the run's length, reading B where it lies (a panel
+// would be the run's size).
+// CHECK-LABEL: func.func @run_keys(
+// CHECK-SAME: %[[P:[a-z0-9]+]]: memref<?x?xf32>, %[[V:[a-z0-9]+]]: memref<?x16xf32>, %[[O:[a-z0-9]+]]: memref<?x16xf32>)
+// CHECK-NOT: memref.alloca
+// CHECK: %[[KEYS:.+]] = memref.dim %[[P]], %c1
+// CHECK: scf.for %{{.+}} = %c0 to %[[KEYS]] step %c1 iter_args(
+// CHECK: vector.load %[[V]]
+func.func @run_keys(%p: memref<?x?xf32>, %v: memref<?x16xf32>, %o: memref<?x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%o : memref<?x16xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%p, %v : memref<?x?xf32>, memref<?x16xf32>) outs(%o : memref<?x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %s: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %s, %m : f32
+    linalg.yield %a : f32
+  }
+  return
+}

@@ -57,3 +57,51 @@ func.func @short(%x: memref<16x3xf32>, %y: memref<16x3xf32>) {
   }
   return
 }
+
+// -----
+
+#rows = affine_map<(i, j) -> (i, j)>
+
+// Extents a run gives: loops to the buffers' sizes, whole vectors along the
+// row, then one masked vector of what is left (maybe no lanes).
+// CHECK-LABEL: func.func @run_sizes(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x?xf32>, %[[Y:[a-z0-9]+]]: memref<?x?xf32>)
+// CHECK-DAG: %[[ROWS:.+]] = memref.dim %[[X]], %c0
+// CHECK-DAG: %[[COLUMNS:.+]] = memref.dim %[[X]], %c1
+// CHECK: scf.for %[[I:[a-z0-9]+]] = %c0 to %[[ROWS]] step %c1
+// CHECK: %[[VECTORS:.+]] = arith.divui %[[COLUMNS]], %c8
+// CHECK: %[[WHOLE:.+]] = arith.muli %[[VECTORS]], %c8
+// CHECK: scf.for %[[J:[a-z0-9]+]] = %c0 to %[[WHOLE]] step %c8
+// CHECK: vector.load %[[X]][%[[I]], %[[J]]]
+// CHECK: %[[REST:.+]] = arith.subi %[[COLUMNS]], %[[WHOLE]]
+// CHECK: %[[MASK:.+]] = vector.create_mask %[[REST]] : vector<8xi1>
+// CHECK: vector.maskedstore %[[Y]][%[[I]], %[[WHOLE]]], %[[MASK]]
+func.func @run_sizes(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %e = math.exp %v : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+#rows = affine_map<(i, j) -> (i, j)>
+
+// A value from outside the body (ConstantOfShape's, over sizes a run gives)
+// is the same in every lane.
+// CHECK-LABEL: func.func @fill(
+// CHECK: %[[ONES:.+]] = arith.constant dense<1.000000e+00> : vector<8xf32>
+// CHECK: vector.store %[[ONES]]
+// CHECK: vector.maskedstore %{{.+}}, %{{.+}}, %[[ONES]]
+func.func @fill(%y: memref<?x?xf32>) {
+  %one = arith.constant 1.0 : f32
+  linalg.generic {indexing_maps = [#rows], iterator_types = ["parallel", "parallel"]}
+      outs(%y : memref<?x?xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %one : f32
+  }
+  return
+}

@@ -81,3 +81,27 @@ func.func @column(%x: memref<16x16xf32>, %init: f32) -> f32 {
   }
   return %r : f32
 }
+
+// -----
+
+// A row whose length a run gives (attention's keys): its whole vectors, then
+// one masked vector of what is left, which may be no lanes at all.
+// CHECK-LABEL: func.func @run_row(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x?xf32>, %[[I:[a-z0-9]+]]: index, %[[N:[a-z0-9]+]]: index, %[[INIT:[a-z0-9]+]]: f32)
+// CHECK: %[[VECTORS:.+]] = arith.divui %[[N]], %[[C8:.+]] : index
+// CHECK: %[[WHOLE:.+]] = arith.muli %[[VECTORS]], %[[C8]] : index
+// CHECK: %[[LANES:.+]] = scf.for %{{.+}} = %{{.+}} to %[[WHOLE]] step %[[C8]] iter_args(
+// CHECK: %[[REST:.+]] = arith.subi %[[N]], %[[WHOLE]] : index
+// CHECK: %[[MASK:.+]] = vector.create_mask %[[REST]] : vector<8xi1>
+// CHECK: vector.maskedload %[[X]][%[[I]], %[[WHOLE]]], %[[MASK]]
+// CHECK: vector.reduction <maximumf>
+func.func @run_row(%x: memref<?x?xf32>, %i: index, %n: index, %init: f32) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %init) -> (f32) {
+    %v = memref.load %x[%i, %k] : memref<?x?xf32>
+    %m = arith.maximumf %acc, %v : f32
+    scf.yield %m : f32
+  }
+  return %r : f32
+}
