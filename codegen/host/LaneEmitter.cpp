@@ -87,9 +87,16 @@ bool hasLaneBody(linalg::GenericOp op, LaneDependence &varies) {
       return uniform && typed ? WalkResult::advance() : WalkResult::interrupt();
     }
     if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      // A gather's offsets are 32-bit: within one image where a run gives
+      // the batch (which is then the same in every lane).
       MemRefType type = load.getMemRefType();
-      bool fits = type.hasStaticShape() && type.getLayout().isIdentity() &&
-                  type.getElementType().isF32() && type.getNumElements() < (int64_t(1) << 31);
+      ArrayRef<int64_t> shape = type.getShape();
+      bool runBatch = !shape.empty() && ShapedType::isDynamic(shape.front()) &&
+                      !varies(load.getIndices().front());
+      ArrayRef<int64_t> fixed = runBatch ? shape.drop_front() : shape;
+      bool fits = llvm::none_of(fixed, ShapedType::isDynamic) && type.getLayout().isIdentity() &&
+                  type.getElementType().isF32() &&
+                  ShapedType::getNumElements(fixed) < (int64_t(1) << 31);
       return fits ? WalkResult::advance() : WalkResult::interrupt();
     }
     bool uniformOnly = isa<affine::AffineDialect>(inner->getDialect()) ||
@@ -400,12 +407,27 @@ private:
       define(load, {Lanes::Varying, vector::ShuffleOp::create(b, loc, low, high, evens)});
       return;
     }
-    // Anything else gathers, from the buffer seen as one dimension.
+    // Anything else gathers, from the buffer seen as one dimension: one
+    // image of it where a run gives the batch (hasLaneBody).
     if (!onEdge)
       gathered = true;
     SmallVector<Value> lanes;
     for (const Lanes &l : indices)
       lanes.push_back(materialize(l, b.getIndexType()));
+    if (auto memrefType = cast<MemRefType>(memref.getType()); !memrefType.hasStaticShape()) {
+      int64_t rank = memrefType.getRank();
+      SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+          strides(rank, b.getIndexAttr(1));
+      offsets[0] = indices.front().value;
+      sizes.push_back(b.getIndexAttr(1));
+      for (int64_t size : memrefType.getShape().drop_front())
+        sizes.push_back(b.getIndexAttr(size));
+      auto image = MemRefType::get(memrefType.getShape().drop_front(), memrefType.getElementType());
+      auto imageType = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+          image.getShape(), memrefType, offsets, sizes, strides));
+      memref = memref::SubViewOp::create(b, loc, imageType, memref, offsets, sizes, strides);
+      lanes.erase(lanes.begin());
+    }
     define(load, {Lanes::Varying, gatherLanes(b, loc, type, memref, lanes,
                                               loadMask ? loadMask : laneMask(active))});
   }

@@ -45,10 +45,10 @@ int64_t windowLanes(linalg::GenericOp op, int64_t width) {
       op.getNumLoops() == 0 || !host::hasLaneOperands(op) ||
       op.getRegion().front().getOps<scf::ForOp>().empty())
     return 0;
-  // Windows at static sizes only so far.
+  // A batch a run gives, over windows of static sizes.
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t extent = ranges.back();
-  if (llvm::any_of(ranges, ShapedType::isDynamic) || extent < 4)
+  if (llvm::any_of(ArrayRef(ranges).drop_front(), ShapedType::isDynamic) || extent < 4)
     return 0;
   host::LaneDependence varies(op);
   int64_t lanes = std::min<int64_t>(width, llvm::PowerOf2Ceil(extent));
@@ -74,14 +74,15 @@ struct VectorizeWindows : impl::VectorizeWindowsBase<VectorizeWindows> {
       OpBuilder b(op);
       Location loc = op.getLoc();
       host::LaneDependence varies(op);
-      host::forEachVector(
-          b, loc, getAsIndexOpFoldResult(op.getContext(), op.getStaticLoopRanges()), lanes,
-          [&](ArrayRef<Value> at, Value mask, int64_t n) {
-            Value active = arith::ConstantIndexOp::create(b, loc, n);
-            Value result = host::emitOnLanes(op, lanes, b, varies, at, mask, active);
-            host::storeLanes(b, loc, result, op.getDpsInits()[0],
-                             indicesAt(b, loc, op.getIndexingMapsArray().back(), at), mask);
-          });
+      SmallVector<OpFoldResult> extents =
+          llvm::map_to_vector(cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc),
+                              [](const Range &range) { return range.size; });
+      host::forEachVector(b, loc, extents, lanes, [&](ArrayRef<Value> at, Value mask, int64_t n) {
+        Value active = arith::ConstantIndexOp::create(b, loc, n);
+        Value result = host::emitOnLanes(op, lanes, b, varies, at, mask, active);
+        host::storeLanes(b, loc, result, op.getDpsInits()[0],
+                         indicesAt(b, loc, op.getIndexingMapsArray().back(), at), mask);
+      });
       op.erase();
     }
   }

@@ -227,3 +227,57 @@ func.func @rows_apart(%x: memref<3x20xf32>, %y: memref<2x16xf32>) {
   }
   return
 }
+
+// -----
+
+// A depthwise window over a batch a run gives: the loops run to the run's
+// batch around the same vectors as at static sizes.
+// CHECK-LABEL: func.func @run_batch(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x2x6x20xf32>, %[[W:[a-z0-9]+]]: memref<2x1x3x3xf32>, %[[Y:[a-z0-9]+]]: memref<?x2x6x20xf32>)
+// CHECK: %[[BATCH:.+]] = memref.dim %[[Y]], %c0
+// CHECK: scf.for %[[N:[a-z0-9]+]] = %c0 to %[[BATCH]] step %c1
+// CHECK: vector.load %[[X]][%[[N]], %{{.+}}, %{{.+}}, %{{.+}}] : memref<?x2x6x20xf32>, vector<8xf32>
+// CHECK: vector.maskedload %[[X]][%[[N]],
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @run_batch(%x: memref<?x2x6x20xf32>, %w: memref<2x1x3x3xf32>, %y: memref<?x2x6x20xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c6 = arith.constant 6 : index
+  %c20 = arith.constant 20 : index
+  %zero = arith.constant 0.000000e+00 : f32
+  linalg.generic {indexing_maps = [#id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%y : memref<?x2x6x20xf32>) {
+  ^bb0(%out: f32):
+    %n = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %oh = linalg.index 2 : index
+    %ow = linalg.index 3 : index
+    %sum = scf.for %kh = %c0 to %c3 step %c1 iter_args(%outer = %zero) -> (f32) {
+      %inner = scf.for %kw = %c0 to %c3 step %c1 iter_args(%acc = %outer) -> (f32) {
+        %h0 = arith.addi %oh, %kh : index
+        %h = arith.subi %h0, %c1 : index
+        %hlow = arith.cmpi sge, %h, %c0 : index
+        %hhigh = arith.cmpi slt, %h, %c6 : index
+        %hin = arith.andi %hlow, %hhigh : i1
+        %hc = arith.select %hin, %h, %c0 : index
+        %w0 = arith.addi %ow, %kw : index
+        %wp = arith.subi %w0, %c1 : index
+        %wlow = arith.cmpi sge, %wp, %c0 : index
+        %whigh = arith.cmpi slt, %wp, %c20 : index
+        %win = arith.andi %wlow, %whigh : i1
+        %wc = arith.select %win, %wp, %c0 : index
+        %inside = arith.andi %hin, %win : i1
+        %v = memref.load %x[%n, %c, %hc, %wc] : memref<?x2x6x20xf32>
+        %cell = arith.select %inside, %v, %zero : f32
+        %weight = memref.load %w[%c, %c0, %kh, %kw] : memref<2x1x3x3xf32>
+        %p = arith.mulf %cell, %weight : f32
+        %s = arith.addf %acc, %p : f32
+        scf.yield %s : f32
+      }
+      scf.yield %inner : f32
+    }
+    linalg.yield %sum : f32
+  }
+  return
+}
