@@ -161,6 +161,12 @@ struct Placed {
 /// placement itself; symbolic sizes make offsets arithmetic on the
 /// symbols, computed once at the top of @main.
 void placeRuns(MutableArrayRef<Placed> placed, OpBuilder &top, Location loc) {
+  // Static sizes keep the placement (and the pairs need not be compared).
+  if (llvm::none_of(placed, [](const Placed &p) { return bool(p.runSize); })) {
+    for (Placed &p : placed)
+      p.runOffset = top.getIndexAttr(p.offset);
+    return;
+  }
   SmallVector<Placed *> order = llvm::map_to_vector(placed, [](Placed &p) { return &p; });
   llvm::stable_sort(order, [](Placed *l, Placed *r) { return l->offset < r->offset; });
   for (auto [index, current] : llvm::enumerate(order)) {
@@ -258,7 +264,8 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
     // a view) become the values they were made with: every size is then
     // computed from the symbols.
     SmallVector<Operation *> dims;
-    func.walk([&](memref::DimOp dim) { dims.push_back(dim); });
+    if (!symbols.empty())
+      func.walk([&](memref::DimOp dim) { dims.push_back(dim); });
     if (!dims.empty()) {
       RewritePatternSet patterns(context);
       memref::DimOp::getCanonicalizationPatterns(patterns, context);
