@@ -44,13 +44,15 @@ struct Loaded {
   kiln_session_t *session = nullptr;
   Loaded() {
     const char *path = std::getenv("KILN_TEST_SYMBOLIC_ARTIFACT");
-    kiln_status_t status = path ? kiln_model_load_file(path, nullptr, &model)
-                                : kiln_session_create(nullptr, nullptr, nullptr);
+    if (!path) {
+      fprintf(stderr, "fuzz-shapes: set KILN_TEST_SYMBOLIC_ARTIFACT to a symbolic artifact\n");
+      abort();
+    }
+    kiln_status_t status = kiln_model_load_file(path, nullptr, &model);
     if (!status)
       status = kiln_session_create(model, nullptr, &session);
     if (status) {
-      fprintf(stderr, "fuzz-shapes: set KILN_TEST_SYMBOLIC_ARTIFACT to a symbolic artifact: %s\n",
-              kiln_status_message(status));
+      fprintf(stderr, "fuzz-shapes: %s\n", kiln_status_message(status));
       abort();
     }
   }
