@@ -114,7 +114,7 @@ std::optional<Roles> contractionRoles(linalg::GenericOp op) {
   // Sizes a run gives (a batch, rows, attention's keys) may be m's, k's
   // and the outer loops' (checked below, with the loops' roles).
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1], c = op.getDpsInits()[0];
-  if (!isF32RunBuffer(a) || !isF32RunBuffer(b) || !isF32RowsBuffer(c) ||
+  if (!isF32RunBuffer(a) || !isF32RunBuffer(b) || !isF32RunBuffer(c) ||
       !hasUnitInnermostStride(cast<MemRefType>(b.getType())) ||
       !hasUnitInnermostStride(cast<MemRefType>(c.getType())))
     return std::nullopt;
@@ -168,18 +168,17 @@ std::optional<Roles> contractionRoles(linalg::GenericOp op) {
   for (unsigned i = 0; i < iterators.size(); ++i)
     if (i != roles.m && i != roles.n && i != roles.k)
       roles.outer.push_back(i);
-  // The columns are static (a tile's vectors and masks are); a run may
-  // give the rest, each operand's sizes along loops only (B's along the
-  // outer loops and k: a batch of activations, attention's values).
+  // A run may give any of the loops' extents (a batch, rows, attention's
+  // keys as k or as the columns), each operand's sizes along loops only;
+  // packed weights are static.
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ShapedType::isDynamic(ranges[roles.n]))
+  if (roles.panel && ShapedType::isDynamic(ranges[roles.n]))
     return std::nullopt;
   SmallVector<Value, 3> operands = {a, b, c};
   for (auto [operand, map] : llvm::zip(operands, maps))
     for (auto [size, result] :
          llvm::zip(cast<MemRefType>(operand.getType()).getShape(), map.getResults()))
-      if (ShapedType::isDynamic(size) &&
-          (!isa<AffineDimExpr>(result) || cast<AffineDimExpr>(result).getPosition() == roles.n))
+      if (ShapedType::isDynamic(size) && !isa<AffineDimExpr>(result))
         return std::nullopt;
   return roles;
 }
@@ -237,9 +236,12 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
   if (root == rootOf(op.getDpsInputs()[0]) || root == rootOf(op.getDpsInputs()[1]))
     return;
 
-  // C's columns are the trailing dimensions [split, rank) of the epilogue.
+  // C's columns are the trailing dimensions [split, rank) of the epilogue,
+  // of static sizes.
   ArrayRef<int64_t> shape = outputType.getShape();
   int64_t columns = op.getStaticLoopRanges()[roles.n];
+  if (ShapedType::isDynamic(columns))
+    return;
   int64_t split = shape.size(), product = 1;
   while (split > 0 && product < columns)
     product *= shape[--split];

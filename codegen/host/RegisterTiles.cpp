@@ -68,14 +68,24 @@ public:
     if (fusion.epilogue)
       prepareEpilogue();
     int64_t columns = ranges[roles.n], step = 2 * width;
+    // Columns a run gives (attention's keys): a tile of them a task, the
+    // last masked to what is left.
+    bool runColumns = ShapedType::isDynamic(columns);
     // A run may give the rows (m) and the outer extents (a batch): tiles
     // of rows then run to the run's rows, and the tasks are counted from
     // the run's batch.
     bool runRows = ShapedType::isDynamic(ranges[roles.m]);
     OpFoldResult rowExtent = extent(roles.m);
     bool copies = copiesPanel();
-    int64_t taskColumns = step * tilesPerTask(llvm::divideCeil(columns, step), copies);
-    int64_t columnTasks = llvm::divideCeil(columns, taskColumns);
+    int64_t taskColumns =
+        runColumns ? step : step * tilesPerTask(llvm::divideCeil(columns, step), copies);
+    int64_t columnTasks = runColumns ? 1 : llvm::divideCeil(columns, taskColumns);
+    OpFoldResult columnExtent = extent(roles.n);
+    OpFoldResult runColumnTasks =
+        runColumns ? OpFoldResult(
+                         arith::CeilDivUIOp::create(b, loc, value(columnExtent), index(taskColumns))
+                             .getResult())
+                   : b.getIndexAttr(columnTasks);
     int64_t otherTasks = columnTasks;
     SmallVector<OpFoldResult> outerExtents;
     bool runOuter = false;
@@ -90,6 +100,8 @@ public:
     int64_t blockTiles = runRows ? 0 : rowBlock(runOuter ? kTasks : otherTasks, parallel);
     int64_t rowBlocks = blockTiles ? llvm::divideCeil(wholeTiles, blockTiles) : 1;
     OpFoldResult tasks = b.getIndexAttr(otherTasks * rowBlocks);
+    if (runColumns)
+      tasks = arith::MulIOp::create(b, loc, value(tasks), value(runColumnTasks)).getResult();
     for (auto [dim, outer] : llvm::zip(roles.outer, outerExtents))
       if (ShapedType::isDynamic(ranges[dim]))
         tasks = arith::MulIOp::create(b, loc, value(tasks), value(outer)).getResult();
@@ -131,11 +143,11 @@ public:
     // each other: there tile and block trade places, and consecutive tasks
     // write blocks of rows far apart (MobileNetV2's expanding 1x1
     // convolutions at 14x14, two threads: 0.060 to 0.045 ms).
-    bool rowsFirst = columns * 4 % 64 != 0;
+    bool rowsFirst = !runColumns && columns * 4 % 64 != 0;
     SmallVector<OpFoldResult> digits;
     if (rowsFirst)
       digits.push_back(b.getIndexAttr(rowBlocks));
-    digits.push_back(b.getIndexAttr(columnTasks));
+    digits.push_back(runColumnTasks);
     if (!rowsFirst)
       digits.push_back(b.getIndexAttr(rowBlocks));
     llvm::append_range(digits, llvm::reverse(outerExtents));
@@ -159,6 +171,9 @@ public:
     for (unsigned dim : llvm::reverse(roles.outer))
       dims[dim] = digit();
     Value column = arith::MulIOp::create(b, loc, tile, index(taskColumns));
+    // The columns left from `column` when a run gives them.
+    Value left = runColumns ? arith::SubIOp::create(b, loc, value(columnExtent), column).getResult()
+                            : Value();
     auto rowTiles = [&](int64_t tileColumns) {
       if (fusion.producer)
         packPanel(*this, panel, column, tileColumns);
@@ -166,6 +181,11 @@ public:
         copyPanel(*this, panel, column, tileColumns);
       // The task's tiles in a row of tiles, from its first column.
       auto emitTiles = [&](Value row, int64_t tileRows) {
+        if (runColumns) {
+          panelColumn = index(0);
+          emitTile(row, tileRows, column, step, left);
+          return;
+        }
         forTiles(tileColumns, step, [&](Value offset, int64_t size) {
           panelColumn = offset;
           emitTile(row, tileRows, arith::AddIOp::create(b, loc, column, offset), size);
@@ -202,7 +222,7 @@ public:
       emitTiles(index(wholeTiles * rows), edge);
     };
     int64_t last = columns - (columnTasks - 1) * taskColumns;
-    if (columnTasks == 1 || last == taskColumns) {
+    if (runColumns || columnTasks == 1 || last == taskColumns) {
       rowTiles(last);
       return;
     }
@@ -316,6 +336,7 @@ private:
   /// panel's size would be the run's.
   bool copiesPanel() {
     return !fusion.producer && !roles.panel && !ShapedType::isDynamic(ranges[roles.k]) &&
+           !ShapedType::isDynamic(ranges[roles.n]) &&
            (ShapedType::isDynamic(ranges[roles.m]) || ranges[roles.m] > rows);
   }
 
@@ -446,13 +467,22 @@ private:
     }
   }
 
-  /// One tile: `tileRows` rows from `row`, `columns` columns from `column`.
-  void emitTile(Value row, int64_t tileRows, Value column, int64_t columns) {
+  /// One tile: `tileRows` rows from `row`, `columns` columns from `column`,
+  /// or with `left` (columns a run gives) as many of them as are left.
+  void emitTile(Value row, int64_t tileRows, Value column, int64_t columns, Value left = Value()) {
     int64_t vectors = llvm::divideCeil(columns, width);
     SmallVector<Value> starts, masks;
     for (int64_t v = 0; v < vectors; ++v) {
       starts.push_back(plus(column, v * width));
       int64_t lanes = std::min(width, columns - v * width);
+      if (left) {
+        // min(left - v * width, width) lanes, none when negative.
+        Value lanesLeft = arith::MinSIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, left, index(v * width)), index(width));
+        masks.push_back(
+            vector::CreateMaskOp::create(b, loc, vectorType(b.getI1Type()), ValueRange{lanesLeft}));
+        continue;
+      }
       masks.push_back(lanes == width ? Value() : laneMask(lanes));
     }
     SmallVector<Value> rowIndices;
@@ -486,7 +516,7 @@ private:
     // of A are one vector a step: those columns are summed across the rows
     // instead, an FMA per column and step.
     across = Across();
-    int64_t rest = columns % width;
+    int64_t rest = left ? 0 : columns % width;
     if (rest != 0 && groupOffset && fusion.zeroFill && tileRows <= width && 2 * rest <= tileRows) {
       across.columns = rest;
       across.offset = (vectors - 1) * width;

@@ -978,3 +978,36 @@ func.func @run_keys(%p: memref<?x?xf32>, %v: memref<?x16xf32>, %o: memref<?x16xf
   }
   return
 }
+
+// -----
+
+#a = affine_map<(m, k, n) -> (m, k)>
+#b = affine_map<(m, k, n) -> (k, n)>
+#c = affine_map<(m, k, n) -> (m, n)>
+
+// Attention's scores over keys a run gives as the columns: a task a tile
+// of two vectors of columns, counted from the run's keys; the last task's
+// vectors are masked to the columns left (none in a vector past them).
+// CHECK-LABEL: func.func @run_columns(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: memref<?x16xf32>, %[[K:[a-z0-9]+]]: memref<16x?xf32>, %[[S:[a-z0-9]+]]: memref<?x?xf32>)
+// CHECK: %[[KEYS:.+]] = memref.dim %[[K]], %c1
+// CHECK: %[[TASKS:.+]] = arith.ceildivui %[[KEYS]], %c16
+// CHECK: scf.forall (%[[TASK:.+]]) in (%{{.+}})
+// CHECK: %[[COLUMN:.+]] = arith.muli %{{.+}}, %c16
+// CHECK: %[[LEFT:.+]] = arith.subi %[[KEYS]], %[[COLUMN]]
+// CHECK: %[[FIRST:.+]] = arith.minsi %[[LEFT]], %c8
+// CHECK: vector.create_mask %[[FIRST]] : vector<8xi1>
+// CHECK: vector.maskedload %[[K]]
+// CHECK: vector.maskedstore %[[S]]
+func.func @run_columns(%q: memref<?x16xf32>, %k: memref<16x?xf32>, %s: memref<?x?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<?x?xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%q, %k : memref<?x16xf32>, memref<16x?xf32>) outs(%s : memref<?x?xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  }
+  return
+}
