@@ -16,7 +16,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/MathExtras.h"
 
 namespace kiln {
 
@@ -165,29 +164,16 @@ SmallVector<Value> readBuffers(Operation *kernel) {
 /// symbolic sizes its size at their largest (SizeBounds.h).
 std::optional<int64_t> largestBytes(Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
-  int64_t width = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-  if (type.hasStaticShape())
-    return type.getNumElements() * width;
-  SmallVector<OpFoldResult> sizes;
   Operation *definition = buffer.getDefiningOp();
+  if (type.hasStaticShape())
+    return kiln::largestBytes(type, ValueRange{});
   if (auto view = dyn_cast_or_null<memref::ViewOp>(definition))
-    sizes = getMixedValues(type.getShape(), view.getSizes(), definition->getContext());
-  else if (auto subview = dyn_cast_or_null<memref::SubViewOp>(definition))
-    sizes = subview.getMixedSizes();
-  else if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(definition))
-    sizes = expand.getMixedOutputShape();
-  else
-    return std::nullopt;
-  int64_t bytes = width;
-  for (OpFoldResult size : sizes) {
-    std::optional<int64_t> largest = getConstantIntValue(size);
-    if (!largest)
-      if (std::optional<std::pair<int64_t, int64_t>> bounds = sizeBounds(cast<Value>(size)))
-        largest = bounds->second;
-    if (!largest || llvm::MulOverflow(bytes, *largest, bytes))
-      return std::nullopt;
-  }
-  return bytes;
+    return kiln::largestBytes(type, view.getSizes());
+  if (auto subview = dyn_cast_or_null<memref::SubViewOp>(definition))
+    return kiln::largestBytes(type, subview.getSizes());
+  if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(definition))
+    return kiln::largestBytes(type, expand.getOutputShape());
+  return std::nullopt;
 }
 
 int64_t contractionFlops(linalg::LinalgOp op) {

@@ -38,28 +38,6 @@ int64_t byteSize(MemRefType type) {
   return type.getNumElements() * width;
 }
 
-/// The most bytes `alloc` takes in any run: its size, or for a symbolic
-/// one its size at the largest values its dynamic sizes take (SizeBounds.h).
-std::optional<int64_t> largestBytes(memref::AllocOp alloc) {
-  MemRefType type = alloc.getType();
-  int64_t count = 1;
-  auto dynamic = alloc.getDynamicSizes().begin();
-  for (int64_t size : type.getShape()) {
-    if (ShapedType::isDynamic(size)) {
-      std::optional<std::pair<int64_t, int64_t>> bounds = sizeBounds(*dynamic++);
-      if (!bounds || bounds->first < 0)
-        return std::nullopt;
-      size = bounds->second;
-    }
-    if (llvm::MulOverflow(count, size, count))
-      return std::nullopt;
-  }
-  int64_t bytes;
-  if (llvm::MulOverflow(count, int64_t(llvm::divideCeil(type.getElementTypeBitWidth(), 8)), bytes))
-    return std::nullopt;
-  return bytes;
-}
-
 /// `value`, a size computed from @main's arguments by pure operations,
 /// computed again at `b` (the top of @main, where every offset is), reusing
 /// what `hoisted` already holds; fails on a size computed from anything
@@ -211,20 +189,13 @@ FailureOr<Value> viewSymbolicArgument(BlockArgument argument, MemRefType type, D
                                       ValueRange symbols, OpBuilder &top) {
   Location loc = argument.getLoc();
   SmallVector<Value> sizes;
-  int64_t bytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-  for (auto [size, dim] : llvm::zip_equal(type.getShape(), dims.getMap().getResults())) {
-    if (!ShapedType::isDynamic(size)) {
-      if (llvm::MulOverflow(bytes, size, bytes))
-        return failure();
-      continue;
-    }
-    Value value = affine::expandAffineExpr(top, loc, dim, ValueRange{}, symbols);
-    std::optional<std::pair<int64_t, int64_t>> bounds = sizeBounds(value);
-    if (!bounds || bounds->first < 0 || llvm::MulOverflow(bytes, bounds->second, bytes))
-      return failure();
-    sizes.push_back(value);
-  }
-  argument.setType(MemRefType::get({bytes}, top.getI8Type()));
+  for (auto [size, dim] : llvm::zip_equal(type.getShape(), dims.getMap().getResults()))
+    if (ShapedType::isDynamic(size))
+      sizes.push_back(affine::expandAffineExpr(top, loc, dim, ValueRange{}, symbols));
+  std::optional<int64_t> bytes = largestBytes(type, sizes);
+  if (!bytes)
+    return failure();
+  argument.setType(MemRefType::get({*bytes}, top.getI8Type()));
   Value zero = arith::ConstantIndexOp::create(top, loc, 0);
   auto view = memref::ViewOp::create(top, loc, type, argument, zero, sizes);
   argument.replaceAllUsesExcept(view.getResult(), view);
@@ -371,7 +342,7 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
         alloc.emitError("only identity-layout buffers can be planned");
         return signalPassFailure();
       }
-      std::optional<int64_t> bytes = largestBytes(alloc);
+      std::optional<int64_t> bytes = largestBytes(type, alloc.getDynamicSizes());
       if (!bytes) {
         alloc.emitError("cannot bound this buffer's size from the symbols' ranges");
         return signalPassFailure();

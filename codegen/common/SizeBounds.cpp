@@ -119,4 +119,22 @@ std::optional<Interval> sizeBounds(Value size) {
   return std::nullopt;
 }
 
+std::optional<int64_t> largestBytes(MemRefType type, ValueRange dynamicSizes) {
+  int64_t bytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  auto dynamic = dynamicSizes.begin();
+  for (int64_t size : type.getShape()) {
+    if (ShapedType::isDynamic(size)) {
+      if (dynamic == dynamicSizes.end())
+        return std::nullopt;
+      std::optional<Interval> bounds = sizeBounds(*dynamic++);
+      if (!bounds || bounds->first < 0)
+        return std::nullopt;
+      size = bounds->second;
+    }
+    if (llvm::MulOverflow(bytes, size, bytes))
+      return std::nullopt;
+  }
+  return bytes;
+}
+
 } // namespace kiln

@@ -27,6 +27,11 @@ namespace kiln {
 /// Nothing for anything else, or when a bound overflows int64_t.
 std::optional<std::pair<int64_t, int64_t>> sizeBounds(mlir::Value size);
 
+/// The most bytes a buffer of `type` takes in any run, its dynamic sizes
+/// being `dynamicSizes` (in order; each bounded by sizeBounds, and never
+/// negative). Nothing when a size has no bound or the bytes overflow.
+std::optional<int64_t> largestBytes(mlir::MemRefType type, mlir::ValueRange dynamicSizes);
+
 } // namespace kiln
 
 #endif // KILN_CODEGEN_COMMON_SIZEBOUNDS_H
