@@ -17,6 +17,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <map>
@@ -226,6 +227,10 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
     // symbolic inputs and outputs, buffer sizes and offsets), gathered here
     // and moved to the top of @main at the end.
     Block prologue;
+    // A plan that fails part way leaves @main whole: what the prologue
+    // holds still has uses there.
+    auto keepPrologue = llvm::make_scope_exit(
+        [&] { body.getOperations().splice(body.begin(), prologue.getOperations()); });
     OpBuilder top(context);
     top.setInsertionPointToEnd(&prologue);
     IRMapping hoisted;
@@ -392,6 +397,7 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
     for (Operation &op : llvm::make_early_inc_range(body))
       if (isa<memref::DeallocOp>(op))
         op.erase();
+    keepPrologue.release();
     body.getOperations().splice(body.begin(), prologue.getOperations());
 
     // The symbols' values come last.

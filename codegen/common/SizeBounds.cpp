@@ -59,6 +59,39 @@ std::optional<Interval> combine(Interval x, Interval y, bool multiply) {
   return Interval{low, high};
 }
 
+/// The value of `condition`, a comparison of sizes, when their bounds
+/// decide it in every run.
+std::optional<bool> decided(Value condition) {
+  auto compare = condition.getDefiningOp<arith::CmpIOp>();
+  if (!compare)
+    return std::nullopt;
+  auto x = sizeBounds(compare.getLhs()), y = sizeBounds(compare.getRhs());
+  if (!x || !y)
+    return std::nullopt;
+  auto less = [](Interval a, Interval b) -> std::optional<bool> {
+    if (a.second < b.first)
+      return true;
+    if (a.first >= b.second)
+      return false;
+    return std::nullopt;
+  };
+  auto negate = [](std::optional<bool> value) {
+    return value ? std::optional(!*value) : std::nullopt;
+  };
+  switch (compare.getPredicate()) {
+  case arith::CmpIPredicate::slt:
+    return less(*x, *y);
+  case arith::CmpIPredicate::sge:
+    return negate(less(*x, *y));
+  case arith::CmpIPredicate::sgt:
+    return less(*y, *x);
+  case arith::CmpIPredicate::sle:
+    return negate(less(*y, *x));
+  default:
+    return std::nullopt;
+  }
+}
+
 } // namespace
 
 std::optional<Interval> sizeBounds(Value size) {
@@ -72,6 +105,10 @@ std::optional<Interval> sizeBounds(Value size) {
   if (auto dim = dyn_cast<tensor::DimOp>(op))
     return staticDim(dim.getSource(), dim.getConstantIndex());
   if (op->getNumOperands() == 3 && isa<arith::SelectOp>(op)) {
+    // A condition the bounds decide picks one side (expandAffineExpr's
+    // floor division selects on the sign of a size that has one).
+    if (std::optional<bool> condition = decided(op->getOperand(0)))
+      return sizeBounds(op->getOperand(*condition ? 1 : 2));
     auto x = sizeBounds(op->getOperand(1)), y = sizeBounds(op->getOperand(2));
     if (!x || !y)
       return std::nullopt;

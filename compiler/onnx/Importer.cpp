@@ -63,11 +63,22 @@ private:
   /// initializer's; from IR version 4, where ONNX makes them inputs with a
   /// default, a warning names them.
   LogicalResult checkShadowedInputs();
+  /// Gathers the ranges --input-shape gives the symbols of the graph's
+  /// inputs, so that a symbol fixed or given a range in one input is so
+  /// in all; refuses two inputs that give one symbol different ranges.
+  LogicalResult gatherGivenRanges(const onnx::GraphProto &graph);
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &input);
   /// The symbol of dimensions named `name` (a dim_param, or INPUT.D for
   /// an unnamed one), with `range` when --input-shape gives one: the same
   /// name is the same symbol in every input.
-  FailureOr<AffineExpr> symbolFor(const std::string &name, std::optional<DimRange> range);
+  AffineExpr symbolFor(const std::string &name, std::optional<DimRange> range);
+  /// The size of dimensions named `name` in an expression of them: the
+  /// size --input-shape fixes, or its symbol.
+  AffineExpr sizeNamed(StringRef name);
+  /// Checks the dimensions that are expressions of others and that
+  /// --input-shape also gives: the sizes given must hold every value the
+  /// expression takes over its symbols' ranges.
+  LogicalResult checkGivenExpressions();
   /// The constant that --input-value makes of `input`.
   FailureOr<DenseElementsAttr> fixedValue(const onnx::ValueInfoProto &input,
                                           const InputValue &value);
@@ -96,9 +107,29 @@ private:
   llvm::StringMap<Value> values_;
   llvm::StringSet<> consumed_;
   SymbolRanges symbols_;
-  /// The symbols whose range --input-shape gives.
-  llvm::StringSet<> rangesGiven_;
+  /// The ranges --input-shape gives the symbols (dim_params that are a
+  /// name alone), with the input and dimension that give each.
+  llvm::StringMap<std::tuple<DimRange, std::string, int>> givenRanges_;
+  /// A dimension that is an expression of others and that --input-shape
+  /// gives too.
+  struct GivenExpression {
+    std::string input, text;
+    int dim;
+    AffineExpr size;
+    DimRange range;
+  };
+  std::vector<GivenExpression> givenExpressions_;
 };
+
+/// A range as --input-shape writes it: 4, 1..8, 1..8@2.
+std::string rangeText(const DimRange &range) {
+  std::string text = std::to_string(range.min);
+  if (!range.isFixed())
+    text += ".." + std::to_string(range.max);
+  if (range.opt != range.min)
+    text += "@" + std::to_string(range.opt);
+  return text;
+}
 
 LogicalResult Importer::parseModel() {
   int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
@@ -373,21 +404,31 @@ FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &inpu
                              ? std::to_string(range->min)
                              : std::to_string(range->min) + ".." + std::to_string(range->max))
                      << ", but the model fixes it at " << declared->dim_value();
-    if (range && range->isFixed()) {
-      dims.push_back(getAffineConstantExpr(range->min, &context_));
-      continue;
-    }
     if (fixedByModel) {
       dims.push_back(getAffineConstantExpr(declared->dim_value(), &context_));
       continue;
     }
-    std::string symbol = declared && !declared->dim_param().empty()
-                             ? declared->dim_param()
-                             : name + "." + std::to_string(d);
-    FailureOr<AffineExpr> dim = symbolFor(symbol, range);
-    if (failed(dim))
-      return failure();
-    dims.push_back(*dim);
+    StringRef param = declared ? StringRef(declared->dim_param()) : StringRef();
+    if (std::optional<AffineExpr> size = parseDimExpression(
+            param, &context_, [&](StringRef symbol) { return sizeNamed(symbol); })) {
+      auto bounds = symbols_.bounds(*size);
+      if (bounds && bounds->first < 0)
+        return error() << "graph input '" << name << "' has dimension " << d << " '" << param
+                       << "', which is " << bounds->first
+                       << " at some sizes of its symbols; give them ranges with --input-shape "
+                          "that keep it from being negative";
+      if (range)
+        givenExpressions_.push_back({name, param.str(), d, *size, *range});
+      dims.push_back(*size);
+      continue;
+    }
+    if (auto it = givenRanges_.find(param); !range && !param.empty() && it != givenRanges_.end())
+      range = std::get<DimRange>(it->second);
+    if (range && range->isFixed()) {
+      dims.push_back(getAffineConstantExpr(range->min, &context_));
+      continue;
+    }
+    dims.push_back(symbolFor(param.empty() ? name + "." + std::to_string(d) : param.str(), range));
   }
   RankedTensorType type = tensorOf(dims, element);
   // Memory is planned for the largest sizes: their element count must fit.
@@ -401,19 +442,69 @@ FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &inpu
   return type;
 }
 
-FailureOr<AffineExpr> Importer::symbolFor(const std::string &name, std::optional<DimRange> range) {
+LogicalResult Importer::gatherGivenRanges(const onnx::GraphProto &graph) {
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    auto given = options_.inputShapes.find(input.name());
+    if (given == options_.inputShapes.end() || !input.type().has_tensor_type() ||
+        !input.type().tensor_type().has_shape())
+      continue;
+    const onnx::TensorShapeProto &declared = input.type().tensor_type().shape();
+    if (declared.dim_size() != int(given->second.size()))
+      continue; // inputType says so.
+    for (int d = 0; d < declared.dim_size(); ++d) {
+      StringRef param = declared.dim(d).dim_param();
+      if (param.empty() || declared.dim(d).has_dim_value() ||
+          parseDimExpression(param, &context_,
+                             [&](StringRef) { return getAffineSymbolExpr(0, &context_); }))
+        continue;
+      const DimRange &range = given->second[d];
+      auto [it, inserted] = givenRanges_.try_emplace(param, range, input.name(), d);
+      auto &[known, source, sourceDim] = it->second;
+      if (!inserted && !(known == range))
+        return error() << "--input-shape gives input '" << input.name() << "' dimension " << d
+                       << " (symbol '" << param << "') " << rangeText(range) << ", but input '"
+                       << source << "' dimension " << sourceDim << " " << rangeText(known)
+                       << ": one symbol takes one range";
+    }
+  }
+  return success();
+}
+
+AffineExpr Importer::symbolFor(const std::string &name, std::optional<DimRange> range) {
   auto [it, inserted] = symbols_.index.try_emplace(name, symbols_.symbols.size());
   if (inserted)
-    symbols_.symbols.push_back({name, kDefaultSymbolRange});
-  if (range) {
-    DimRange &known = symbols_.symbols[it->second].second;
-    if (!rangesGiven_.insert(name).second && !(known == *range))
-      return error() << "--input-shape gives symbol '" << name << "' the range " << range->min
-                     << ".." << range->max << "@" << range->opt << ", but another input gave it "
-                     << known.min << ".." << known.max << "@" << known.opt;
-    known = *range;
-  }
+    symbols_.symbols.push_back({name, defaultRange(name)});
+  if (range)
+    symbols_.symbols[it->second].second = *range;
   return getAffineSymbolExpr(it->second, &context_);
+}
+
+AffineExpr Importer::sizeNamed(StringRef name) {
+  auto it = givenRanges_.find(name);
+  if (it == givenRanges_.end())
+    return symbolFor(name.str(), std::nullopt);
+  const DimRange &range = std::get<DimRange>(it->second);
+  if (range.isFixed())
+    return getAffineConstantExpr(range.min, &context_);
+  return symbolFor(name.str(), range);
+}
+
+LogicalResult Importer::checkGivenExpressions() {
+  for (const GivenExpression &given : givenExpressions_) {
+    auto bounds = symbols_.bounds(given.size);
+    if (bounds && given.range.min <= bounds->first && bounds->second <= given.range.max &&
+        (!given.range.isFixed() || bounds->first == bounds->second))
+      continue;
+    InFlightDiagnostic diagnostic = error();
+    diagnostic << "--input-shape gives input '" << given.input << "' dimension " << given.dim << " "
+               << rangeText(given.range) << ", but the model declares it '" << given.text << "'";
+    if (bounds)
+      diagnostic << ", which is " << bounds->first
+                 << (bounds->first == bounds->second ? "" : " to " + std::to_string(bounds->second))
+                 << " at the sizes of its symbols";
+    return diagnostic << "; give the symbols their sizes in the inputs where they stand alone";
+  }
+  return success();
 }
 
 /// The runtime's name of an element type (f32, u8, bool, ...).
@@ -603,6 +694,8 @@ OwningOpRef<ModuleOp> Importer::run() {
              nullptr;
   }
 
+  if (failed(gatherGivenRanges(graph)))
+    return nullptr;
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
   SmallVector<std::pair<std::string, DenseElementsAttr>> fixed;
@@ -622,6 +715,8 @@ OwningOpRef<ModuleOp> Importer::run() {
     argTypes.push_back(*type);
     argNames.push_back(input.name());
   }
+  if (failed(checkGivenExpressions()))
+    return nullptr;
 
   Location fileLoc = FileLineColLoc::get(&context_, path_, 0, 0);
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);

@@ -148,18 +148,20 @@ def export(name, out, seed):
     return [classic, dynamo]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(description, models, export_one):
+    """Exports the --models of `models` into --out, model i with seed
+    --seed + i, by export_one(name, out, seed), which gives the paths."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--models", default=",".join(models))
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     warnings.filterwarnings("ignore")
     for index, name in enumerate(args.models.split(",")):
-        for path in export(name, args.out, args.seed + index):
+        for path in export_one(name, args.out, args.seed + index):
             print(f"{path}: {os.path.getsize(path)} bytes")
 
 
 if __name__ == "__main__":
-    main()
+    main(__doc__.splitlines()[0], MODELS, export)
