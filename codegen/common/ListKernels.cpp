@@ -161,7 +161,8 @@ SmallVector<Value> readBuffers(Operation *kernel) {
 } // namespace
 
 /// The most bytes `buffer` holds in any run: its size, or for a view of
-/// symbolic sizes its size at their largest (SizeBounds.h).
+/// symbolic sizes its size at their largest (SizeBounds.h); a collapsed
+/// one holds its source's.
 std::optional<int64_t> largestBytes(Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
   Operation *definition = buffer.getDefiningOp();
@@ -173,6 +174,8 @@ std::optional<int64_t> largestBytes(Value buffer) {
     return kiln::largestBytes(type, subview.getSizes());
   if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(definition))
     return kiln::largestBytes(type, expand.getOutputShape());
+  if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(definition))
+    return largestBytes(collapse.getSrc());
   return std::nullopt;
 }
 

@@ -222,12 +222,6 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
   if (!isF32RowsBuffer(output) || !contiguous || !maps.back().isIdentity() ||
       !llvm::all_of(maps, onlyDimsAndConstants))
     return;
-  // A row of the epilogue is found from C's indices: the same ones, or,
-  // for static sizes, those of the same row of elements.
-  auto cType = cast<MemRefType>(op.getDpsInits()[0].getType());
-  bool sameRows = cType.getShape().drop_back() == outputType.getShape().drop_back();
-  if (!sameRows && !(cType.hasStaticShape() && outputType.hasStaticShape()))
-    return;
   for (Operation *access : accessesOf(alloc))
     if (access != op && access != epilogue && access != fusion.zeroFill.getOperation())
       return;
@@ -246,6 +240,17 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
   while (split > 0 && product < columns)
     product *= shape[--split];
   if (product != columns || split == int64_t(shape.size()))
+    return;
+  // A row of the epilogue is found from C's indices: the same ones when
+  // its row dimensions are C's, or else those of the same row of elements,
+  // which a run's size may change only in the first dimension of each (a
+  // convolution's batch, over groups and channels).
+  auto cType = cast<MemRefType>(op.getDpsInits()[0].getType());
+  auto staticButFirst = [](ArrayRef<int64_t> sizes) {
+    return llvm::none_of(sizes.drop_front(), ShapedType::isDynamic);
+  };
+  bool sameRows = cType.getShape().drop_back() == shape.take_front(split);
+  if (!sameRows && !(staticButFirst(cType.getShape()) && staticButFirst(shape)))
     return;
   auto isColumnDim = [&](AffineExpr e) {
     auto dim = dyn_cast<AffineDimExpr>(e);

@@ -412,10 +412,11 @@ private:
     auto cType = cast<MemRefType>(op.getDpsInits()[0].getType());
     ArrayRef<int64_t> shape = cType.getShape();
     SmallVector<Value> at = indices(maps[2], dims);
-    // Rows of the same shape (which sizes a run gives need): C's own.
+    // Row dimensions of the same shape (which sizes a run gives need):
+    // C's own.
     ArrayRef<int64_t> epilogueShape =
         cast<MemRefType>(fusion.epilogue.getDpsInits()[0].getType()).getShape();
-    if (epilogueShape.drop_back() == shape.drop_back() && fusion.split == int64_t(shape.size()) - 1)
+    if (epilogueShape.take_front(fusion.split) == shape.drop_back())
       return SmallVector<Value>(ArrayRef(at).drop_back());
     // C's elements before this row, in columns: C is row-major, its last
     // dimension the columns.

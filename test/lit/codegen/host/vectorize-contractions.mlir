@@ -1011,3 +1011,54 @@ func.func @run_columns(%q: memref<?x16xf32>, %k: memref<16x?xf32>, %s: memref<?x
   }
   return
 }
+
+// -----
+
+#fw = affine_map<(n, g, f, o, c) -> (g, f, c)>
+#fx = affine_map<(n, g, f, o, c) -> (n, g, c, o)>
+#fy = affine_map<(n, g, f, o, c) -> (n, g, f, o)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#channel = affine_map<(d0, d1, d2, d3) -> (d1)>
+
+// A 1x1 convolution over a batch a run gives, its bias and ReLU after:
+// the product's rows (batch, group, filter) are the epilogue's (batch,
+// channel) through C's reshapes, which the run's size changes only in the
+// batch, so the epilogue joins the register tiles, reading the bias by
+// channel, and nothing is left for the accumulator's buffer.
+// CHECK-LABEL: func.func @run_batch_epilogue(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x8x10x10xf32>, %{{.+}}: memref<1x16x8xf32>, %[[BIAS:[a-z0-9]+]]: memref<16xf32>, %[[BATCH:[a-z0-9]+]]: index)
+// CHECK-NOT: linalg.fill
+// CHECK: memref.alloc(%[[BATCH]]) : memref<?x16x10x10xf32>
+// CHECK-NOT: memref.alloc(
+// CHECK: scf.forall
+// CHECK: vector.fma
+// CHECK: memref.load %[[BIAS]]
+// CHECK: arith.maximumf
+// CHECK: } {kiln.flops = 0 : i64, kiln.kernel = "matmul"}
+// CHECK-NOT: linalg.generic
+func.func @run_batch_epilogue(%x: memref<?x8x10x10xf32>, %w: memref<1x16x8xf32>, %bias: memref<16xf32>,
+                              %n: index) -> memref<?x16x10x10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %xflat = memref.collapse_shape %x [[0, 1, 2, 3]] : memref<?x8x10x10xf32> into memref<?xf32>
+  %xg = memref.expand_shape %xflat [[0, 1, 2, 3]] output_shape [%n, 1, 8, 100] : memref<?xf32> into memref<?x1x8x100xf32>
+  %acc = memref.alloc(%n) : memref<?x16x10x10xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<?x16x10x10xf32>)
+  %aflat = memref.collapse_shape %acc [[0, 1, 2, 3]] : memref<?x16x10x10xf32> into memref<?xf32>
+  %ag = memref.expand_shape %aflat [[0, 1, 2, 3]] output_shape [%n, 1, 16, 100] : memref<?xf32> into memref<?x1x16x100xf32>
+  linalg.generic {indexing_maps = [#fw, #fx, #fy], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %xg : memref<1x16x8xf32>, memref<?x1x8x100xf32>) outs(%ag : memref<?x1x16x100xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %m = arith.mulf %p, %q : f32
+    %a = arith.addf %s, %m : f32
+    linalg.yield %a : f32
+  }
+  %y = memref.alloc(%n) : memref<?x16x10x10xf32>
+  linalg.generic {indexing_maps = [#id4, #channel, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%acc, %bias : memref<?x16x10x10xf32>, memref<16xf32>) outs(%y : memref<?x16x10x10xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s1 = arith.addf %v, %b : f32
+    %r = arith.maximumf %s1, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %y : memref<?x16x10x10xf32>
+}
