@@ -12,6 +12,10 @@ takes `input_ids`, `attention_mask` (past and new tokens), `position_ids`
 positions, and gives `logits` and `present.N.key/value`. A prefill feeds a
 past of length 0; each decode step feeds one token and the last presents.
 
+`--models gpt2_small,llama_small` exports full-size configurations instead
+(GPT-2 small, and a Llama-style model of 8 layers and 1024 hidden units),
+which tools/bench/decode.py times.
+
 The exports are committed in test/models/decoders/ because CI has no torch;
 optimum-onnx pins transformers below 4.58, so it gets its own venv:
 
@@ -46,11 +50,26 @@ def llama():
                                         max_position_embeddings=128, tie_word_embeddings=False))
 
 
+# Full-size configurations for tools/bench/decode.py (not committed): GPT-2
+# small (124M parameters) and a Llama-style model of 8 layers and 1024
+# hidden units (grouped-query attention, 4 key/value heads of 16; 200M).
+def gpt2_small():
+    return GPT2LMHeadModel(GPT2Config())
+
+
+def llama_small():
+    return LlamaForCausalLM(LlamaConfig(vocab_size=32000, hidden_size=1024,
+                                        intermediate_size=2816, num_hidden_layers=8,
+                                        num_attention_heads=16, num_key_value_heads=4,
+                                        max_position_embeddings=2048))
+
+
 MODELS = {"gpt2": gpt2, "llama": llama}
+BENCHMARK_MODELS = {"gpt2_small": gpt2_small, "llama_small": llama_small}
 
 
 def export(name, out, seed):
-    model = MODELS[name]().eval()
+    model = {**MODELS, **BENCHMARK_MODELS}[name]().eval()
     spread_weights(model, seed)
     path = os.path.join(out, f"{name}-past.onnx")
     with tempfile.TemporaryDirectory() as work:
@@ -66,4 +85,5 @@ def export(name, out, seed):
 
 
 if __name__ == "__main__":
-    export_transformers.main(__doc__.splitlines()[0], MODELS, export)
+    export_transformers.main(__doc__.splitlines()[0], {**MODELS, **BENCHMARK_MODELS}, export,
+                             default=MODELS)

@@ -148,12 +148,13 @@ def export(name, out, seed):
     return [classic, dynamo]
 
 
-def main(description, models, export_one):
-    """Exports the --models of `models` into --out, model i with seed
-    --seed + i, by export_one(name, out, seed), which gives the paths."""
+def main(description, models, export_one, default=None):
+    """Exports the --models of `models` (by default `default`, else all)
+    into --out, model i with seed --seed + i, by export_one(name, out,
+    seed), which gives the paths."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--models", default=",".join(models))
+    parser.add_argument("--models", default=",".join(default or models))
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)

@@ -4,7 +4,7 @@
 
     python3 tools/bench/zoo.py --setup          # once: a venv with torch & co.
     python3 tools/bench/zoo.py [--models resnet50,vit_b_16,...] [--threads 1,2]
-                               [--rounds 3] [--iterations 10] [--warmup 2]
+                               [--rounds 3] [--iterations 10] [--warmup 2] [--symbolic]
 
 Each model is built from code or a configuration with random weights
 (torchvision, timm, transformers; nothing is downloaded), given real spread
@@ -17,6 +17,15 @@ at each thread count, for several rounds, and keeps each side's best round
 (the median of its iterations). It prints one row per model and thread count
 with the ratio kiln / onnxruntime (below 1: kiln is faster) and the
 geometric mean of the ratios per thread count.
+
+With --symbolic, each model is exported with its batch (and a text
+model's sequence) symbolic, compiled once with ranges (a batch of 1..8,
+sequences of 1..384), its outputs checked against onnxruntime's at batch 1,
+3 and 8 (text: 1x7, 3x128, 8x384), then timed at batch 1 and 8 (text at
+sequence 128) against a static compile at that shape and onnxruntime, at
+the first --threads count. It prints the ratios symbolic / static and
+symbolic / onnxruntime, their geometric means and worst, and the compile
+time against the static compiles'.
 
 torch and friends are large and only this script needs them: `--setup`
 installs them from PyPI into build/zoo-venv, and the script re-runs itself
@@ -157,15 +166,23 @@ def spread(model, seed):
                 tensor.add_(noise(tensor, 0.1))
 
 
-def export(name, path):
+def export(name, path, symbolic=False):
+    """Exports zoo model `name` to `path` with fixed shapes, or with its
+    batch (and a text model's sequence) symbolic; returns its inputs."""
     # nn.MultiheadAttention's fused inference path has no ONNX export.
     torch.backends.mha.set_fastpath_enabled(False)
     model, inputs = ZOO[name][1]()
     model.eval()
     spread(model, seed=len(name))
+    axes = None
+    if symbolic:
+        text = "input_ids" in inputs
+        dims = {0: "batch", 1: "sequence"} if text else {0: "batch"}
+        axes = {n: dims for n in list(inputs) + ["output"]}
     with torch.no_grad():
         torch.onnx.export(model, tuple(inputs.values()), path, input_names=list(inputs),
-                          output_names=["output"], opset_version=17, dynamo=False)
+                          output_names=["output"], opset_version=17, dynamo=False,
+                          dynamic_axes=axes)
     return {input: tensor.numpy() for input, tensor in inputs.items()}
 
 
@@ -202,6 +219,89 @@ def geometric_mean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
+# Symbolic mode: each model's ranges, the sizes its outputs are checked at
+# and the sizes it is timed at, (batch,) or (batch, sequence).
+SYMBOLIC_CHECKED = {"image": [(1,), (3,), (8,)], "text": [(1, 7), (3, 128), (8, 384)]}
+SYMBOLIC_TIMED = {"image": [(1,), (8,)], "text": [(1, 128), (8, 128)]}
+
+
+def symbolic_main(args, names):
+    """Each model exported with a symbolic batch (and sequence), compiled
+    once with ranges, checked against onnxruntime at three shapes and
+    timed against a static compile and onnxruntime at batch 1 and 8."""
+    import symbolic
+
+    print(f"uptime: {os.getloadavg()[0]:.2f} load average; {args.rounds} rounds of "
+          f"{args.iterations} runs, best round's median; {args.threads} thread(s)", flush=True)
+    threads = int(args.threads.split(",")[0])
+    against_static, against_ort, compiles, failures, mismatched = [], [], [], [], []
+    with tempfile.TemporaryDirectory() as work:
+        for name in names:
+            path = os.path.join(args.model_dir, name + "-symbolic.onnx")
+            if args.reexport or not os.path.exists(path):
+                export(name, path, symbolic=True)
+            session, inputs = symbolic.graph_inputs(path)
+            kind = "text" if inputs[0][0] == "input_ids" else "image"
+            rest = [str(d) for d in inputs[0][2][1:]]
+            ranges = ["1..8", "1..384"] if kind == "text" else ["1..8"] + rest
+            flags = [f"--input-shape={n}={'x'.join(ranges)}" for n, _, _ in inputs]
+            artifact = os.path.join(work, name + ".kiln")
+            try:
+                seconds = symbolic.compile_seconds(args.kiln, path, artifact, flags)
+            except subprocess.CalledProcessError:
+                print(f"{name}: does not compile with symbolic shapes", flush=True)
+                failures.append(name)
+                continue
+            errors = []
+            for sizes in SYMBOLIC_CHECKED[kind]:
+                feed = symbolic.feed_at(inputs, symbolic.shapes_at(inputs, sizes))
+                errors.append(symbolic.check_outputs(args.kiln, artifact, session, feed, work))
+            if max(errors) > 1e-3:
+                mismatched.append(name)
+            print(f"{name}: compiled once in {seconds:.1f} s; largest error at "
+                  f"{', '.join('x'.join(map(str, s)) for s in SYMBOLIC_CHECKED[kind])}: "
+                  f"{max(errors):.1e}", flush=True)
+            peer = peers.onnxruntime_session(path, threads)
+            symbols = ["batch", "sequence"][:len(SYMBOLIC_TIMED[kind][0])]
+            for sizes in SYMBOLIC_TIMED[kind]:
+                shapes = symbolic.shapes_at(inputs, sizes)
+                feed = symbolic.feed_at(inputs, shapes)
+                static = os.path.join(work, name + "-static.kiln")
+                static_seconds = symbolic.compile_seconds(
+                    args.kiln, path, static,
+                    [f"--input-shape={n}={'x'.join(map(str, s))}" for n, s in shapes.items()])
+                sizes_flags = [f"--size={symbol}={size}" for symbol, size in zip(symbols, sizes)]
+                best = [math.inf] * 3
+                for _ in range(args.rounds):
+                    best[0] = min(best[0], symbolic.kiln_median(
+                        args.kiln, artifact, sizes_flags, threads, args.warmup, args.iterations))
+                    best[1] = min(best[1], symbolic.kiln_median(
+                        args.kiln, static, [], threads, args.warmup, args.iterations))
+                    best[2] = min(best[2], peers.onnxruntime_median(peer, feed, args.warmup,
+                                                                    args.iterations))
+                shape = "x".join(map(str, sizes))
+                against_static.append((best[0] / best[1], f"{name} {shape}"))
+                against_ort.append((best[0] / best[2], f"{name} {shape}"))
+                compiles.append(seconds / static_seconds)
+                print(f"| {name} | {shape} | {best[0]:.2f} ms | {best[1]:.2f} ms | "
+                      f"{best[2]:.2f} ms | {best[0] / best[1]:.2f}x | {best[0] / best[2]:.2f}x | "
+                      f"{seconds:.1f} s / {static_seconds:.1f} s |", flush=True)
+    for label, ratios in (("symbolic / static", against_static),
+                          ("symbolic / onnxruntime", against_ort)):
+        if ratios:
+            worst = max(ratios)
+            print(f"{label}: geometric mean {geometric_mean([r for r, _ in ratios]):.2f}x, "
+                  f"worst {worst[0]:.2f}x ({worst[1]})")
+    if compiles:
+        print(f"compile symbolic / static: geometric mean {geometric_mean(compiles):.2f}x, "
+              f"worst {max(compiles):.2f}x")
+    if failures:
+        print(f"does not compile: {', '.join(failures)}")
+    if mismatched:
+        print(f"outputs differ from onnxruntime's (over 1e-3): {', '.join(mismatched)}")
+    return 1 if failures or mismatched else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--setup", action="store_true", help="install torch & co. and stop")
@@ -214,6 +314,8 @@ def main():
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--compile-flags", default="", help="extra kiln compile flags")
+    parser.add_argument("--symbolic", action="store_true",
+                        help="one artifact per model for every batch (and sequence)")
     args = parser.parse_args()
     if args.setup:
         setup()
@@ -222,8 +324,10 @@ def main():
     unknown = [n for n in names if n not in ZOO]
     if unknown:
         sys.exit(f"unknown models {unknown}; the zoo has {', '.join(ZOO)}")
-    thread_counts = [int(t) for t in args.threads.split(",")]
     os.makedirs(args.model_dir, exist_ok=True)
+    if args.symbolic:
+        return symbolic_main(args, names)
+    thread_counts = [int(t) for t in args.threads.split(",")]
     print(f"uptime: {os.getloadavg()[0]:.2f} load average; {args.rounds} rounds of "
           f"{args.iterations} runs, best round's median", flush=True)
 
