@@ -48,14 +48,25 @@ std::optional<unsigned> dimAt(AffineMap map, int64_t result) {
 /// For each dimension of `shape`, the dimensions of `source` (the same
 /// elements, row-major) it flattens, or nothing when one splits a
 /// dimension. Unit dimensions of `source` may be left out of every group.
+/// A size a run gives is a group of its own: the same dimension of both.
 std::optional<SmallVector<SmallVector<int64_t>>> flatteningGroups(ArrayRef<int64_t> source,
                                                                   ArrayRef<int64_t> shape) {
   SmallVector<SmallVector<int64_t>> groups;
   int64_t at = 0, size = source.size();
   for (int64_t extent : shape) {
     SmallVector<int64_t> group;
+    if (ShapedType::isDynamic(extent)) {
+      while (at < size && source[at] == 1)
+        ++at;
+      if (at == size || !ShapedType::isDynamic(source[at]))
+        return std::nullopt;
+      groups.push_back({at++});
+      continue;
+    }
     int64_t product = 1;
     while (extent != 1 && at < size && product < extent) {
+      if (ShapedType::isDynamic(source[at]))
+        return std::nullopt;
       product *= source[at];
       group.push_back(at++);
     }
@@ -292,8 +303,11 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
 }
 
 void findProducer(linalg::GenericOp op, const Roles &roles, int64_t width, Fusion &fusion) {
-  // A per-task panel is gathered at static sizes only.
-  if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+  // A per-task panel has static rows and columns; a run may give the
+  // batch (the outer dimensions).
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ArrayRef<unsigned>{roles.m, roles.n, roles.k},
+                   [&](unsigned dim) { return ShapedType::isDynamic(ranges[dim]); }))
     return;
   Value b = op.getDpsInputs()[1];
   memref::AllocOp alloc = reshapedAlloc(b);
@@ -336,7 +350,7 @@ void findProducer(linalg::GenericOp op, const Roles &roles, int64_t width, Fusio
   auto bType = cast<MemRefType>(b.getType());
   std::optional<SmallVector<SmallVector<int64_t>>> groups =
       flatteningGroups(alloc.getType().getShape(), bType.getShape());
-  int64_t reduced = op.getStaticLoopRanges()[roles.k];
+  int64_t reduced = ranges[roles.k];
   if (!groups || reduced * 2 * width * 4 > kMaxPanelBytes)
     return;
   fusion.producer = producer;

@@ -174,12 +174,12 @@ public:
 
   /// An im2col gather marked kIm2colShiftAttr, whose rows are read as
   /// rows of its input: columns [n, g, c, kh, kw, oh, ow] of an input
-  /// [N, C, H, W] seen as one dimension.
+  /// [N, C, H, W], the task's image [C, H, W] seen as one dimension.
   struct Window {
     Value flat;
     int64_t channels, windowRows, windowColumns, height, inputWidth, outputWidth, total;
     int64_t top, left, stride;
-    /// The input's first channel of the task's batch index and group.
+    /// The image's first channel of the task's group.
     Value channel0;
   };
 
@@ -202,18 +202,21 @@ public:
       return std::nullopt;
     Value input = (*loads.begin()).getMemRef();
     auto inputType = cast<MemRefType>(input.getType());
-    // Lane offsets are 32-bit, as the gathers' elsewhere.
-    if (inputType.getRank() != 4 || !memref::isStaticShapeAndContiguousRowMajor(inputType) ||
-        inputType.getNumElements() >= (int64_t(1) << 31))
+    // The task's image is read as one dimension, its offsets 32-bit lanes
+    // as the gathers' elsewhere; a run may give the batch.
+    ArrayRef<int64_t> image = inputType.getShape().drop_front();
+    if (inputType.getRank() != 4 || !inputType.getLayout().isIdentity() ||
+        llvm::any_of(image, ShapedType::isDynamic) ||
+        image[0] * image[1] * image[2] >= (int64_t(1) << 31))
       return std::nullopt;
     Window window;
     window.channels = shape[2];
     window.windowRows = shape[3];
     window.windowColumns = shape[4];
-    window.height = inputType.getDimSize(2);
-    window.inputWidth = inputType.getDimSize(3);
+    window.height = image[1];
+    window.inputWidth = image[2];
     window.outputWidth = shape[6];
-    window.total = inputType.getNumElements();
+    window.total = image[0] * image[1] * image[2];
     window.top = shift[0];
     window.left = shift[1];
     window.stride = shift[2];
@@ -223,11 +226,16 @@ public:
     if (window.stride == 1 ? offsets > 25
                            : window.stride != 2 || window.outputWidth % width != 0 || offsets > 49)
       return std::nullopt;
+    SmallVector<OpFoldResult> imageOffsets = {at[0], b.getIndexAttr(0), b.getIndexAttr(0),
+                                              b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> imageSizes = {b.getIndexAttr(1)};
+    for (int64_t extent : image)
+      imageSizes.push_back(b.getIndexAttr(extent));
+    SmallVector<OpFoldResult> unitStrides(4, b.getIndexAttr(1));
+    Value task = memref::SubViewOp::create(b, loc, input, imageOffsets, imageSizes, unitStrides);
     SmallVector<ReassociationIndices> all = {{0, 1, 2, 3}};
-    window.flat = memref::CollapseShapeOp::create(b, loc, input, all);
-    window.channel0 = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, at[0], index(inputType.getDimSize(1))),
-        arith::MulIOp::create(b, loc, at[1], index(window.channels)));
+    window.flat = memref::CollapseShapeOp::create(b, loc, task, all);
+    window.channel0 = arith::MulIOp::create(b, loc, at[1], index(window.channels));
     return window;
   }
 
@@ -249,10 +257,10 @@ public:
         b.getI32VectorAttr(llvm::to_vector(llvm::seq<int32_t>(0, int32_t(width)))));
   }
 
-  /// A vector of the input seen as one dimension: `loads()`, masked loads
-  /// of the `span` elements from `offset`, where those lie inside the input
+  /// A vector of the image seen as one dimension: `loads()`, masked loads
+  /// of the `span` elements from `offset`, where those lie inside the image
   /// (and `inside`, if given, holds); else `gather()`, which the loads
-  /// would have been at the input's first and last elements.
+  /// would have been at the image's first and last elements.
   Value loadOrGather(const Window &window, Value offset, int64_t span, Value inside,
                      llvm::function_ref<Value()> loads, llvm::function_ref<Value()> gather) {
     Value inBounds = arith::AndIOp::create(
@@ -270,13 +278,13 @@ public:
     return branch.getResult(0);
   }
 
-  /// A masked load of the input seen as one dimension at `offset`.
+  /// A masked load of the image seen as one dimension at `offset`.
   Value loadInput(const Window &window, Value offset, Value mask) {
     return vector::MaskedLoadOp::create(b, loc, vectorType(b.getF32Type()), window.flat,
                                         ValueRange{offset}, mask, zeros());
   }
 
-  /// Lanes j of the input seen as one dimension at `offset + stride * j`,
+  /// Lanes j of the image seen as one dimension at `offset + stride * j`,
   /// for the lanes of `mask`.
   Value gatherInput(const Window &window, Value offset, int64_t stride, Value mask) {
     VectorType lanesType = vectorType(b.getI32Type());
@@ -479,7 +487,8 @@ public:
   bool producerRunsOnLanes() {
     linalg::GenericOp producer = fusion.producer;
     auto shape = cast<MemRefType>(producer.getDpsInits()[0].getType());
-    if (producer.getNumDpsInputs() != 0 || shape.getNumElements() >= (int64_t(1) << 31))
+    if (producer.getNumDpsInputs() != 0 || !shape.hasStaticShape() ||
+        shape.getNumElements() >= (int64_t(1) << 31))
       return false;
     for (Operation &inner : producer.getRegion().front().without_terminator()) {
       if (isa<linalg::IndexOp>(inner))

@@ -138,12 +138,14 @@ Value both(OpBuilder &b, Location loc, Value all, Value next) {
 
 bool windowOverhangs(int64_t stride, int64_t dilation, int64_t pad, int64_t kernel,
                      int64_t inputSize, int64_t outputSize) {
+  if (ShapedType::isDynamic(inputSize) || ShapedType::isDynamic(outputSize))
+    return true;
   int64_t last = (outputSize - 1) * stride + (kernel - 1) * dilation - pad;
   return pad > 0 || last >= inputSize;
 }
 
 WindowIndex windowIndex(OpBuilder &b, Location loc, Value output, Value offset, int64_t stride,
-                        int64_t dilation, int64_t pad, int64_t kernel, int64_t inputSize,
+                        int64_t dilation, int64_t pad, int64_t kernel, OpFoldResult inputSize,
                         int64_t outputSize) {
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -157,10 +159,13 @@ WindowIndex windowIndex(OpBuilder &b, Location loc, Value output, Value offset, 
                              b, loc, arith::MulIOp::create(b, loc, output, index(stride)), scaled)
                              .getResult();
   position = arith::SubIOp::create(b, loc, position, index(pad));
-  if (!windowOverhangs(stride, dilation, pad, kernel, inputSize, outputSize))
+  std::optional<int64_t> staticInput = getConstantIntValue(inputSize);
+  if (!windowOverhangs(stride, dilation, pad, kernel, staticInput.value_or(ShapedType::kDynamic),
+                       outputSize))
     return {position, position, Value()};
+  Value end = staticInput ? index(*staticInput) : cast<Value>(inputSize);
   Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, position, index(0));
-  Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, position, index(inputSize));
+  Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, position, end);
   Value inside = arith::AndIOp::create(b, loc, low, high);
   return {position, arith::SelectOp::create(b, loc, inside, position, index(0)), inside};
 }

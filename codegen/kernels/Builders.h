@@ -89,13 +89,16 @@ mlir::Value both(mlir::OpBuilder &b, mlir::Location loc, mlir::Value all, mlir::
 
 /// Whether some of `outputSize` windows of `kernel` (at `stride`,
 /// `dilation`, after `pad`) overhangs an input of `inputSize`: where
-/// windowIndex checks bounds.
+/// windowIndex checks bounds. Either size may be one a run gives
+/// (ShapedType::kDynamic): then some window may.
 bool windowOverhangs(int64_t stride, int64_t dilation, int64_t pad, int64_t kernel,
                      int64_t inputSize, int64_t outputSize);
 
+/// `inputSize` is a constant or, where a run gives it, its value computed
+/// before the kernel (mixedSizes).
 WindowIndex windowIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value output,
                         mlir::Value offset, int64_t stride, int64_t dilation, int64_t pad,
-                        int64_t kernel, int64_t inputSize, int64_t outputSize);
+                        int64_t kernel, mlir::OpFoldResult inputSize, int64_t outputSize);
 
 /// A kernel of a window per output (pooling, a depthwise convolution): an
 /// all-parallel generic computing `type` whose body runs one loop per

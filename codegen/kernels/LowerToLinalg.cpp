@@ -70,15 +70,6 @@ std::optional<std::string> symbolicUnsupported(mlir::Operation *op) {
   if (mlir::isa<PadOp, ArgMaxOp, ArgMinOp, CumSumOp, GatherElementsOp, GatherNDOp,
                 ScatterElementsOp, ScatterNDOp>(op))
     return "its kernel generator takes static shapes only";
-  // Windows are generated for a symbolic batch, over static images.
-  auto batchOnly = [](mlir::Type type) {
-    return llvm::all_of(mlir::cast<mlir::RankedTensorType>(type).getShape().drop_front(),
-                        [](int64_t size) { return !mlir::ShapedType::isDynamic(size); });
-  };
-  if (mlir::isa<ConvOp, MaxPoolOp, AveragePoolOp, GlobalAveragePoolOp>(op) &&
-      (!llvm::all_of(op->getOperandTypes(), batchOnly) ||
-       !llvm::all_of(op->getResultTypes(), batchOnly)))
-    return "its window runs over symbolic spatial sizes";
   // Wider ones are built in groups, whose buffers take static sizes.
   if (auto split = mlir::dyn_cast<SplitOp>(op); split && split.getNumResults() > kGroupWidth)
     return "it has more than " + std::to_string(kGroupWidth) + " outputs";

@@ -26,11 +26,10 @@ namespace kiln {
 namespace {
 
 /// A tensor of `result`'s element type whose first dimension is
-/// `result`'s batch (which may be symbolic: kiln-lower-to-linalg refuses
-/// other symbolic sizes for a convolution) and whose others are `sizes`.
-RankedTensorType batchOf(RankedTensorType result, ArrayRef<int64_t> sizes) {
+/// `result`'s batch and whose others are `sizes` (either may be symbolic).
+RankedTensorType batchOf(RankedTensorType result, ArrayRef<AffineExpr> sizes) {
   Dims dims = {dimsOf(result)[0]};
-  llvm::append_range(dims, constantDims(result.getContext(), sizes));
+  llvm::append_range(dims, sizes);
   return tensorOf(dims, result.getElementType());
 }
 
@@ -63,16 +62,23 @@ Value contract(OpBuilder &b, Operation *source, Value lhs, Value rhs, Value init
   return generic.getResult(0);
 }
 
+/// The sizes of convolution `op`'s input image, computed before its kernel
+/// where a run gives them.
+SmallVector<OpFoldResult> imageSizes(OpBuilder &b, Location loc, ConvOp op) {
+  SmallVector<OpFoldResult> sizes = mixedSizes(b, loc, op.getInput().getType());
+  ArrayRef<OpFoldResult> all(sizes);
+  return llvm::to_vector(op.getChannelsLast() ? all.drop_front().drop_back() : all.drop_front(2));
+}
+
 /// Convolution `op`'s input at batch index `n`, `channel` and, along each
 /// spatial dimension d, output position `positions[d]` moved by window
 /// offset `offsets[d]` (at its stride, dilation and padding); zero where
 /// that falls in the padding. Bounds are checked only along spatial
-/// dimensions some window overhangs.
-Value windowRead(OpBuilder &b, Location loc, ConvOp op, Value n, Value channel,
-                 ArrayRef<Value> positions, ArrayRef<Value> offsets) {
+/// dimensions some window overhangs; `image` is imageSizes(op).
+Value windowRead(OpBuilder &b, Location loc, ConvOp op, ArrayRef<OpFoldResult> image, Value n,
+                 Value channel, ArrayRef<Value> positions, ArrayRef<Value> offsets) {
   bool last = op.getChannelsLast();
   RankedTensorType type = last ? channelsFirst(op.getType()) : op.getType();
-  auto inputType = last ? channelsFirst(op.getInput().getType()) : op.getInput().getType();
   int64_t spatial = type.getRank() - 2;
   ArrayRef<int64_t> weightShape = op.getWeight().getType().getShape();
   ArrayRef<int64_t> window = last ? weightShape.take_front(spatial) : weightShape.drop_front(2);
@@ -81,9 +87,9 @@ Value windowRead(OpBuilder &b, Location loc, ConvOp op, Value n, Value channel,
     at.push_back(channel);
   Value inside;
   for (int64_t d = 0; d < spatial; ++d) {
-    WindowIndex read = windowIndex(b, loc, positions[d], offsets[d], op.getStrides()[d],
-                                   op.getDilations()[d], op.getPads()[d], window[d],
-                                   inputType.getDimSize(d + 2), type.getDimSize(d + 2));
+    WindowIndex read =
+        windowIndex(b, loc, positions[d], offsets[d], op.getStrides()[d], op.getDilations()[d],
+                    op.getPads()[d], window[d], image[d], type.getDimSize(d + 2));
     if (read.inside)
       inside = both(b, loc, inside, read.inside);
     at.push_back(read.clamped);
@@ -115,6 +121,7 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
   int64_t channelDim = last ? 1 + 2 * spatial : 2, windowDim = last ? 1 + spatial : 3,
           outputDim = last ? 1 : 3 + spatial;
   Value init = emptyTensor(b, loc, columnsType);
+  SmallVector<OpFoldResult> image = imageSizes(b, loc, op);
   auto identity = b.getMultiDimIdentityMap(columnsType.getRank());
   SmallVector<utils::IteratorType> iterators(columnsType.getRank(), utils::IteratorType::parallel);
   auto columns = linalg::GenericOp::create(
@@ -135,13 +142,13 @@ Value im2col(OpBuilder &b, Location loc, ConvOp op, RankedTensorType columnsType
           positions.push_back(dim(outputDim + i));
           offsets.push_back(dim(windowDim + i));
         }
-        Value value = windowRead(nested, l, op, dim(0), channel, positions, offsets);
+        Value value = windowRead(nested, l, op, image, dim(0), channel, positions, offsets);
         linalg::YieldOp::create(nested, l, value);
       });
   auto isOne = [](int64_t value) { return value == 1; };
   ArrayRef<int64_t> strides = op.getStrides();
   if (!last && spatial == 2 && llvm::all_of(op.getDilations(), isOne) && strides[0] == strides[1] &&
-      ((strides[0] == 1 && type.getDimSize(3) == inputType.getDimSize(3)) || strides[0] == 2))
+      ((strides[0] == 1 && sameSize(dimsOf(type)[3], dimsOf(inputType)[3])) || strides[0] == 2))
     columns->setAttr(kIm2colShiftAttr,
                      b.getDenseI64ArrayAttr({op.getPads()[0], op.getPads()[1], strides[0]}));
   return columns.getResult(0);
@@ -169,12 +176,13 @@ Value depthwise(OpBuilder &b, Location loc, ConvOp op) {
   ArrayRef<int64_t> weightShape = op.getWeight().getType().getShape();
   ArrayRef<int64_t> window = last ? weightShape.take_front(spatial) : weightShape.drop_front(2);
   Value weight = op.getWeight();
+  SmallVector<OpFoldResult> image = imageSizes(b, loc, op);
   auto step = [&](OpBuilder &lb, Location l, ArrayRef<Value> outputAt, ArrayRef<Value> offsets,
                   ValueRange sum) -> SmallVector<Value> {
     Value channel = last ? outputAt.back() : outputAt[1];
     Value zero = arith::ConstantIndexOp::create(lb, l, 0);
     Value value =
-        windowRead(lb, l, op, outputAt[0], channel, outputAt.slice(first, spatial), offsets);
+        windowRead(lb, l, op, image, outputAt[0], channel, outputAt.slice(first, spatial), offsets);
     SmallVector<Value> weightAt;
     if (last) {
       llvm::append_range(weightAt, offsets);
@@ -228,26 +236,29 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
     int64_t filtersPerGroup = weightType.getDimSize(0) / group;
     int64_t channelsPerGroup = weightType.getDimSize(1);
     ArrayRef<int64_t> window = weightType.getShape().drop_front(2);
-    ArrayRef<int64_t> outputs = type.getShape().drop_front(2);
-    int64_t windowSize = computeProduct(window), positions = computeProduct(outputs);
+    Dims outputs(ArrayRef<AffineExpr>(dimsOf(type)).drop_front(2));
+    int64_t windowSize = computeProduct(window);
     int64_t reduced = channelsPerGroup * windowSize;
+    auto constant = [&](int64_t size) { return getAffineConstantExpr(size, context); };
+    AffineExpr positions = productOf(context, outputs);
 
     bool direct = llvm::all_of(window, [](int64_t k) { return k == 1; }) &&
                   llvm::all_of(op.getStrides(), [](int64_t s) { return s == 1; }) &&
                   llvm::all_of(pads, [](int64_t p) { return p == 0; });
+    Dims grouped = {constant(group), constant(reduced), positions};
     Value columns;
     if (direct) {
-      columns = reshape(rewriter, loc, op.getInput(), batchOf(type, {group, reduced, positions}));
+      columns = reshape(rewriter, loc, op.getInput(), batchOf(type, grouped));
     } else {
-      SmallVector<int64_t> shape = {group, channelsPerGroup};
-      llvm::append_range(shape, window);
-      llvm::append_range(shape, outputs);
-      columns = im2col(rewriter, loc, op, batchOf(type, shape));
-      columns = reshape(rewriter, loc, columns, batchOf(type, {group, reduced, positions}));
+      Dims dims = {constant(group), constant(channelsPerGroup)};
+      llvm::append_range(dims, constantDims(context, window));
+      llvm::append_range(dims, outputs);
+      columns = im2col(rewriter, loc, op, batchOf(type, dims));
+      columns = reshape(rewriter, loc, columns, batchOf(type, grouped));
     }
     Value weight = reshape(rewriter, loc, op.getWeight(), {group, filtersPerGroup, reduced});
     Value init = reshape(rewriter, loc, filled(rewriter, loc, type, rewriter.getZeroAttr(element)),
-                         batchOf(type, {group, filtersPerGroup, positions}));
+                         batchOf(type, {constant(group), constant(filtersPerGroup), positions}));
 
     // Iteration space: n, g, f, o | (c, k).
     AffineExpr n = rewriter.getAffineDimExpr(0), g = rewriter.getAffineDimExpr(1),
@@ -296,25 +307,27 @@ struct ConvToLinalg : OpRewritePattern<ConvOp> {
     auto weightShape = op.getWeight().getType().getShape();
     MLIRContext *context = op.getContext();
     int64_t filters = type.getShape().back();
-    int64_t positions = computeProduct(type.getShape().drop_front().drop_back());
+    Dims outputs(ArrayRef<AffineExpr>(dimsOf(type)).drop_front().drop_back());
+    AffineExpr positions = productOf(context, outputs);
     int64_t reduced = computeProduct(weightShape.drop_back());
     ArrayRef<int64_t> window = weightShape.take_front(spatial);
+    auto constant = [&](int64_t size) { return getAffineConstantExpr(size, context); };
     bool direct = llvm::all_of(window, [](int64_t k) { return k == 1; }) &&
                   llvm::all_of(op.getStrides(), [](int64_t s) { return s == 1; }) &&
                   llvm::all_of(op.getPads(), [](int64_t p) { return p == 0; });
     Value rows;
     if (direct) {
-      rows = reshape(rewriter, loc, op.getInput(), batchOf(type, {positions, reduced}));
+      rows = reshape(rewriter, loc, op.getInput(), batchOf(type, {positions, constant(reduced)}));
     } else {
-      SmallVector<int64_t> shape(type.getShape().drop_front().drop_back());
-      llvm::append_range(shape, window);
-      shape.push_back(weightShape[spatial]);
-      rows = im2col(rewriter, loc, op, batchOf(type, shape));
-      rows = reshape(rewriter, loc, rows, batchOf(type, {positions, reduced}));
+      Dims dims = outputs;
+      llvm::append_range(dims, constantDims(context, window));
+      dims.push_back(constant(weightShape[spatial]));
+      rows = im2col(rewriter, loc, op, batchOf(type, dims));
+      rows = reshape(rewriter, loc, rows, batchOf(type, {positions, constant(reduced)}));
     }
     Value weight = reshape(rewriter, loc, op.getWeight(), {reduced, filters});
     Value init = reshape(rewriter, loc, filled(rewriter, loc, type, rewriter.getZeroAttr(element)),
-                         batchOf(type, {positions, filters}));
+                         batchOf(type, {positions, constant(filters)}));
     // Iteration space: n, o, m | (k, c).
     AffineExpr n = rewriter.getAffineDimExpr(0), o = rewriter.getAffineDimExpr(1),
                m = rewriter.getAffineDimExpr(2), kc = rewriter.getAffineDimExpr(3);

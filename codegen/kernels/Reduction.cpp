@@ -7,10 +7,12 @@
 #include "dialects/kiln/Shapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
@@ -310,6 +312,20 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
                                         : cast<TypedAttr>(b.getZeroAttr(element))};
   if (!isMax && overhangs)
     start.push_back(b.getZeroAttr(element));
+  // The input's sizes (computed before the kernel where a run gives them),
+  // and with count_include_pad each padded size.
+  SmallVector<OpFoldResult> sizes = mixedSizes(b, loc, inputType);
+  SmallVector<OpFoldResult> image(ArrayRef<OpFoldResult>(sizes).slice(first, spatial)), padded;
+  if (!isMax && w.countIncludePad)
+    for (int64_t d = 0; d < spatial; ++d) {
+      int64_t pad = w.pads[d + spatial];
+      if (std::optional<int64_t> size = getConstantIntValue(image[d]))
+        padded.push_back(b.getIndexAttr(*size + pad));
+      else
+        padded.push_back(arith::AddIOp::create(b, loc, cast<Value>(image[d]),
+                                               arith::ConstantIndexOp::create(b, loc, pad))
+                             .getResult());
+    }
   auto step = [&](OpBuilder &lb, Location l, ArrayRef<Value> outputAt, ArrayRef<Value> offsets,
                   ValueRange carried) -> SmallVector<Value> {
     auto index = [&](int64_t value) -> Value {
@@ -320,10 +336,9 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
       at.push_back(outputAt[1]);
     Value inside, counted;
     for (int64_t d = 0; d < spatial; ++d) {
-      int64_t size = inputType.getDimSize(d + first);
       WindowIndex read =
           windowIndex(lb, l, outputAt[d + first], offsets[d], w.strides[d], w.dilations[d],
-                      w.pads[d], w.kernel[d], size, type.getDimSize(d + first));
+                      w.pads[d], w.kernel[d], image[d], type.getDimSize(d + first));
       if (read.inside) {
         inside = both(lb, l, inside, read.inside);
         if (!isMax && w.countIncludePad) {
@@ -331,7 +346,7 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
           Value above = arith::CmpIOp::create(lb, l, arith::CmpIPredicate::sge, read.position,
                                               index(-w.pads[d]));
           Value below = arith::CmpIOp::create(lb, l, arith::CmpIPredicate::slt, read.position,
-                                              index(size + w.pads[d + spatial]));
+                                              getValueOrCreateConstantIndexOp(lb, l, padded[d]));
           counted = both(lb, l, counted, arith::AndIOp::create(lb, l, above, below));
         }
       }
@@ -392,6 +407,14 @@ struct GlobalAveragePoolToLinalg : OpRewritePattern<GlobalAveragePoolOp> {
     ArrayRef<int64_t> shape = op.getInput().getType().getShape();
     ArrayRef<int64_t> image =
         op.getChannelsLast() ? shape.drop_front().drop_back() : shape.drop_front(2);
+    int64_t first = op.getChannelsLast() ? 1 : 2;
+    // An image a run gives is a mean over its positions.
+    if (llvm::any_of(image, ShapedType::isDynamic)) {
+      SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(first, first + image.size()));
+      rewriter.replaceOp(op, reduce(rewriter, op.getLoc(), op.getInput(), axes, /*keepdims=*/true,
+                                    ReduceKind::Mean, /*isUnsigned=*/false));
+      return success();
+    }
     SmallVector<int64_t> ones(image.size(), 1), zeros(2 * image.size(), 0);
     Window window{image, ones, zeros, ones};
     window.channelsLast = op.getChannelsLast();

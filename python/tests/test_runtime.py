@@ -252,3 +252,43 @@ def test_a_symbolic_model_runs_at_every_size(work):
     np.testing.assert_allclose(given, x @ weight, rtol=1e-5, atol=1e-5)
     with pytest.raises(kiln.Error, match="the model takes 'batch' from 1 to 4"):
         session.run({"x": np.zeros((5, 2, 8), np.float32)})
+
+
+def test_a_cnn_runs_at_every_image_size(work):
+    """Convolutions (padded, strided, depthwise) and pooling over an image
+    a run gives match onnxruntime at each size, from one artifact."""
+    rng = np.random.default_rng(4)
+
+    def weight(name, *shape):
+        return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32) * 0.3, name)
+
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1], group=8),
+        helper.make_node("MaxPool", ["c2"], ["p1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "w3"], ["c3"], pads=[1, 1, 1, 1]),
+        helper.make_node("AveragePool", ["c3"], ["p2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         count_include_pad=1),
+        helper.make_node("GlobalAveragePool", ["p2"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "images",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, "height", "width"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 16, 1, 1]),
+         helper.make_tensor_value_info("p2", TensorProto.FLOAT, None)],
+        [weight("w1", 8, 3, 3, 3), weight("b1", 8), weight("w2", 8, 1, 3, 3),
+         weight("w3", 16, 8, 3, 3)])
+    source = work / "images.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), source)
+    model = kiln.compile(source, input_shapes={"x": [(1, 2), 3, "8..40", "8..40"]})
+    session = model.session()
+    peer = onnxruntime.InferenceSession(str(source))
+    for batch, height, width in [(2, 40, 40), (1, 8, 8), (2, 17, 30), (1, 33, 9)]:
+        x = rng.standard_normal((batch, 3, height, width)).astype(np.float32)
+        outputs = session.run({"x": x})
+        expected = dict(zip(["y", "p2"], peer.run(["y", "p2"], {"x": x})))
+        for name in ("y", "p2"):
+            assert outputs[name].shape == expected[name].shape
+            np.testing.assert_allclose(outputs[name], expected[name], rtol=1e-4, atol=1e-4)

@@ -345,7 +345,7 @@ func.func @fused(%x: memref<1x2x6x6xf32>, %w: memref<1x4x18xf32>, %bias: memref<
 // CHECK: %[[ROW:.+]] = scf.if %{{.+}} -> (vector<8xf32>) {
 // CHECK: vector.maskedload %[[FLAT]][%{{.+}}], %{{.+}}, %{{.+}} : memref<72xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // CHECK: } else {
-// CHECK: vector.gather %[[FLAT]]
+// CHECK: vector.gather %{{.+}} : memref<72xf32, strided<[1], offset: ?>>
 // CHECK: vector.store %[[ROW]], %{{.+}}[%{{.+}}, %{{.+}}] : memref<18x16xf32>, vector<8xf32>
 // CHECK: vector.fma
 #id7 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
@@ -396,6 +396,69 @@ func.func @shifted(%x: memref<1x2x6x6xf32>, %w: memref<1x4x18xf32>) -> memref<1x
     linalg.yield %a : f32
   }
   return %acc : memref<1x4x6x6xf32>
+}
+
+// -----
+
+// The same at a batch a run gives: each task reads its image, the input
+// at its batch index seen as one dimension.
+// CHECK-LABEL: func.func @shifted_batch
+// CHECK: scf.for %[[TASK:[a-z0-9]+]] =
+// CHECK: %[[IMAGE:.+]] = memref.subview %{{.+}}[%{{.+}}, 0, 0, 0] [1, 2, 6, 6] [1, 1, 1, 1]
+// CHECK: %[[FLAT:.+]] = memref.collapse_shape %[[IMAGE]] {{\[\[}}0, 1, 2, 3]]
+// CHECK: vector.maskedload %[[FLAT]][%{{.+}}], %{{.+}}, %{{.+}} : memref<72xf32, strided<[1], offset: ?>>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK: vector.gather %[[FLAT]]
+// CHECK: vector.fma
+#dyn7 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
+#dw = affine_map<(n, g, f, o, ck) -> (g, f, ck)>
+#dx = affine_map<(n, g, f, o, ck) -> (n, g, ck, o)>
+#dy = affine_map<(n, g, f, o, ck) -> (n, g, f, o)>
+func.func @shifted_batch(%x: memref<?x2x6x6xf32>, %w: memref<1x4x18xf32>) -> memref<?x4x6x6xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x2x6x6xf32>
+  %cols = memref.alloc(%n) : memref<?x1x2x3x3x6x6xf32>
+  linalg.generic {indexing_maps = [#dyn7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      outs(%cols : memref<?x1x2x3x3x6x6xf32>) attrs = {kiln.im2col_shift = array<i64: 1, 1, 1>} {
+  ^bb0(%out: f32):
+    %b = linalg.index 0 : index
+    %c = linalg.index 2 : index
+    %kh = linalg.index 3 : index
+    %kw = linalg.index 4 : index
+    %oh = linalg.index 5 : index
+    %ow = linalg.index 6 : index
+    %h0 = arith.addi %oh, %kh : index
+    %h = arith.subi %h0, %c1 : index
+    %w0 = arith.addi %ow, %kw : index
+    %wi = arith.subi %w0, %c1 : index
+    %hl = arith.cmpi sge, %h, %c0 : index
+    %hh = arith.cmpi slt, %h, %c6 : index
+    %wl = arith.cmpi sge, %wi, %c0 : index
+    %wh = arith.cmpi slt, %wi, %c6 : index
+    %in0 = arith.andi %hl, %hh : i1
+    %in1 = arith.andi %wl, %wh : i1
+    %in = arith.andi %in0, %in1 : i1
+    %hs = arith.select %in0, %h, %c0 : index
+    %ws = arith.select %in1, %wi, %c0 : index
+    %v = memref.load %x[%b, %c, %hs, %ws] : memref<?x2x6x6xf32>
+    %cell = arith.select %in, %v, %zero : f32
+    linalg.yield %cell : f32
+  }
+  %columns = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<?x1x2x3x3x6x6xf32> into memref<?x1x18x36xf32>
+  %acc = memref.alloc(%n) : memref<?x4x6x6xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<?x4x6x6xf32>)
+  %flat = memref.collapse_shape %acc [[0, 1, 2, 3]] : memref<?x4x6x6xf32> into memref<?xf32>
+  %grouped = memref.expand_shape %flat [[0, 1, 2, 3]] output_shape [%n, 1, 4, 36] : memref<?xf32> into memref<?x1x4x36xf32>
+  linalg.generic {indexing_maps = [#dw, #dx, #dy], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %columns : memref<1x4x18xf32>, memref<?x1x18x36xf32>) outs(%grouped : memref<?x1x4x36xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %m = arith.mulf %p, %q : f32
+    %a = arith.addf %s, %m : f32
+    linalg.yield %a : f32
+  }
+  return %acc : memref<?x4x6x6xf32>
 }
 
 // -----
@@ -837,7 +900,7 @@ func.func @task_tiles(%a: memref<12x8xf32>, %b: memref<8x256xf32>, %c: memref<12
 // CHECK: %[[HIGH:.+]] = vector.maskedload %[[FLAT]][%{{.+}}], %{{.+}}, %{{.+}} : memref<512xf32>
 // CHECK: vector.shuffle %[[LOW]], %[[HIGH]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<8xf32>, vector<8xf32>
 // CHECK: } else {
-// CHECK: vector.gather %[[FLAT]]
+// CHECK: vector.gather %{{.+}} : memref<512xf32, strided<[1], offset: ?>>
 // CHECK: vector.store %[[ROW]], %{{.+}}[%{{.+}}, %{{.+}}] : memref<18x16xf32>, vector<8xf32>
 // CHECK: vector.fma
 #ed = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>

@@ -106,12 +106,38 @@ func.func @main(%x: tensor<?x3x8x8xf32, #kiln.dims<()[s0] -> (s0, 3, 8, 8)>>) ->
 
 // -----
 
+// Windows over an image a run gives: the convolution's gather and the
+// pooling check the rows they read against the image's height (the
+// symbol's value); the global mean divides by the run's positions.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[X:[^:]+]]: tensor<?x3x?x8xf32>
+// CHECK-SAME: %[[N:[^:]+]]: index {kiln.symbol = "batch"}, %[[H:[^:]+]]: index {kiln.symbol = "side"})
+// CHECK: tensor.empty(%[[N]], %[[H]]) : tensor<?x1x3x3x3x?x8xf32>
+// CHECK: arith.cmpi slt, %{{.+}}, %[[H]] : index
+// CHECK: tensor.extract %[[X]]
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<1x4x27xf32>, tensor<?x1x27x?xf32>)
+// CHECK: scf.for
+// CHECK: arith.cmpi slt, %{{.+}}, %[[H]] : index
+// CHECK: arith.maximumf
+// CHECK: %[[POSITIONS:.+]] = arith.muli %[[H]], %c8
+// CHECK: %[[INDEX:.+]] = arith.index_cast %[[POSITIONS]]
+// CHECK: %[[COUNT:.+]] = arith.sitofp %[[INDEX]]
+// CHECK: arith.divf %{{.+}}, %[[COUNT]] : f32
+module attributes {kiln.symbols = [#kiln.symbol<"batch", 1, 8, 1>, #kiln.symbol<"side", 4, 16, 8>]} {
+func.func @main(%x: tensor<?x3x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, 3, s1, 8)>>) -> tensor<?x4x1x1xf32, #kiln.dims<()[s0] -> (s0, 4, 1, 1)>> {
+  %w = kiln.constant dense<0.5> : tensor<4x3x3x3xf32>
+  %c = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x3x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, 3, s1, 8)>>, tensor<4x3x3x3xf32>) -> tensor<?x4x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, 4, s1, 8)>>
+  %p = kiln.max_pool %c {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : (tensor<?x4x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, 4, s1, 8)>>) -> tensor<?x4x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, 4, s1, 8)>>
+  %g = kiln.global_average_pool %p : (tensor<?x4x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, 4, s1, 8)>>) -> tensor<?x4x1x1xf32, #kiln.dims<()[s0] -> (s0, 4, 1, 1)>>
+  return %g : tensor<?x4x1x1xf32, #kiln.dims<()[s0] -> (s0, 4, 1, 1)>>
+}
+}
+
+// -----
+
 // Generators that take static shapes only say so, for every such op.
 module attributes {kiln.symbols = [#kiln.symbol<"batch", 1, 8, 1>, #kiln.symbol<"side", 4, 16, 8>]} {
 func.func @main(%x: tensor<?x3x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, 3, s1, 8)>>, %i: tensor<2x3x2x8xi64>) {
-  %w = kiln.constant dense<0.5> : tensor<4x3x3x3xf32>
-  // expected-error @+1 {{kiln cannot generate this 'kiln.conv' for symbolic shapes yet: its window runs over symbolic spatial sizes}}
-  %c = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x3x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, 3, s1, 8)>>, tensor<4x3x3x3xf32>) -> tensor<?x4x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, 4, s1, 8)>>
   // expected-error @+1 {{kiln cannot generate this 'kiln.arg_max' for symbolic shapes yet: its kernel generator takes static shapes only}}
   %a = kiln.arg_max %x {axis = 1 : i64, keepdims = true, select_last_index = false} : (tensor<?x3x?x8xf32, #kiln.dims<()[s0, s1] -> (s0, 3, s1, 8)>>) -> tensor<?x1x?x8xi64, #kiln.dims<()[s0, s1] -> (s0, 1, s1, 8)>>
   return
