@@ -19,7 +19,8 @@ faster), then the geometric mean and the worst of each.
 
 The text models are the Hugging Face exports of test/models/transformers
 (two layers, random weights) and the generated BERT-base; the CNNs are
-test/models/generate.py's ResNet-50 and MobileNetV2, with a symbolic batch.
+test/models/generate.py's ResNet-50 and MobileNetV2, with a symbolic batch
+and (`-images`) a symbolic batch, height and width.
 """
 import argparse
 import math
@@ -31,6 +32,7 @@ import tempfile
 import time
 
 import numpy as np
+import onnx
 import onnxruntime
 
 import models
@@ -40,7 +42,8 @@ ROOT = models.ROOT
 TRANSFORMERS = os.path.join(ROOT, "test", "models", "transformers")
 
 # name: (source, its first input's --input-shape ranges (the others' are
-# alike), the sizes of its symbols to time: (batch, sequence) or (batch,)).
+# alike), the sizes of its symbols to time: (batch, sequence), (batch,) or
+# (batch, height, width)).
 MODELS = {
     "bert": ("transformers:bert", [], [(1, 7), (1, 128), (8, 33), (8, 128)]),
     "gpt2": ("transformers:gpt2", [], [(1, 7), (1, 128), (8, 33), (8, 128)]),
@@ -51,6 +54,11 @@ MODELS = {
     "resnet50": ("generated:resnet50", ["--input-shape=input=1..8x3x224x224"], [(1,), (3,), (8,)]),
     "mobilenetv2": ("generated:mobilenetv2", ["--input-shape=input=1..8x3x224x224"],
                     [(1,), (3,), (8,)]),
+    "resnet50-images": ("images:resnet50", ["--input-shape=input=1..2x3x64..320x64..320"],
+                        [(1, 224, 224), (1, 128, 128), (2, 96, 160)]),
+    "mobilenetv2-images": ("images:mobilenetv2",
+                           ["--input-shape=input=1..2x3x64..320x64..320"],
+                           [(1, 224, 224), (1, 128, 128), (2, 96, 160)]),
 }
 
 
@@ -58,7 +66,19 @@ def source_path(source, model_dir):
     kind, name = source.split(":")
     if kind == "transformers":
         return os.path.join(TRANSFORMERS, name + ".onnx")
-    return models.ensure(model_dir, [name])[name]
+    path = models.ensure(model_dir, [name])[name]
+    if kind == "images":
+        # The generated model with its input's height and width symbolic.
+        images = os.path.join(model_dir, name + "-images.onnx")
+        if not os.path.exists(images):
+            model = onnx.load(path)
+            dims = model.graph.input[0].type.tensor_type.shape.dim
+            for dim, symbol in ((dims[2], "height"), (dims[3], "width")):
+                dim.dim_param = symbol
+            del model.graph.value_info[:]
+            onnx.save(model, images)
+        path = images
+    return path
 
 
 def graph_inputs(path):
@@ -67,11 +87,14 @@ def graph_inputs(path):
 
 
 def shapes_at(inputs, sizes):
-    """Each input's shape at `sizes`: (batch, sequence) for text, (batch,) for images."""
+    """Each input's shape at `sizes`: (batch, sequence) for text, (batch,) or
+    (batch, height, width) for images."""
     shapes = {}
     for name, _, shape in inputs:
         if len(shape) == 2:
             shapes[name] = list(sizes)
+        elif len(sizes) == 3:
+            shapes[name] = [sizes[0], shape[1], sizes[1], sizes[2]]
         else:
             shapes[name] = [sizes[0]] + [d for d in shape[1:]]
     return shapes
