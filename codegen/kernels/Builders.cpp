@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -163,7 +164,7 @@ WindowIndex windowIndex(OpBuilder &b, Location loc, Value output, Value offset, 
   if (!windowOverhangs(stride, dilation, pad, kernel, staticInput.value_or(ShapedType::kDynamic),
                        outputSize))
     return {position, position, Value()};
-  Value end = staticInput ? index(*staticInput) : cast<Value>(inputSize);
+  Value end = getValueOrCreateConstantIndexOp(b, loc, inputSize);
   Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, position, index(0));
   Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, position, end);
   Value inside = arith::AndIOp::create(b, loc, low, high);

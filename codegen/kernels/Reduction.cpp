@@ -315,16 +315,13 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
   // The input's sizes (computed before the kernel where a run gives them),
   // and with count_include_pad each padded size.
   SmallVector<OpFoldResult> sizes = mixedSizes(b, loc, inputType);
-  SmallVector<OpFoldResult> image(ArrayRef<OpFoldResult>(sizes).slice(first, spatial)), padded;
+  SmallVector<OpFoldResult> image(ArrayRef<OpFoldResult>(sizes).slice(first, spatial));
+  SmallVector<Value> padded;
   if (!isMax && w.countIncludePad)
     for (int64_t d = 0; d < spatial; ++d) {
-      int64_t pad = w.pads[d + spatial];
-      if (std::optional<int64_t> size = getConstantIntValue(image[d]))
-        padded.push_back(b.getIndexAttr(*size + pad));
-      else
-        padded.push_back(arith::AddIOp::create(b, loc, cast<Value>(image[d]),
-                                               arith::ConstantIndexOp::create(b, loc, pad))
-                             .getResult());
+      padded.push_back(
+          arith::AddIOp::create(b, loc, getValueOrCreateConstantIndexOp(b, loc, image[d]),
+                                arith::ConstantIndexOp::create(b, loc, w.pads[d + spatial])));
     }
   auto step = [&](OpBuilder &lb, Location l, ArrayRef<Value> outputAt, ArrayRef<Value> offsets,
                   ValueRange carried) -> SmallVector<Value> {
@@ -345,8 +342,8 @@ Value pool(OpBuilder &b, Location loc, Value input, RankedTensorType type, const
           // Inside the declared padding too.
           Value above = arith::CmpIOp::create(lb, l, arith::CmpIPredicate::sge, read.position,
                                               index(-w.pads[d]));
-          Value below = arith::CmpIOp::create(lb, l, arith::CmpIPredicate::slt, read.position,
-                                              getValueOrCreateConstantIndexOp(lb, l, padded[d]));
+          Value below =
+              arith::CmpIOp::create(lb, l, arith::CmpIPredicate::slt, read.position, padded[d]);
           counted = both(lb, l, counted, arith::AndIOp::create(lb, l, above, below));
         }
       }
