@@ -87,17 +87,10 @@ bool hasLaneBody(linalg::GenericOp op, LaneDependence &varies) {
       return uniform && typed ? WalkResult::advance() : WalkResult::interrupt();
     }
     if (auto load = dyn_cast<memref::LoadOp>(inner)) {
-      // A gather's offsets are 32-bit: within one image where a run gives
-      // the batch (which is then the same in every lane).
       MemRefType type = load.getMemRefType();
-      ArrayRef<int64_t> shape = type.getShape();
-      bool runBatch = !shape.empty() && ShapedType::isDynamic(shape.front()) &&
-                      !varies(load.getIndices().front());
-      ArrayRef<int64_t> fixed = runBatch ? shape.drop_front() : shape;
-      bool fits = llvm::none_of(fixed, ShapedType::isDynamic) && type.getLayout().isIdentity() &&
-                  type.getElementType().isF32() &&
-                  ShapedType::getNumElements(fixed) < (int64_t(1) << 31);
-      return fits ? WalkResult::advance() : WalkResult::interrupt();
+      return type.getLayout().isIdentity() && type.getElementType().isF32()
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
     }
     bool uniformOnly = isa<affine::AffineDialect>(inner->getDialect()) ||
                        isa<arith::IndexCastOp, arith::IndexCastUIOp>(inner);
@@ -407,22 +400,28 @@ private:
       define(load, {Lanes::Varying, vector::ShuffleOp::create(b, loc, low, high, evens)});
       return;
     }
-    // Anything else gathers, from the buffer seen as one dimension: one
-    // image of it where a run gives the batch (hasLaneBody).
+    // Anything else gathers, from the buffer seen as one dimension
+    // (gatherLanes), or from one image of it where a run gives only the
+    // batch and every lane reads the same image: offsets into a static
+    // image stay 32-bit.
     if (!onEdge)
       gathered = true;
     SmallVector<Value> lanes;
     for (const Lanes &l : indices)
       lanes.push_back(materialize(l, b.getIndexType()));
-    if (auto memrefType = cast<MemRefType>(memref.getType()); !memrefType.hasStaticShape()) {
+    auto memrefType = cast<MemRefType>(memref.getType());
+    ArrayRef<int64_t> shape = memrefType.getShape();
+    if (!memrefType.hasStaticShape() && llvm::none_of(shape.drop_front(), ShapedType::isDynamic) &&
+        indices.front().kind == Lanes::Uniform &&
+        ShapedType::getNumElements(shape.drop_front()) < (int64_t(1) << 31)) {
       int64_t rank = memrefType.getRank();
       SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
           strides(rank, b.getIndexAttr(1));
       offsets[0] = indices.front().value;
       sizes.push_back(b.getIndexAttr(1));
-      for (int64_t size : memrefType.getShape().drop_front())
+      for (int64_t size : shape.drop_front())
         sizes.push_back(b.getIndexAttr(size));
-      auto image = MemRefType::get(memrefType.getShape().drop_front(), memrefType.getElementType());
+      auto image = MemRefType::get(shape.drop_front(), memrefType.getElementType());
       auto imageType = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
           image.getShape(), memrefType, offsets, sizes, strides));
       memref = memref::SubViewOp::create(b, loc, imageType, memref, offsets, sizes, strides);

@@ -53,8 +53,8 @@ private:
 
 /// Whether `op`'s body is made of what emitOnLanes handles, not reading
 /// its output: its loop indices, loops with uniform bounds, loads from
-/// static buffers of f32 in identity layout (fewer than 2^31 elements:
-/// lane indices are 32-bit), and arith, math and affine ops on f32, i1,
+/// buffers of f32 in identity layout (each dimension's index fits the
+/// 32 bits of an index lane), and arith, math and affine ops on f32, i1,
 /// i32 and indices (casts and affine ops only where uniform).
 bool hasLaneBody(linalg::GenericOp op, LaneDependence &varies);
 

@@ -164,16 +164,37 @@ Value loadLanes(OpBuilder &b, Location loc, VectorType type, Value memref, Value
 Value gatherLanes(OpBuilder &b, Location loc, VectorType type, Value memref,
                   ArrayRef<Value> indices, Value mask) {
   auto memrefType = cast<MemRefType>(memref.getType());
+  // Offsets into fewer than 2^31 elements, as a static shape shows, stay
+  // 32-bit; into a buffer sized at run time they widen to 64 bits.
+  bool narrow = memrefType.hasStaticShape() && memrefType.getNumElements() < (int64_t(1) << 31);
+  auto offsetType = VectorType::get(type.getShape(), narrow ? b.getI32Type() : b.getI64Type());
   Value offsets;
+  // The stride of dimension d: a constant while the dimensions after it
+  // are static, else computed from the buffer's sizes.
   int64_t stride = 1;
+  Value dynamicStride;
   for (int64_t d = memrefType.getRank() - 1; d >= 0; --d) {
     Value term = indices[d];
-    if (stride != 1)
+    if (!narrow)
+      term = arith::ExtSIOp::create(b, loc, offsetType, term);
+    if (dynamicStride) {
+      Value scalar = arith::IndexCastOp::create(b, loc, offsetType.getElementType(), dynamicStride);
+      term = arith::MulIOp::create(b, loc, term,
+                                   vector::BroadcastOp::create(b, loc, offsetType, scalar));
+    } else if (stride != 1) {
       term = arith::MulIOp::create(
           b, loc, term,
-          splat(b, loc, cast<VectorType>(term.getType()), b.getI32IntegerAttr(int32_t(stride))));
+          splat(b, loc, offsetType, b.getIntegerAttr(offsetType.getElementType(), stride)));
+    }
     offsets = offsets ? arith::AddIOp::create(b, loc, offsets, term).getResult() : term;
-    stride *= memrefType.getDimSize(d);
+    if (!dynamicStride && !memrefType.isDynamicDim(d)) {
+      stride *= memrefType.getDimSize(d);
+      continue;
+    }
+    if (!dynamicStride)
+      dynamicStride = arith::ConstantIndexOp::create(b, loc, stride);
+    dynamicStride =
+        arith::MulIOp::create(b, loc, dynamicStride, memref::DimOp::create(b, loc, memref, d));
   }
   SmallVector<ReassociationIndices> all = {
       llvm::to_vector(llvm::seq<int64_t>(0, memrefType.getRank()))};

@@ -69,10 +69,11 @@ Value splat(OpBuilder &b, Location loc, VectorType type, Attribute value);
 Value loadLanes(OpBuilder &b, Location loc, VectorType type, Value memref, ValueRange indices,
                 Value mask);
 
-/// The lanes of `type` of `memref` (static shape, identity layout) at
-/// `indices`, one vector of 32-bit lane indices per dimension, gathered
-/// from the buffer seen as one dimension for the lanes of `mask`, zero in
-/// the others.
+/// The lanes of `type` of `memref` (identity layout) at `indices`, one
+/// vector of 32-bit lane indices per dimension, gathered from the buffer
+/// seen as one dimension for the lanes of `mask`, zero in the others. The
+/// offsets into it are 32-bit where its static shape holds fewer than 2^31
+/// elements, 64-bit otherwise.
 Value gatherLanes(OpBuilder &b, Location loc, VectorType type, Value memref,
                   ArrayRef<Value> indices, Value mask);
 

@@ -21,6 +21,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -45,13 +46,14 @@ int64_t windowLanes(linalg::GenericOp op, int64_t width) {
       op.getNumLoops() == 0 || !host::hasLaneOperands(op) ||
       op.getRegion().front().getOps<scf::ForOp>().empty())
     return 0;
-  // A batch a run gives, over windows of static sizes.
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  int64_t extent = ranges.back();
-  if (llvm::any_of(ArrayRef(ranges).drop_front(), ShapedType::isDynamic) || extent < 4)
+  // An innermost extent a run gives takes a whole register (its rest
+  // masked).
+  int64_t extent = op.getStaticLoopRanges().back();
+  if (!ShapedType::isDynamic(extent) && extent < 4)
     return 0;
   host::LaneDependence varies(op);
-  int64_t lanes = std::min<int64_t>(width, llvm::PowerOf2Ceil(extent));
+  int64_t lanes =
+      ShapedType::isDynamic(extent) ? width : std::min<int64_t>(width, llvm::PowerOf2Ceil(extent));
   if (!host::hasLaneBody(op, varies) || !host::readsAlongLanes(op, lanes, varies))
     return 0;
   return lanes;
@@ -78,7 +80,13 @@ struct VectorizeWindows : impl::VectorizeWindowsBase<VectorizeWindows> {
           llvm::map_to_vector(cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc),
                               [](const Range &range) { return range.size; });
       host::forEachVector(b, loc, extents, lanes, [&](ArrayRef<Value> at, Value mask, int64_t n) {
-        Value active = arith::ConstantIndexOp::create(b, loc, n);
+        // A run's rest: the lanes from the last vector's first to the end.
+        Value active =
+            ShapedType::isDynamic(n)
+                ? arith::SubIOp::create(
+                      b, loc, getValueOrCreateConstantIndexOp(b, loc, extents.back()), at.back())
+                      .getResult()
+                : arith::ConstantIndexOp::create(b, loc, n).getResult();
         Value result = host::emitOnLanes(op, lanes, b, varies, at, mask, active);
         host::storeLanes(b, loc, result, op.getDpsInits()[0],
                          indicesAt(b, loc, op.getIndexingMapsArray().back(), at), mask);

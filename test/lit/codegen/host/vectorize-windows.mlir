@@ -281,3 +281,105 @@ func.func @run_batch(%x: memref<?x2x6x20xf32>, %w: memref<2x1x3x3xf32>, %y: memr
   }
   return
 }
+
+// -----
+
+// A depthwise window over an image whose height and width a run gives: the
+// innermost extent takes whole vectors then a masked rest of
+// width - (its first lane) lanes; the reads along the lanes stay vector
+// loads, the bounds checks against the run's sizes versioned as at a static
+// size.
+// CHECK-LABEL: func.func @run_image(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<1x2x?x?xf32>, %{{[a-z0-9]+}}: memref<2x1x3x3xf32>, %[[Y:[a-z0-9]+]]: memref<1x2x?x?xf32>
+// CHECK: %[[WIDTH:.+]] = memref.dim %[[Y]], %c3
+// CHECK: %[[WHOLE:.+]] = arith.muli %{{.+}}, %c8
+// CHECK: scf.for %{{.+}} = %c0 to %[[WHOLE]] step %c8
+// CHECK: vector.load %[[X]][%c0, %{{.+}}, %{{.+}}, %{{.+}}] : memref<1x2x?x?xf32>, vector<8xf32>
+// CHECK: %[[REST:.+]] = arith.subi %[[WIDTH]], %[[WHOLE]]
+// CHECK: %[[MASK:.+]] = vector.create_mask %[[REST]] : vector<8xi1>
+// CHECK: vector.maskedstore %[[Y]][%c0, %{{.+}}, %{{.+}}, %[[WHOLE]]], %[[MASK]]
+// CHECK-NOT: vector.gather
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @run_image(%x: memref<1x2x?x?xf32>, %w: memref<2x1x3x3xf32>, %y: memref<1x2x?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %height = memref.dim %x, %c2 : memref<1x2x?x?xf32>
+  %width = memref.dim %x, %c3 : memref<1x2x?x?xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  linalg.generic {indexing_maps = [#id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%y : memref<1x2x?x?xf32>) {
+  ^bb0(%out: f32):
+    %c = linalg.index 1 : index
+    %oh = linalg.index 2 : index
+    %ow = linalg.index 3 : index
+    %sum = scf.for %kh = %c0 to %c3 step %c1 iter_args(%outer = %zero) -> (f32) {
+      %inner = scf.for %kw = %c0 to %c3 step %c1 iter_args(%acc = %outer) -> (f32) {
+        %h0 = arith.addi %oh, %kh : index
+        %h = arith.subi %h0, %c1 : index
+        %hlow = arith.cmpi sge, %h, %c0 : index
+        %hhigh = arith.cmpi slt, %h, %height : index
+        %hin = arith.andi %hlow, %hhigh : i1
+        %hc = arith.select %hin, %h, %c0 : index
+        %w0 = arith.addi %ow, %kw : index
+        %wp = arith.subi %w0, %c1 : index
+        %wlow = arith.cmpi sge, %wp, %c0 : index
+        %whigh = arith.cmpi slt, %wp, %width : index
+        %win = arith.andi %wlow, %whigh : i1
+        %wc = arith.select %win, %wp, %c0 : index
+        %inside = arith.andi %hin, %win : i1
+        %v = memref.load %x[%c0, %c, %hc, %wc] : memref<1x2x?x?xf32>
+        %cell = arith.select %inside, %v, %zero : f32
+        %weight = memref.load %w[%c, %c0, %kh, %kw] : memref<2x1x3x3xf32>
+        %p = arith.mulf %cell, %weight : f32
+        %s = arith.addf %acc, %p : f32
+        scf.yield %s : f32
+      }
+      scf.yield %inner : f32
+    }
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// At stride 2 over a run's image, the lanes at an edge gather (a stride-2
+// read under a mask): from a buffer sized at run time its offsets are
+// 64-bit, each dimension's index times its run-time stride.
+// CHECK-LABEL: func.func @run_image_stride2(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<2x?xf32>
+// CHECK: vector.shuffle
+// CHECK: %[[COLUMNS:.+]] = arith.extsi %{{.+}} : vector<8xi32> to vector<8xi64>
+// CHECK: %[[FLAT:.+]] = memref.collapse_shape %[[X]] {{\[}}[0, 1]] : memref<2x?xf32> into memref<?xf32>
+// CHECK: vector.gather %[[FLAT]][%c0] [%{{.+}}], %{{.+}}, %{{.+}} : memref<?xf32>, vector<8xi64>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @run_image_stride2(%x: memref<2x?xf32>, %y: memref<2x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %width = memref.dim %x, %c1 : memref<2x?xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%y : memref<2x?xf32>) {
+  ^bb0(%out: f32):
+    %r = linalg.index 0 : index
+    %o = linalg.index 1 : index
+    %sum = scf.for %k = %c0 to %c3 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %s = arith.muli %o, %c2 : index
+      %i0 = arith.addi %s, %k : index
+      %i = arith.subi %i0, %c1 : index
+      %low = arith.cmpi sge, %i, %c0 : index
+      %high = arith.cmpi slt, %i, %width : index
+      %in = arith.andi %low, %high : i1
+      %ic = arith.select %in, %i, %c0 : index
+      %v = memref.load %x[%r, %ic] : memref<2x?xf32>
+      %cell = arith.select %in, %v, %zero : f32
+      %a = arith.addf %acc, %cell : f32
+      scf.yield %a : f32
+    }
+    linalg.yield %sum : f32
+  }
+  return
+}
