@@ -18,23 +18,11 @@ namespace kiln::host {
 
 namespace {
 
-bool isF32Buffer(Value value) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  return type && type.hasStaticShape() && type.getElementType().isF32();
-}
-
 /// An f32 buffer of at least one dimension, whose sizes a run may give
 /// (which loops may read them is checked with the roles).
 bool isF32RunBuffer(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
   return type && type.getRank() > 0 && type.getElementType().isF32();
-}
-
-/// An f32 buffer whose rows are static, but not necessarily how many there
-/// are: a run may give a batch, a sequence or both.
-bool isF32RowsBuffer(Value value) {
-  return isF32RunBuffer(value) &&
-         !ShapedType::isDynamic(cast<MemRefType>(value.getType()).getShape().back());
 }
 
 std::optional<unsigned> dimAt(AffineMap map, int64_t result) {
@@ -114,6 +102,75 @@ std::optional<int64_t> packedRows(AffineMap map, MemRefType type) {
   if (!rows || remainder.getRHS() != rows || rows.getValue() != type.getDimSize(results - 1))
     return std::nullopt;
   return rows.getValue();
+}
+
+/// Where the epilogue's (of shape `epilogue`) column dimensions start when
+/// C's (of shape `c`) are `columns`, static: its trailing dimensions of as
+/// many elements. A row of the epilogue is found from C's indices: the same
+/// ones when its row dimensions are C's, or else those of the same row of
+/// elements, which a run's size may change only in the first dimension of
+/// each (a convolution's batch, over groups and channels).
+std::optional<int64_t> staticColumnsSplit(ArrayRef<int64_t> c, ArrayRef<int64_t> epilogue,
+                                          int64_t columns) {
+  int64_t split = epilogue.size(), product = 1;
+  while (split > 0 && product < columns && !ShapedType::isDynamic(epilogue[split - 1]))
+    product *= epilogue[--split];
+  if (product != columns || split == int64_t(epilogue.size()))
+    return std::nullopt;
+  auto staticButFirst = [](ArrayRef<int64_t> sizes) {
+    return llvm::none_of(sizes.drop_front(), ShapedType::isDynamic);
+  };
+  if (c.drop_back() != epilogue.take_front(split) &&
+      !(staticButFirst(c) && staticButFirst(epilogue)))
+    return std::nullopt;
+  return split;
+}
+
+/// The size of `memref`'s dimension `dim` that a run gives, where the op
+/// that makes the buffer states it (an allocation or an expand_shape).
+Value statedSize(Value memref, int64_t dim) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (auto alloc = memref.getDefiningOp<memref::AllocOp>())
+    return alloc.getDynamicSizes()[type.getDynamicDimIndex(dim)];
+  if (auto expand = memref.getDefiningOp<memref::ExpandShapeOp>())
+    return dyn_cast<Value>(expand.getMixedOutputShape()[dim]);
+  return {};
+}
+
+/// The same when a run gives the columns of `c` (a convolution's output
+/// positions over a run's image), for an epilogue writing `output`: C's
+/// rows are static but for a first dimension of the same size as the
+/// epilogue's (a batch), and the epilogue's rows are its longest leading
+/// dimensions of as many elements. Both views hold C's elements, so the
+/// columns left are C's at every run.
+std::optional<int64_t> runColumnsSplit(Value c, Value output) {
+  ArrayRef<int64_t> rows = cast<MemRefType>(c.getType()).getShape().drop_back();
+  ArrayRef<int64_t> epilogue = cast<MemRefType>(output.getType()).getShape();
+  int64_t first = 0;
+  if (!rows.empty() && ShapedType::isDynamic(rows.front())) {
+    Value size = statedSize(c, 0);
+    if (!size || !ShapedType::isDynamic(epilogue.front()) || statedSize(output, 0) != size)
+      return std::nullopt;
+    first = 1;
+  }
+  if (llvm::any_of(rows.drop_front(first), ShapedType::isDynamic))
+    return std::nullopt;
+  int64_t rowElements = 1;
+  for (int64_t size : rows.drop_front(first))
+    rowElements *= size;
+  std::optional<int64_t> split;
+  if (rowElements == 1)
+    split = first;
+  int64_t product = 1;
+  for (int64_t i = first; i < int64_t(epilogue.size()) && !ShapedType::isDynamic(epilogue[i]);
+       ++i) {
+    product *= epilogue[i];
+    if (product == rowElements)
+      split = i + 1;
+  }
+  if (split == int64_t(epilogue.size()))
+    return std::nullopt;
+  return split;
 }
 
 } // namespace
@@ -226,11 +283,11 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
   auto outputType = cast<MemRefType>(output.getType());
   SmallVector<AffineMap> maps = epilogue.getIndexingMapsArray();
   // The output may be a slice of a concatenation's buffer, contiguous, or
-  // have run-time rows (its first dimension).
+  // have sizes a run gives.
   bool contiguous = outputType.hasStaticShape()
                         ? memref::isStaticShapeAndContiguousRowMajor(outputType)
                         : outputType.getLayout().isIdentity();
-  if (!isF32RowsBuffer(output) || !contiguous || !maps.back().isIdentity() ||
+  if (!isF32RunBuffer(output) || !contiguous || !maps.back().isIdentity() ||
       !llvm::all_of(maps, onlyDimsAndConstants))
     return;
   for (Operation *access : accessesOf(alloc))
@@ -241,31 +298,18 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
   if (root == rootOf(op.getDpsInputs()[0]) || root == rootOf(op.getDpsInputs()[1]))
     return;
 
-  // C's columns are the trailing dimensions [split, rank) of the epilogue,
-  // of static sizes.
+  // C's columns are the trailing dimensions [split, rank) of the epilogue.
   ArrayRef<int64_t> shape = outputType.getShape();
-  int64_t columns = op.getStaticLoopRanges()[roles.n];
-  if (ShapedType::isDynamic(columns))
-    return;
-  int64_t split = shape.size(), product = 1;
-  while (split > 0 && product < columns)
-    product *= shape[--split];
-  if (product != columns || split == int64_t(shape.size()))
-    return;
-  // A row of the epilogue is found from C's indices: the same ones when
-  // its row dimensions are C's, or else those of the same row of elements,
-  // which a run's size may change only in the first dimension of each (a
-  // convolution's batch, over groups and channels).
   auto cType = cast<MemRefType>(op.getDpsInits()[0].getType());
-  auto staticButFirst = [](ArrayRef<int64_t> sizes) {
-    return llvm::none_of(sizes.drop_front(), ShapedType::isDynamic);
-  };
-  bool sameRows = cType.getShape().drop_back() == shape.take_front(split);
-  if (!sameRows && !(staticButFirst(cType.getShape()) && staticButFirst(shape)))
+  int64_t columns = op.getStaticLoopRanges()[roles.n];
+  std::optional<int64_t> split = ShapedType::isDynamic(columns)
+                                     ? runColumnsSplit(op.getDpsInits()[0], output)
+                                     : staticColumnsSplit(cType.getShape(), shape, columns);
+  if (!split)
     return;
   auto isColumnDim = [&](AffineExpr e) {
     auto dim = dyn_cast<AffineDimExpr>(e);
-    return dim && dim.getPosition() >= split;
+    return dim && dim.getPosition() >= *split;
   };
   SmallVector<unsigned> inputs;
   for (OpOperand *operand : epilogue.getDpsInputOperands()) {
@@ -285,12 +329,12 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
       continue;
     int64_t rowResults = firstColumn - results.begin();
     auto type = dyn_cast<MemRefType>(value.getType());
-    if (!type || !isF32RowsBuffer(value) || !type.getLayout().isIdentity() ||
-        int64_t(results.size()) - rowResults != int64_t(shape.size()) - split)
+    if (!type || !isF32RunBuffer(value) || !type.getLayout().isIdentity() ||
+        int64_t(results.size()) - rowResults != int64_t(shape.size()) - *split)
       return;
     for (int64_t i = rowResults; i < int64_t(results.size()); ++i) {
       auto dim = dyn_cast<AffineDimExpr>(results[i]);
-      if (!dim || dim.getPosition() != split + (i - rowResults) ||
+      if (!dim || dim.getPosition() != *split + (i - rowResults) ||
           type.getDimSize(i) != shape[dim.getPosition()])
         return;
     }
@@ -299,7 +343,7 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
     return;
   fusion.epilogue = epilogue;
   fusion.epilogueInputs = std::move(inputs);
-  fusion.split = split;
+  fusion.split = *split;
 }
 
 void findProducer(linalg::GenericOp op, const Roles &roles, int64_t width, Fusion &fusion) {

@@ -1125,3 +1125,95 @@ func.func @run_batch_epilogue(%x: memref<?x8x10x10xf32>, %w: memref<1x16x8xf32>,
   }
   return %y : memref<?x16x10x10xf32>
 }
+
+// -----
+
+#fw = affine_map<(n, g, f, o, c) -> (g, f, c)>
+#fx = affine_map<(n, g, f, o, c) -> (n, g, c, o)>
+#fy = affine_map<(n, g, f, o, c) -> (n, g, f, o)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#channel = affine_map<(d0, d1, d2, d3) -> (d1)>
+
+// The same over an image a run gives too: C's columns (the output
+// positions, height x width) are the epilogue's last two dimensions, which
+// it sees as one; the residual it adds is read along them, a masked vector
+// at the end of each row of C.
+// CHECK-LABEL: func.func @run_image_epilogue(
+// CHECK-SAME: %{{.+}}: memref<?x8x?x?xf32>, %{{.+}}: memref<1x16x8xf32>, %[[BIAS:[a-z0-9]+]]: memref<16xf32>, %[[RES:[a-z0-9]+]]: memref<?x16x?x?xf32>
+// CHECK-NOT: linalg.fill
+// CHECK-DAG: %[[RESCOLUMNS:.+]] = memref.collapse_shape %[[RES]] {{\[}}[0], [1], [2, 3]] : memref<?x16x?x?xf32> into memref<?x16x?xf32>
+// CHECK-DAG: %[[YCOLUMNS:.+]] = memref.collapse_shape %{{.+}} {{\[}}[0], [1], [2, 3]] : memref<?x16x?x?xf32> into memref<?x16x?xf32>
+// CHECK: scf.forall
+// CHECK: vector.fma
+// CHECK: memref.load %[[BIAS]]
+// CHECK: vector.maskedload %[[RESCOLUMNS]]
+// CHECK: vector.maskedstore %[[YCOLUMNS]]
+// CHECK: } {kiln.flops = 0 : i64, kiln.kernel = "matmul"}
+// CHECK-NOT: linalg.generic
+func.func @run_image_epilogue(%x: memref<?x8x?x?xf32>, %w: memref<1x16x8xf32>, %bias: memref<16xf32>,
+                              %res: memref<?x16x?x?xf32>, %n: index, %h: index, %wd: index)
+    -> memref<?x16x?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %positions = arith.muli %h, %wd : index
+  %xflat = memref.collapse_shape %x [[0, 1, 2, 3]] : memref<?x8x?x?xf32> into memref<?xf32>
+  %xg = memref.expand_shape %xflat [[0, 1, 2, 3]] output_shape [%n, 1, 8, %positions] : memref<?xf32> into memref<?x1x8x?xf32>
+  %acc = memref.alloc(%n, %h, %wd) : memref<?x16x?x?xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<?x16x?x?xf32>)
+  %aflat = memref.collapse_shape %acc [[0, 1, 2, 3]] : memref<?x16x?x?xf32> into memref<?xf32>
+  %ag = memref.expand_shape %aflat [[0, 1, 2, 3]] output_shape [%n, 1, 16, %positions] : memref<?xf32> into memref<?x1x16x?xf32>
+  linalg.generic {indexing_maps = [#fw, #fx, #fy], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %xg : memref<1x16x8xf32>, memref<?x1x8x?xf32>) outs(%ag : memref<?x1x16x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %m = arith.mulf %p, %q : f32
+    %a = arith.addf %s, %m : f32
+    linalg.yield %a : f32
+  }
+  %y = memref.alloc(%n, %h, %wd) : memref<?x16x?x?xf32>
+  linalg.generic {indexing_maps = [#id4, #channel, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%acc, %bias, %res : memref<?x16x?x?xf32>, memref<16xf32>, memref<?x16x?x?xf32>) outs(%y : memref<?x16x?x?xf32>) {
+  ^bb0(%v: f32, %b: f32, %r: f32, %o: f32):
+    %s1 = arith.addf %v, %b : f32
+    %s2 = arith.addf %s1, %r : f32
+    linalg.yield %s2 : f32
+  }
+  return %y : memref<?x16x?x?xf32>
+}
+
+// -----
+
+#fw = affine_map<(n, g, f, o, c) -> (g, f, c)>
+#fx = affine_map<(n, g, f, o, c) -> (n, g, c, o)>
+#fy = affine_map<(n, g, f, o, c) -> (n, g, f, o)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+
+// Where nothing shows that C's batch is the epilogue's, its rows could
+// hold other columns than C's: the epilogue stays a kernel of its own.
+// CHECK-LABEL: func.func @run_image_other_batch(
+// CHECK: kiln.kernel = "matmul"
+// CHECK: linalg.generic
+func.func @run_image_other_batch(%x: memref<?x8x?x?xf32>, %w: memref<1x16x8xf32>, %n: index,
+                                 %m: index, %h: index, %wd: index) -> memref<?x16x?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %positions = arith.muli %h, %wd : index
+  %xflat = memref.collapse_shape %x [[0, 1, 2, 3]] : memref<?x8x?x?xf32> into memref<?xf32>
+  %xg = memref.expand_shape %xflat [[0, 1, 2, 3]] output_shape [%n, 1, 8, %positions] : memref<?xf32> into memref<?x1x8x?xf32>
+  %acc = memref.alloc(%m, %h, %wd) : memref<?x16x?x?xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<?x16x?x?xf32>)
+  %aflat = memref.collapse_shape %acc [[0, 1, 2, 3]] : memref<?x16x?x?xf32> into memref<?xf32>
+  %ag = memref.expand_shape %aflat [[0, 1, 2, 3]] output_shape [%n, 1, 16, %positions] : memref<?xf32> into memref<?x1x16x?xf32>
+  linalg.generic {indexing_maps = [#fw, #fx, #fy], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %xg : memref<1x16x8xf32>, memref<?x1x8x?xf32>) outs(%ag : memref<?x1x16x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %mul = arith.mulf %p, %q : f32
+    %a = arith.addf %s, %mul : f32
+    linalg.yield %a : f32
+  }
+  %y = memref.alloc(%m, %h, %wd) : memref<?x16x?x?xf32>
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%acc : memref<?x16x?x?xf32>) outs(%y : memref<?x16x?x?xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %y : memref<?x16x?x?xf32>
+}
