@@ -279,7 +279,7 @@ kiln_status_t kiln::run(kiln_session_t *session, const kiln_tensor_t *inputs, si
   // Every other output, asked for without a buffer or not asked for at all,
   // goes to the session's buffer for it: the last run's, unless the caller
   // passes that buffer in (a result fed back as an input) or this run's
-  // output is larger, else a fresh one, as large as the output can be.
+  // output is larger, else a fresh one.
   if (session->ownedOutputs.size() != numOutputs) {
     session->ownedOutputs.assign(numOutputs, nullptr);
     session->ownedBytes.assign(numOutputs, 0);
@@ -308,7 +308,13 @@ kiln_status_t kiln::run(kiln_session_t *session, const kiln_tensor_t *inputs, si
       out[i] = owned;
       continue;
     }
-    size_t size = std::max(needed, model->outputs[i].byteSize);
+    // The run's size, at least twice the last buffer's when the output
+    // grows (a decoder's present, a token longer each step), never more
+    // than it can be: its largest size may be far more than the machine
+    // has (logits over 1024 sequences of 1024 tokens).
+    size_t size = needed;
+    if (session->ownedBytes[i] < needed)
+      size = std::min(model->outputs[i].byteSize, std::max(needed, 2 * session->ownedBytes[i]));
     if (posix_memalign(&fresh[i], 64, size ? size : 1) != 0) {
       fresh[i] = nullptr;
       freeFresh();
