@@ -6,6 +6,7 @@
 
 #include "compiler/artifact/Signing.h"
 #include "kiln/runtime.h"
+#include "runtime/format/DimProgram.h"
 #include "runtime/format/artifact_generated.h"
 #include "runtime/format/format.h"
 
@@ -86,9 +87,9 @@ std::string bytes(uint64_t count) {
   std::string text;
   raw_string_ostream os(text);
   if (count >= (1u << 20))
-    os << format("%.1f MiB", double(count) / (1 << 20));
+    os << llvm::format("%.1f MiB", double(count) / (1 << 20));
   else if (count >= (1u << 10))
-    os << format("%.1f KiB", double(count) / (1 << 10));
+    os << llvm::format("%.1f KiB", double(count) / (1 << 10));
   else
     os << count << " B";
   return text;
@@ -326,15 +327,16 @@ int inspectModel() {
     bool amd = isAMDPlan(manifest, p);
     os << "  kernels: " << kernels->size() << ", in order\n";
     if (gpu && amd)
-      os << format("  %5s  %-11s  %-9s  %-6s  %-14s  %-10s  %5s  %5s  %8s  %7s  %s\n", "#", "kind",
-                   "precision", "layout", "grid", "block", "vgprs", "sgprs", "lds", "scratch",
-                   "ONNX node");
+      os << llvm::format("  %5s  %-11s  %-9s  %-6s  %-14s  %-10s  %5s  %5s  %8s  %7s  %s\n", "#",
+                         "kind", "precision", "layout", "grid", "block", "vgprs", "sgprs", "lds",
+                         "scratch", "ONNX node");
     else if (gpu)
-      os << format("  %5s  %-11s  %-9s  %-6s  %-14s  %-10s  %4s  %8s  %6s  %s\n", "#", "kind",
-                   "precision", "layout", "grid", "block", "regs", "smem", "spills", "ONNX node");
+      os << llvm::format("  %5s  %-11s  %-9s  %-6s  %-14s  %-10s  %4s  %8s  %6s  %s\n", "#", "kind",
+                         "precision", "layout", "grid", "block", "regs", "smem", "spills",
+                         "ONNX node");
     else
-      os << format("  %5s  %-11s  %-9s  %-6s  %-30s  %s\n", "#", "kind", "precision", "layout",
-                   "result", "ONNX node");
+      os << llvm::format("  %5s  %-11s  %-9s  %-6s  %-30s  %s\n", "#", "kind", "precision",
+                         "layout", "result", "ONNX node");
     std::string tma; // the kernels that copy with TMA
     for (flatbuffers::uoffset_t i = 0; i < kernels->size(); ++i) {
       const artifact::Kernel *kernel = kernels->Get(i);
@@ -353,27 +355,29 @@ int inspectModel() {
         };
         uint64_t shared = uint64_t(launch->shared_bytes()) + launch->static_shared_bytes();
         if (amd) {
-          os << format("  %5u  %-11s  %-9s  %-6s  %-14s  %-10s  %5u  %5u  %8s  %7s  %s\n",
-                       unsigned(i), text(kernel->kind()).c_str(), precision.c_str(), layout.c_str(),
-                       shape(launch->grid()).c_str(), shape(launch->block()).c_str(),
-                       launch->registers(), launch->scalar_registers(), bytes(shared).c_str(),
-                       bytes(launch->scratch_bytes()).c_str(), text(kernel->node()).c_str());
+          os << llvm::format("  %5u  %-11s  %-9s  %-6s  %-14s  %-10s  %5u  %5u  %8s  %7s  %s\n",
+                             unsigned(i), text(kernel->kind()).c_str(), precision.c_str(),
+                             layout.c_str(), shape(launch->grid()).c_str(),
+                             shape(launch->block()).c_str(), launch->registers(),
+                             launch->scalar_registers(), bytes(shared).c_str(),
+                             bytes(launch->scratch_bytes()).c_str(), text(kernel->node()).c_str());
           continue;
         }
-        os << format("  %5u  %-11s  %-9s  %-6s  %-14s  %-10s  %4u  %8s  %6s  %s\n", unsigned(i),
-                     text(kernel->kind()).c_str(), precision.c_str(), layout.c_str(),
-                     shape(launch->grid()).c_str(), shape(launch->block()).c_str(),
-                     launch->registers(), bytes(shared).c_str(),
-                     bytes(launch->spill_bytes()).c_str(), text(kernel->node()).c_str());
+        os << llvm::format("  %5u  %-11s  %-9s  %-6s  %-14s  %-10s  %4u  %8s  %6s  %s\n",
+                           unsigned(i), text(kernel->kind()).c_str(), precision.c_str(),
+                           layout.c_str(), shape(launch->grid()).c_str(),
+                           shape(launch->block()).c_str(), launch->registers(),
+                           bytes(shared).c_str(), bytes(launch->spill_bytes()).c_str(),
+                           text(kernel->node()).c_str());
         continue;
       }
       std::string buffer = text(kernel->buffer());
       std::string result = buffer == "arena" ? "arena +" + std::to_string(kernel->offset()) + ", " +
                                                    bytes(kernel->bytes())
                                              : "output '" + buffer + "', " + bytes(kernel->bytes());
-      os << format("  %5u  %-11s  %-9s  %-6s  %-30s  %s\n", unsigned(i),
-                   text(kernel->kind()).c_str(), precision.c_str(), layout.c_str(), result.c_str(),
-                   text(kernel->node()).c_str());
+      os << llvm::format("  %5u  %-11s  %-9s  %-6s  %-30s  %s\n", unsigned(i),
+                         text(kernel->kind()).c_str(), precision.c_str(), layout.c_str(),
+                         result.c_str(), text(kernel->node()).c_str());
     }
     if (!tma.empty())
       os << "  copying with TMA (tensor maps): kernels " << tma << "\n";
@@ -428,14 +432,14 @@ int printProfile(const std::string &target, uint32_t threads, const std::vector<
   // that can be measured: a core's FMAs, as many cores as threads.
   double core = threads ? hostPeakGflops(target) : 0, peak = core * threads;
   if (core > 0) {
-    os << format("  peak at %s: %.1f GFLOP/s a core (FMAs timed now)", target.c_str(), core);
+    os << llvm::format("  peak at %s: %.1f GFLOP/s a core (FMAs timed now)", target.c_str(), core);
     if (threads > 1)
-      os << format(", %.1f for %u threads", peak, threads);
+      os << llvm::format(", %.1f for %u threads", peak, threads);
     os << "\n";
   }
   os << "  kernels of the plan for " << target << ", slowest first (mean a run):\n"
-     << format("  %5s  %-11s  %-9s  %9s  %6s  %8s  %5s  %s\n", "#", "kind", "precision", "ms",
-               "share", "GFLOP/s", "peak", "ONNX node");
+     << llvm::format("  %5s  %-11s  %-9s  %9s  %6s  %8s  %5s  %s\n", "#", "kind", "precision", "ms",
+                     "share", "GFLOP/s", "peak", "ONNX node");
   for (size_t i : order) {
     const artifact::Kernel *kernel = kernels->Get(flatbuffers::uoffset_t(i));
     // A product's rate: its multiply-adds, two operations each, over its time.
@@ -446,10 +450,10 @@ int printProfile(const std::string &target, uint32_t threads, const std::vector<
       if (peak > 0)
         snprintf(share, sizeof(share), "%.0f%%", 100.0 * gflops / peak);
     }
-    os << format("  %5zu  %-11s  %-9s  %9.3f  %5.1f%%  %8s  %5s  %s\n", i,
-                 text(kernel->kind()).c_str(), precisionOf(kernel).c_str(), profile[i],
-                 total > 0 ? 100.0 * profile[i] / total : 0.0, rate, share,
-                 text(kernel->node()).c_str());
+    os << llvm::format("  %5zu  %-11s  %-9s  %9.3f  %5.1f%%  %8s  %5s  %s\n", i,
+                       text(kernel->kind()).c_str(), precisionOf(kernel).c_str(), profile[i],
+                       total > 0 ? 100.0 * profile[i] / total : 0.0, rate, share,
+                       text(kernel->node()).c_str());
   }
   return 0;
 }
@@ -481,6 +485,20 @@ int benchModel() {
     known->second = value;
   }
 
+  // A dimension that is an expression of symbols (a decoder's mask over
+  // past + sequence tokens) is its program's value at them, read from the
+  // verified manifest.
+  std::vector<int64_t> values;
+  for (size_t i = 0; i < kiln_model_symbol_count(model.get()); ++i) {
+    kiln_symbol_info_t symbol;
+    kiln_status_free(kiln_model_symbol_info(model.get(), i, &symbol));
+    values.push_back(sizes[symbol.name]);
+  }
+  Artifact described;
+  if (!values.empty())
+    if (int status = readArtifact(benchFile, described))
+      return status;
+
   // Inputs of small random values (integer inputs get zeros: valid indices).
   std::mt19937 random(0);
   std::vector<std::vector<uint8_t>> buffers;
@@ -494,12 +512,14 @@ int benchModel() {
     size_t bytes = kiln_dtype_size(info.dtype);
     for (size_t d = 0; d < info.rank; ++d) {
       if (const char *dim = kiln_model_input_dim(model.get(), i, d)) {
-        auto known = sizes.find(dim);
-        if (known == sizes.end())
+        const flatbuffers::Vector<int64_t> *words =
+            described.manifest->inputs()->Get(i)->dims()->Get(d)->program();
+        std::optional<int64_t> size = format::evaluateDim({words->data(), words->size()}, values);
+        if (!size || *size < 0)
           return reportError("input '" + std::string(info.name) + "' has dimension " +
-                             std::to_string(d) + " " + dim +
-                             ", which kiln bench cannot size: run it with kiln run");
-        shape[d] = known->second;
+                             std::to_string(d) + " " + dim + ", which has no size at these " +
+                             "--size values");
+        shape[d] = *size;
       }
       bytes *= size_t(std::max<int64_t>(shape[d], 0));
     }
@@ -549,12 +569,12 @@ int benchModel() {
   if (uint32_t threads = kiln_session_threads(session))
     outs() << ", " << threads << (threads == 1 ? " thread" : " threads");
   outs() << ": " << iterations << " runs after " << warmup << " warm-up runs\n"
-         << format("  latency: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, mean %.3f ms\n",
-                   percentile(50), percentile(90), percentile(99), mean)
-         << format("  throughput: %.2f runs/s\n", 1000.0 / mean);
+         << llvm::format("  latency: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, mean %.3f ms\n",
+                         percentile(50), percentile(90), percentile(99), mean)
+         << llvm::format("  throughput: %.2f runs/s\n", 1000.0 / mean);
   // On a GPU, the kernels' own time, without the copies in and out.
   if (kernelMilliseconds > 0)
-    outs() << format("  kernels on the device: mean %.3f ms a run\n", kernelMilliseconds);
+    outs() << llvm::format("  kernels on the device: mean %.3f ms a run\n", kernelMilliseconds);
   if (benchProfile)
     return printProfile(kiln_session_target(session), kiln_session_threads(session), profile);
   return 0;
