@@ -60,13 +60,51 @@ int64_t evenTile(int64_t range, int64_t minimum) {
   return minimum;
 }
 
+/// The work a task of a kernel whose sizes a run gives has at least: a
+/// run splits only when it has twice as much, what kParallelWork asks of a
+/// static kernel.
+constexpr int64_t kRunTaskWork = kParallelWork / 2;
+
+/// Tile sizes for a kernel whose leading dimensions a run gives (a batch
+/// and a sequence over static rows of hidden units): the last of them in
+/// tiles of kRunTaskWork's worth of rows (a task takes every index of the
+/// ones before: kiln-outline-parallel hands out one-dimensional loops); a
+/// run then counts its tasks from its sizes, one when it is small (which
+/// the runtime runs on the calling thread). Nothing when no static size
+/// follows them, a size after them is a run's too, or one of them is no
+/// parallel dimension.
+std::optional<SmallVector<int64_t>> runTaskTiles(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  size_t rows = 0;
+  while (rows < ranges.size() && (ShapedType::isDynamic(ranges[rows]) || ranges[rows] == 1))
+    ++rows;
+  if (rows == ranges.size() ||
+      llvm::any_of(ArrayRef(ranges).drop_front(rows), ShapedType::isDynamic) ||
+      llvm::any_of(ArrayRef(iterators).take_front(rows),
+                   [](utils::IteratorType t) { return t != utils::IteratorType::parallel; }))
+    return std::nullopt;
+  int64_t inner = blockWork(op->getRegion(0).front());
+  for (int64_t range : ArrayRef(ranges).drop_front(rows))
+    inner *= range;
+  SmallVector<int64_t> tiles(ranges.size(), 0);
+  for (size_t d = rows; d-- > 0;)
+    if (ShapedType::isDynamic(ranges[d])) {
+      tiles[d] = llvm::divideCeil(kRunTaskWork, inner);
+      break;
+    }
+  return tiles;
+}
+
 /// Tile sizes that split `op`'s outermost dimension into tasks of at least
 /// kTaskWork iterations, or nothing when that makes one task.
 std::optional<SmallVector<int64_t>> taskTiles(linalg::LinalgOp op) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic))
+  if (ranges.empty())
     return std::nullopt;
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return runTaskTiles(op);
   int64_t total = blockWork(op->getRegion(0).front());
   for (int64_t range : ranges)
     total *= range;

@@ -82,3 +82,47 @@ func.func @row_statistics(%x: memref<96x2048xf32>, %sums: memref<96x1xf32>) {
   }
   return
 }
+
+// -----
+
+// Rows a run gives (a batch and a sequence of 768 hidden units): tasks of
+// 86 rows of the sequence (65536 iterations' worth), each over the whole
+// batch, as many as the run's sequence needs: one, run on the calling
+// thread, below two tasks' worth.
+// CHECK-LABEL: func.func @run_rows
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: memref<?x?x768xf32>, %{{.+}}: memref<768xf32>, %[[Y:[a-z0-9]+]]: memref<?x?x768xf32>)
+// CHECK-DAG: %[[BATCH:.+]] = memref.dim %[[X]], %c0
+// CHECK-DAG: %[[SEQUENCE:.+]] = memref.dim %[[X]], %c1
+// CHECK: scf.forall (%[[S:[a-z0-9]+]]) = (0) to (%[[SEQUENCE]]) step (86) {
+// CHECK: %[[N:.+]] = affine.min #{{.+}}(%[[S]])[%[[SEQUENCE]]]
+// CHECK: memref.subview %[[X]][0, %[[S]], 0] [%[[BATCH]], %[[N]], 768] [1, 1, 1]
+// CHECK: arith.addf
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#col = affine_map<(d0, d1, d2) -> (d2)>
+func.func @run_rows(%x: memref<?x?x768xf32>, %b: memref<768xf32>, %y: memref<?x?x768xf32>) {
+  linalg.generic {indexing_maps = [#id3, #col, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %b : memref<?x?x768xf32>, memref<768xf32>) outs(%y : memref<?x?x768xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %r = arith.addf %in, %c : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Where a row's length is a run's too (attention's keys), what a row costs
+// is unknown: the kernel stays whole.
+// CHECK-LABEL: func.func @run_columns
+// CHECK-NOT: scf.forall
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @run_columns(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<?x?xf32>) outs(%y : memref<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
