@@ -5,7 +5,8 @@
 // fills, reductions, pooling: everything but the products, which
 // kiln-vectorize-contractions already split) that does enough work is tiled
 // along its outermost parallel dimension into an scf.forall, whose tasks
-// kiln-outline-parallel hands to the runtime's threads.
+// kiln-outline-parallel hands to the runtime's threads; one over rows a
+// run gives, along its last such dimension, the tasks counted at run time.
 //
 //===----------------------------------------------------------------------===//
 

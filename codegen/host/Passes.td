@@ -182,8 +182,11 @@ def ParallelizeKernels : Pass<"kiln-parallelize-kernels", "mlir::func::FuncOp"> 
     each: the tile nearest above (up to twice) or below (down to half) that
     divides the dimension, so tasks have static shapes, else at least 16384
     with a smaller last task. Smaller kernels run on the calling thread: a
-    fork-join costs
-    about what 65536 vectorized elementwise iterations do.
+    fork-join costs about what 65536 vectorized elementwise iterations do.
+    A kernel whose leading dimensions a run gives (a batch and a sequence)
+    over static ones (rows of hidden units) is split along the last of
+    them into tasks of at least 65536 iterations, counted at run time: a
+    run with less than twice that work is one task, on the calling thread.
     `kiln-outline-parallel` then hands the tasks to the runtime's threads.
     Products are split by `kiln-vectorize-contractions`, which runs first.
   }];
