@@ -74,19 +74,17 @@ constexpr int64_t kRunTaskWork = kParallelWork / 2;
 /// the runtime runs on the calling thread). Nothing when no static size
 /// follows them, a size after them is a run's too, or one of them is no
 /// parallel dimension.
-std::optional<SmallVector<int64_t>> runTaskTiles(linalg::LinalgOp op) {
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+std::optional<SmallVector<int64_t>> runTaskTiles(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
+                                                 ArrayRef<utils::IteratorType> iterators) {
   size_t rows = 0;
   while (rows < ranges.size() && (ShapedType::isDynamic(ranges[rows]) || ranges[rows] == 1))
     ++rows;
-  if (rows == ranges.size() ||
-      llvm::any_of(ArrayRef(ranges).drop_front(rows), ShapedType::isDynamic) ||
-      llvm::any_of(ArrayRef(iterators).take_front(rows),
+  if (rows == ranges.size() || llvm::any_of(ranges.drop_front(rows), ShapedType::isDynamic) ||
+      llvm::any_of(iterators.take_front(rows),
                    [](utils::IteratorType t) { return t != utils::IteratorType::parallel; }))
     return std::nullopt;
   int64_t inner = blockWork(op->getRegion(0).front());
-  for (int64_t range : ArrayRef(ranges).drop_front(rows))
+  for (int64_t range : ranges.drop_front(rows))
     inner *= range;
   SmallVector<int64_t> tiles(ranges.size(), 0);
   for (size_t d = rows; d-- > 0;)
@@ -105,7 +103,7 @@ std::optional<SmallVector<int64_t>> taskTiles(linalg::LinalgOp op) {
   if (ranges.empty())
     return std::nullopt;
   if (llvm::any_of(ranges, ShapedType::isDynamic))
-    return runTaskTiles(op);
+    return runTaskTiles(op, ranges, iterators);
   int64_t total = blockWork(op->getRegion(0).front());
   for (int64_t range : ranges)
     total *= range;

@@ -59,7 +59,7 @@ def step_feed(names, ids, mask, past):
     return feed
 
 
-def run_steps(run, names, outputs, pasts, shapes, prompt_ids, steps, next_ids=None):
+def run_steps(run, names, pasts, shapes, prompt_ids, steps, next_ids=None):
     """A prefill of `prompt_ids` and `steps` decode steps by `run` (a feed
     to a dict of outputs), each step's present fed back as its past; the
     tokens are `next_ids` when given, else its own greedy choices. Returns
@@ -99,10 +99,9 @@ def generate(artifact, path, threads, prompt, steps, rounds):
     worst = 0.0
     for _ in range(rounds):
         want, ort_ms, tokens = run_steps(lambda f: dict(zip(outputs, reference.run(None, f))),
-                                         names, outputs, pasts, shapes, prompt_ids, steps)
+                                         names, pasts, shapes, prompt_ids, steps)
         # kiln follows onnxruntime's tokens, so that every step compares.
-        got, kiln_ms, _ = run_steps(session.run, names, outputs, pasts, shapes, prompt_ids,
-                                    steps, tokens)
+        got, kiln_ms, _ = run_steps(session.run, names, pasts, shapes, prompt_ids, steps, tokens)
         for expected, actual in zip(want, got):
             scale = float(np.abs(expected).max())
             worst = max(worst, float(np.abs(actual - expected).max()) / scale)

@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <random>
 #include <vector>
@@ -208,8 +207,8 @@ json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
   return result;
 }
 
-/// An artifact's file, verified by loading it without its code (which
-/// runs nothing from it), and the manifest it holds.
+/// An artifact's file, verified by loading it (without its code unless
+/// asked: then nothing from it runs), and the manifest it holds.
 struct Artifact {
   std::unique_ptr<MemoryBuffer> file;
   ModelPtr model;
@@ -217,8 +216,9 @@ struct Artifact {
   const artifact::Model *manifest = nullptr;
 };
 
-/// Reads and verifies `path` into `out`; an error's exit status, or 0.
-int readArtifact(const std::string &path, Artifact &out) {
+/// Reads and verifies `path` into `out`, loading it with `flags`; an
+/// error's exit status, or 0.
+int readArtifact(const std::string &path, Artifact &out, uint32_t flags = KILN_MODEL_LOAD_NO_CODE) {
   // Read once, then verified: what is described is what was verified.
   auto file = readRegularFile(path);
   if (!file)
@@ -226,7 +226,7 @@ int readArtifact(const std::string &path, Artifact &out) {
   out.file = std::move(*file);
   kiln_model_options_t options;
   std::vector<uint8_t> keys;
-  if (int status = modelOptions(KILN_MODEL_LOAD_NO_CODE, keys, options))
+  if (int status = modelOptions(flags, keys, options))
     return status;
   kiln_model_t *raw = nullptr;
   if (kiln_status_t status = kiln_model_load_memory(out.file->getBufferStart(),
@@ -402,17 +402,14 @@ namespace {
 /// Each kernel's mean milliseconds beside what `kiln inspect` says of it,
 /// slowest first: the plan is the one whose code for `target` ran, on
 /// `threads` threads of the host (0 on a GPU).
-int printProfile(const std::string &target, uint32_t threads, const std::vector<double> &profile) {
+int printProfile(const artifact::Model *manifest, const std::string &target, uint32_t threads,
+                 const std::vector<double> &profile) {
   raw_ostream &os = outs();
   if (profile.empty()) {
     os << "  no kernel profile: the artifact's code does not report its kernels "
           "(host code of format version 4 or older)\n";
     return 0;
   }
-  Artifact listed;
-  if (int status = readArtifact(benchFile, listed))
-    return status;
-  const artifact::Model *manifest = listed.manifest;
   const flatbuffers::Vector<flatbuffers::Offset<artifact::Kernel>> *kernels = nullptr;
   for (const artifact::Code *code : *manifest->code())
     if (code->target()->str() == target)
@@ -461,43 +458,35 @@ int printProfile(const std::string &target, uint32_t threads, const std::vector<
 } // namespace
 
 int benchModel() {
-  ModelPtr model;
-  if (int status = loadModel(benchFile, 0, model))
+  // Read once: its code runs, its manifest sizes the inputs and names the
+  // profile's kernels.
+  Artifact loaded;
+  if (int status = readArtifact(benchFile, loaded, 0))
     return status;
+  ModelPtr &model = loaded.model;
   if (iterations == 0)
     return reportError("--iterations must be at least 1");
 
-  // The symbols' values: their tuning points, unless --size says.
-  std::map<std::string, int64_t> sizes;
+  // The symbols' values, in their order (which the manifest's dimension
+  // programs number them by): their tuning points, unless --size says.
+  std::vector<std::string> names;
+  std::vector<int64_t> values;
   for (size_t i = 0; i < kiln_model_symbol_count(model.get()); ++i) {
     kiln_symbol_info_t symbol;
     kiln_status_free(kiln_model_symbol_info(model.get(), i, &symbol));
-    sizes[symbol.name] = symbol.opt;
+    names.push_back(symbol.name);
+    values.push_back(symbol.opt);
   }
   for (const std::string &spec : benchSizes) {
     size_t equals = spec.rfind('=');
     int64_t value = 0;
     if (equals == std::string::npos || StringRef(spec).substr(equals + 1).getAsInteger(10, value))
       return reportError("--size wants SYMBOL=N, got '" + spec + "'");
-    auto known = sizes.find(spec.substr(0, equals));
-    if (known == sizes.end())
+    auto known = llvm::find(names, spec.substr(0, equals));
+    if (known == names.end())
       return reportError("the model has no symbol named '" + spec.substr(0, equals) + "'");
-    known->second = value;
+    values[known - names.begin()] = value;
   }
-
-  // A dimension that is an expression of symbols (a decoder's mask over
-  // past + sequence tokens) is its program's value at them, read from the
-  // verified manifest.
-  std::vector<int64_t> values;
-  for (size_t i = 0; i < kiln_model_symbol_count(model.get()); ++i) {
-    kiln_symbol_info_t symbol;
-    kiln_status_free(kiln_model_symbol_info(model.get(), i, &symbol));
-    values.push_back(sizes[symbol.name]);
-  }
-  Artifact described;
-  if (!values.empty())
-    if (int status = readArtifact(benchFile, described))
-      return status;
 
   // Inputs of small random values (integer inputs get zeros: valid indices).
   std::mt19937 random(0);
@@ -511,9 +500,11 @@ int benchModel() {
     std::vector<int64_t> &shape = shapes.emplace_back(info.shape, info.shape + info.rank);
     size_t bytes = kiln_dtype_size(info.dtype);
     for (size_t d = 0; d < info.rank; ++d) {
+      // A symbol, or an expression of them (a decoder's mask over past +
+      // sequence tokens): its program's value.
       if (const char *dim = kiln_model_input_dim(model.get(), i, d)) {
         const flatbuffers::Vector<int64_t> *words =
-            described.manifest->inputs()->Get(i)->dims()->Get(d)->program();
+            loaded.manifest->inputs()->Get(i)->dims()->Get(d)->program();
         std::optional<int64_t> size = format::evaluateDim({words->data(), words->size()}, values);
         if (!size || *size < 0)
           return reportError("input '" + std::string(info.name) + "' has dimension " +
@@ -576,7 +567,8 @@ int benchModel() {
   if (kernelMilliseconds > 0)
     outs() << llvm::format("  kernels on the device: mean %.3f ms a run\n", kernelMilliseconds);
   if (benchProfile)
-    return printProfile(kiln_session_target(session), kiln_session_threads(session), profile);
+    return printProfile(loaded.manifest, kiln_session_target(session),
+                        kiln_session_threads(session), profile);
   return 0;
 }
 
