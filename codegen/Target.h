@@ -159,9 +159,6 @@ public:
   /// The layout convolutions and pooling run in unless the user says
   /// otherwise.
   virtual Layout defaultLayout() const = 0;
-  /// Whether its code takes sizes at run time: models with symbolic
-  /// dimensions compile for it past the kernels (--emit linalg).
-  virtual bool takesSymbols() const { return false; }
   /// Fails with why the target's code cannot go into an artifact with
   /// `options`. Asked before any work is done.
   virtual llvm::Error checkInArtifact(const CodegenOptions &options) const {

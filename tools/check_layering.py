@@ -40,7 +40,7 @@ LAYERS = {
     # The buffer-level code generation every target's pipeline is built from.
     "codegen/common": ["dialects"],
     "codegen/kernels": ["dialects", "codegen/common"],
-    "codegen/gpu": ["dialects", "codegen/common", "codegen/Target.h"],
+    "codegen/gpu": ["dialects", "codegen/common", "codegen/Target.h", "runtime/format"],
     # The targets: each sees the interface, the shared toolchain and GPU
     # kernel formation, never another target; those whose code goes into
     # artifacts, the format's ABI (the host context, the plan record).

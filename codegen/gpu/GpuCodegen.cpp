@@ -24,6 +24,7 @@ void buildGpuKernelPipeline(mlir::OpPassManager &pm, const TargetFeatures &featu
   // threads, one iteration each (parallel loops first; one thread when
   // there are none), except the transposes of the innermost dimension,
   // which go through shared memory. Each kernel is one launch of the plan.
+  pm.addNestedPass<mlir::func::FuncOp>(createInlineScalarOperands());
   pm.addPass(createBufferize());
   mlir::OpPassManager &functions = pm.nest<mlir::func::FuncOp>();
   productKernels(functions);
@@ -38,7 +39,7 @@ void buildGpuKernelPipeline(mlir::OpPassManager &pm, const TargetFeatures &featu
   loops.addPass(mlir::createConvertLinalgToParallelLoopsPass());
   loops.addPass(createMapParallelLoops());
   // Constants sunk into the launches stay constants in the kernels.
-  pm.addPass(mlir::createGpuLaunchSinkIndexComputationsPass());
+  pm.addNestedPass<mlir::func::FuncOp>(createSinkIntoLaunches());
   pm.addPass(mlir::createGpuKernelOutliningPass());
   pm.addPass(createMergeGpuModules());
   pm.addPass(mlir::createCanonicalizerPass());

@@ -99,21 +99,38 @@ struct MapParallelLoops : impl::MapParallelLoopsBase<MapParallelLoops> {
   LogicalResult map(scf::ParallelOp loop) {
     if (loop.getNumResults() != 0)
       return loop.emitError("a parallel loop with reductions cannot become a GPU kernel");
-    SmallVector<int64_t> lower, trips, steps;
-    int64_t total = 1;
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    auto constant = [&](int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); };
+    // Each loop's lower bound and step are constants; its upper bound may
+    // be a size the run gives, whose trip count and the grid over them are
+    // then computed before the launch (the runtime evaluates them).
+    SmallVector<int64_t> lower, steps;
+    SmallVector<OpFoldResult> trips;
     for (auto [lb, ub, step] :
          llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-      std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub),
-                             s = getConstantIntValue(step);
-      if (!l || !u || !s || *s <= 0)
-        return loop.emitError("a parallel loop with bounds that are not constant cannot "
-                              "become a GPU kernel");
+      std::optional<int64_t> l = getConstantIntValue(lb), s = getConstantIntValue(step);
+      if (!l || !s || *s <= 0)
+        return loop.emitError("a parallel loop whose lower bound or step is not a positive "
+                              "constant cannot become a GPU kernel");
       lower.push_back(*l);
       steps.push_back(*s);
-      trips.push_back(*u > *l ? llvm::divideCeil(*u - *l, *s) : 0);
-      total *= trips.back();
+      if (std::optional<int64_t> u = getConstantIntValue(ub)) {
+        trips.push_back(b.getIndexAttr(*u > *l ? llvm::divideCeil(*u - *l, *s) : 0));
+        continue;
+      }
+      // A run's size is never below the loop's lower bound (the importer
+      // keeps every dimension positive), so the trip count is not negative.
+      Value extent = arith::SubIOp::create(b, loc, ub, constant(*l));
+      trips.push_back(arith::CeilDivUIOp::create(b, loc, extent, constant(*s)).getResult());
     }
-    if (total == 0) {
+    auto staticTrip = [](OpFoldResult trip) { return getConstantIntValue(trip); };
+    bool isStatic = llvm::all_of(trips, [&](OpFoldResult trip) { return bool(staticTrip(trip)); });
+    int64_t staticTotal = 1;
+    for (OpFoldResult trip : trips)
+      if (std::optional<int64_t> size = staticTrip(trip))
+        staticTotal *= *size;
+    if (staticTotal == 0) {
       loop.erase();
       return success();
     }
@@ -121,26 +138,35 @@ struct MapParallelLoops : impl::MapParallelLoopsBase<MapParallelLoops> {
     // it can (16-byte loads and stores), else one iteration.
     llvm::DenseSet<Value> varying;
     bool fromZero = lower.back() == 0 && steps.back() == 1;
-    int64_t width = fromZero && vectorizable(loop, trips.back(), varying) ? kVector : 1;
+    std::optional<int64_t> innermost = staticTrip(trips.back());
+    int64_t width = fromZero && innermost && vectorizable(loop, *innermost, varying) ? kVector : 1;
     if (width != 1) {
-      trips.back() /= width;
+      trips.back() = b.getIndexAttr(*innermost / width);
       steps.back() = width;
-      total /= width;
+      staticTotal /= width;
     }
-    OpBuilder b(loop);
-    Location loc = loop.getLoc();
-    auto constant = [&](int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); };
-    int64_t threads = std::min(total, kThreadsPerBlock);
+    auto value = [&](OpFoldResult size) -> Value {
+      if (std::optional<int64_t> known = staticTrip(size))
+        return constant(*known);
+      return cast<Value>(size);
+    };
+    Value total = constant(staticTotal);
+    for (OpFoldResult trip : trips)
+      if (!staticTrip(trip))
+        total = arith::MulIOp::create(b, loc, total, value(trip));
+    int64_t threads = isStatic ? std::min(staticTotal, kThreadsPerBlock) : kThreadsPerBlock;
+    Value blocks = isStatic
+                       ? constant(llvm::divideCeil(staticTotal, threads))
+                       : arith::CeilDivUIOp::create(b, loc, total, constant(threads)).getResult();
     Value one = constant(1);
-    auto launch = gpu::LaunchOp::create(b, loc, constant(llvm::divideCeil(total, threads)), one,
-                                        one, constant(threads), one, one);
+    auto launch = gpu::LaunchOp::create(b, loc, blocks, one, one, constant(threads), one, one);
     b.setInsertionPointToStart(&launch.getBody().front());
     Value id = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, constant(threads)),
         launch.getThreadIds().x);
     // The last block's threads past the end do nothing.
-    if (total % threads != 0) {
-      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, id, constant(total));
+    if (!isStatic || staticTotal % threads != 0) {
+      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, id, total);
       auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
       gpu::TerminatorOp::create(b, loc);
       b.setInsertionPointToStart(guard.thenBlock());
@@ -153,8 +179,9 @@ struct MapParallelLoops : impl::MapParallelLoopsBase<MapParallelLoops> {
     IRMapping mapping;
     Value rest = id;
     for (int64_t d = int64_t(trips.size()) - 1; d >= 0; --d) {
-      Value index = arith::RemUIOp::create(b, loc, rest, constant(trips[d]));
-      rest = arith::DivUIOp::create(b, loc, rest, constant(trips[d]));
+      Value trip = value(trips[d]);
+      Value index = arith::RemUIOp::create(b, loc, rest, trip);
+      rest = arith::DivUIOp::create(b, loc, rest, trip);
       Value iv = arith::AddIOp::create(b, loc, constant(lower[d]),
                                        arith::MulIOp::create(b, loc, index, constant(steps[d])));
       mapping.map(loop.getInductionVars()[d], iv);

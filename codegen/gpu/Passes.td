@@ -71,6 +71,26 @@ def SharedTransposes : Pass<"kiln-shared-transposes", "mlir::func::FuncOp"> {
   ];
 }
 
+def InlineScalarOperands : Pass<"kiln-inline-scalar-operands", "mlir::func::FuncOp"> {
+  let summary = "Reads one-element tensors built from scalars as those scalars";
+  let description = [{
+    Runs on linalg on tensors, before bufferization, for GPUs. A
+    `tensor.from_elements` of one element that linalg.generic ops read at a
+    constant index (a symbol's value as a tensor: a sequence length a mask
+    compares positions with) would be a buffer the host writes between
+    kernels. Each such generic reads the scalar instead, captured from
+    above (it becomes a kernel argument), and the operand goes.
+
+    ```mlir
+    %len = tensor.from_elements %n : tensor<1xi64>
+    linalg.generic {indexing_maps = [#map, affine_map<(d0) -> (0)>, #map]}
+        ins(%x, %len : tensor<?xi64>, tensor<1xi64>) ...
+    ```
+    becomes a generic of `%x` alone whose body uses `%n`.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def PrepareGpuLoops : Pass<"kiln-prepare-gpu-loops", "mlir::func::FuncOp"> {
   let summary = "Orders linalg loops parallel first, for GPU kernel formation";
   let description = [{
@@ -92,7 +112,10 @@ def MapParallelLoops : Pass<"kiln-map-parallel-loops", "mlir::func::FuncOp"> {
     becomes a `gpu.launch` with one thread per iteration: blocks of up to
     256 threads on a 1-D grid, the innermost loop varying fastest across
     threads so that neighbouring threads read neighbouring elements. Loops
-    inside (a reduction's) stay loops within the thread.
+    inside (a reduction's) stay loops within the thread. A loop whose upper
+    bound a run gives (a symbolic size) takes blocks of 256 threads, as many
+    as its iterations need: the grid is computed before the launch and the
+    threads past the end do nothing.
 
     Where the innermost loop allows, a thread takes 4 neighbours along it:
     its trip count a multiple of 4, its index only the last index of loads
@@ -105,6 +128,21 @@ def MapParallelLoops : Pass<"kiln-map-parallel-loops", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect", "mlir::vector::VectorDialect",
                            "mlir::memref::MemRefDialect"];
+}
+
+def SinkIntoLaunches : Pass<"kiln-sink-into-launches", "mlir::func::FuncOp"> {
+  let summary = "Moves into each gpu.launch what its kernel can compute itself";
+  let description = [{
+    Runs before kernel outlining, in place of upstream's
+    `gpu-launch-sink-index-computations`. Constants, buffer sizes
+    (`memref.dim`), comparisons and selects that a launch's body uses are
+    cloned into it (with what they use, recursively), and so are
+    conversions of integers to floating point, so the kernel receives the
+    integers they start from. Constants then stay constants in the kernels,
+    and in a symbolic plan a mean's count, converted to a float, reaches
+    the kernel as the integer size the runtime evaluates.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
 def MergeGpuModules : Pass<"kiln-merge-gpu-modules", "mlir::ModuleOp"> {
@@ -134,8 +172,18 @@ def ListLaunches : Pass<"kiln-list-launches", "mlir::ModuleOp"> {
     address; a scalar as its width and bits. The runtime builds every
     launch's parameters from these once per session.
 
+    In a symbolic plan, the sizes `@main` computes from its symbol
+    arguments (arith and affine.apply on them: a grid over a run's rows, a
+    buffer's byte offset or size, a trip count a kernel takes) become
+    programs of the symbols (runtime/format/DimProgram.h), which the
+    runtime evaluates at each run's values: `grid_programs` (three, for a
+    grid with a run-time size, whose `grid` holds 0 there), `programs` of a
+    buffer (its byte offset, offset, sizes and strides, where one of them is
+    given at run time) and `program` of an integer scalar.
+
     Fails on anything else at the top of `@main` (work the host would have
-    to do between launches) and on launches whose shapes are not constant.
+    to do between launches), on block and shared memory sizes that are not
+    constant, and on sizes computed by ops the programs cannot express.
   }];
 }
 

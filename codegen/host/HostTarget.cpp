@@ -29,7 +29,6 @@ public:
   // the im2col columns it reads; channels last, the gathered operand would
   // be the broadcast one.
   Layout defaultLayout() const override { return Layout::NCHW; }
-  bool takesSymbols() const override { return true; }
 
   llvm::LogicalResult buildPipeline(mlir::OpPassManager &pm, Stage stage,
                                     const CodegenOptions &options,

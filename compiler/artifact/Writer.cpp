@@ -196,6 +196,23 @@ FailureOr<Signature> readSignature(ModuleOp module) {
 
 namespace {
 
+/// The programs in `dict`'s array `key` (ListLaunches writes them); none
+/// where it has none.
+std::vector<std::vector<int64_t>> programsOf(DictionaryAttr dict, StringRef key) {
+  std::vector<std::vector<int64_t>> programs;
+  if (auto list = dict.getAs<ArrayAttr>(key))
+    for (auto program : list.getAsRange<DenseI64ArrayAttr>())
+      programs.emplace_back(program.asArrayRef().begin(), program.asArrayRef().end());
+  return programs;
+}
+
+/// A scalar's program, as a list of one; none for a constant.
+std::vector<std::vector<int64_t>> scalarProgram(DictionaryAttr arg) {
+  if (auto program = arg.getAs<DenseI64ArrayAttr>("program"))
+    return {std::vector<int64_t>(program.asArrayRef().begin(), program.asArrayRef().end())};
+  return {};
+}
+
 /// `dict`'s i64 array `key` as a vector of `T`.
 template <typename T> std::vector<T> arrayOf(DictionaryAttr dict, StringRef key) {
   ArrayRef<int64_t> values = dict.getAs<DenseI64ArrayAttr>(key).asArrayRef();
@@ -270,14 +287,17 @@ FailureOr<std::string> planRecord(StringRef target, const Signature &signature, 
     llvm::copy(grid, record.grid);
     llvm::copy(block, record.block);
     record.sharedBytes = launch.getAs<IntegerAttr>("shared").getInt();
+    record.gridPrograms = programsOf(launch, "grid_programs");
     for (auto arg : launch.getAs<ArrayAttr>("args").getAsRange<DictionaryAttr>()) {
       format::RecordArg &out = record.args.emplace_back();
       auto base = arg.getAs<StringAttr>("base");
       if (!base) {
         out.width = arg.getAs<IntegerAttr>("width").getInt();
         out.bits = uint64_t(arg.getAs<IntegerAttr>("bits").getInt());
+        out.programs = scalarProgram(arg);
         continue;
       }
+      out.programs = programsOf(arg, "programs");
       out.base = base.getValue();
       out.index = arg.getAs<IntegerAttr>("index").getInt();
       out.byteOffset = arg.getAs<IntegerAttr>("byte_offset").getInt();
@@ -296,6 +316,17 @@ FailureOr<std::string> planRecord(StringRef target, const Signature &signature, 
 }
 
 namespace {
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<artifact::Dim>>>
+buildDims(flatbuffers::FlatBufferBuilder &builder,
+          const std::vector<std::vector<int64_t>> &programs) {
+  if (programs.empty())
+    return 0;
+  std::vector<flatbuffers::Offset<artifact::Dim>> dims;
+  for (const std::vector<int64_t> &program : programs)
+    dims.push_back(artifact::CreateDimDirect(builder, &program));
+  return builder.CreateVector(dims);
+}
 
 /// A plan's weights as one block of bytes, each weight at its offset.
 FailureOr<std::string> weightBlock(ModuleOp planned) {
@@ -337,23 +368,34 @@ buildLaunch(flatbuffers::FlatBufferBuilder &builder, DictionaryAttr launch,
         map = artifact::CreateTensorMapDirect(builder, &dims, &mapStrides, &box,
                                               tensorMap.getAs<IntegerAttr>("swizzle").getInt());
       }
-      args.push_back(artifact::CreateLaunchArgDirect(
-          builder, base.str().c_str(), arg.getAs<IntegerAttr>("index").getInt(),
+      auto dims = buildDims(builder, programsOf(arg, "programs"));
+      auto baseName = builder.CreateString(base.getValue().str());
+      auto sizes = builder.CreateVector(shape);
+      auto steps = builder.CreateVector(strides);
+      args.push_back(artifact::CreateLaunchArg(
+          builder, baseName, arg.getAs<IntegerAttr>("index").getInt(),
           arg.getAs<IntegerAttr>("byte_offset").getInt(), arg.getAs<IntegerAttr>("offset").getInt(),
-          &shape, &strides, 0, 0, map));
+          sizes, steps, 0, 0, map, dims));
     } else {
-      args.push_back(artifact::CreateLaunchArgDirect(
-          builder, nullptr, 0, 0, 0, nullptr, nullptr, arg.getAs<IntegerAttr>("width").getInt(),
-          uint64_t(arg.getAs<IntegerAttr>("bits").getInt())));
+      auto dims = buildDims(builder, scalarProgram(arg));
+      args.push_back(artifact::CreateLaunchArg(
+          builder, 0, 0, 0, 0, 0, 0, arg.getAs<IntegerAttr>("width").getInt(),
+          uint64_t(arg.getAs<IntegerAttr>("bits").getInt()), 0, dims));
     }
   }
   std::string name = launch.getAs<StringAttr>("kernel").str();
   std::vector<uint32_t> grid = arrayOf<uint32_t>(launch, "grid"),
                         block = arrayOf<uint32_t>(launch, "block");
   KernelResources used = resources.lookup(name);
-  return artifact::CreateLaunchDirect(
-      builder, name.c_str(), &grid, &block, launch.getAs<IntegerAttr>("shared").getInt(), &args,
-      used.registers, used.sharedBytes, used.spillBytes, used.scalarRegisters, used.scratchBytes);
+  auto gridDims = buildDims(builder, programsOf(launch, "grid_programs"));
+  auto kernel = builder.CreateString(name);
+  auto grids = builder.CreateVector(grid);
+  auto blocks = builder.CreateVector(block);
+  auto argList = builder.CreateVector(args);
+  return artifact::CreateLaunch(builder, kernel, grids, blocks,
+                                launch.getAs<IntegerAttr>("shared").getInt(), argList,
+                                used.registers, used.sharedBytes, used.spillBytes,
+                                used.scalarRegisters, used.scratchBytes, gridDims);
 }
 
 } // namespace

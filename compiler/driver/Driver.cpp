@@ -56,7 +56,6 @@ private:
   /// Refuses a module with symbols beyond --emit linalg for a target that
   /// takes none, after the kernel generators for `target` have named each
   /// op they cannot take yet.
-  llvm::FailureOr<std::string> refuseSymbols(mlir::ModuleOp module, const Target &target);
   std::string print(mlir::ModuleOp module);
 
   mlir::MLIRContext &context;
@@ -187,22 +186,6 @@ llvm::FailureOr<std::string> Compilation::artifact(mlir::ModuleOp imported) {
   return writeArtifact(*signature, compiled);
 }
 
-llvm::FailureOr<std::string> Compilation::refuseSymbols(mlir::ModuleOp module,
-                                                        const Target &target) {
-  // The kernel generators run first, so that each op they cannot take yet
-  // is named too.
-  mlir::TimingScope root = timingManager.getRootScope();
-  if (failed(runPipeline(module, target, Stage::Linalg, options.graph, options.codegen, root)))
-    return llvm::failure();
-  mlir::InFlightDiagnostic error = module.emitError("kiln compiles symbolic dimensions for the "
-                                                    "host so far, not for ")
-                                   << target.chip() << ", and the model has symbolic dimensions (";
-  for (auto [i, name] : llvm::enumerate(symbolNames(module)))
-    error << (i ? ", '" : "'") << name << "'";
-  error << "): fix each input's with --input-shape NAME=D0xD1x...";
-  return error;
-}
-
 llvm::FailureOr<std::string> Compilation::run(llvm::StringRef path) {
   // Targets and options are checked before any time goes into the model.
   llvm::SmallVector<EmitFormat> formats = emitFormats();
@@ -227,11 +210,6 @@ llvm::FailureOr<std::string> Compilation::run(llvm::StringRef path) {
   mlir::OwningOpRef<mlir::ModuleOp> module = import(path);
   if (!module)
     return llvm::failure();
-  if ((*module)->hasAttr(kSymbolsAttr) &&
-      (writesArtifact() || format->stage == Stage::Kernels || format->stage == Stage::Object))
-    for (const std::unique_ptr<Target> &each : targets)
-      if ((writesArtifact() || each.get() == target) && !each->takesSymbols())
-        return refuseSymbols(*module, *each);
   if (writesArtifact())
     return artifact(*module);
   if (format->stage == Stage::Imported)

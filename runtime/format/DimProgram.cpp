@@ -9,7 +9,7 @@ namespace kiln::format {
 
 namespace {
 
-bool isBinary(int64_t op) { return op >= int64_t(DimOp::Add) && op <= int64_t(DimOp::Mod); }
+bool isBinary(int64_t op) { return op >= int64_t(DimOp::Add) && op <= int64_t(DimOp::Min); }
 
 /// a op b; nothing on overflow or a division by zero.
 std::optional<int64_t> apply(DimOp op, int64_t a, int64_t b) {
@@ -37,6 +37,10 @@ std::optional<int64_t> apply(DimOp op, int64_t a, int64_t b) {
       return inexact && negative ? quotient - 1 : quotient;
     return inexact && !negative ? quotient + 1 : quotient;
   }
+  case DimOp::Max:
+    return a > b ? a : b;
+  case DimOp::Min:
+    return a < b ? a : b;
   default:
     return std::nullopt;
   }
@@ -67,11 +71,12 @@ std::vector<Node> tree(DimProgram program) {
   return nodes;
 }
 
-/// 1 for sums, 2 for products, divisions and remainders, 3 for the rest.
+/// 1 for sums, 2 for products, divisions and remainders, 3 for the rest
+/// (max and min print as calls).
 int precedence(const Node &node) {
   if (node.op == DimOp::Add)
     return 1;
-  return isBinary(int64_t(node.op)) ? 2 : 3;
+  return node.op != DimOp::Max && node.op != DimOp::Min && isBinary(int64_t(node.op)) ? 2 : 3;
 }
 
 struct Printer {
@@ -108,6 +113,11 @@ std::string Printer::print(size_t index, int context) const {
       out = left + " + " + print(node.rhs, 2);
     break;
   }
+  case DimOp::Max:
+  case DimOp::Min:
+    out = std::string(node.op == DimOp::Max ? "max(" : "min(") + print(node.lhs, 0) + ", " +
+          print(node.rhs, 0) + ")";
+    break;
   default: {
     const char *symbol = node.op == DimOp::Mul        ? " * "
                          : node.op == DimOp::FloorDiv ? " floordiv "

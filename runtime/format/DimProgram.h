@@ -5,14 +5,15 @@
 //
 //   (Constant, v)   push v
 //   (Symbol, i)     push the value of symbol i
-//   (Add, 0) (Mul, 0) (FloorDiv, 0) (CeilDiv, 0) (Mod, 0)
+//   (Add, 0) (Mul, 0) (FloorDiv, 0) (CeilDiv, 0) (Mod, 0) (Max, 0) (Min, 0)
 //                   pop b, pop a, push a op b
 //
 // `past + 1` with symbols [past] is {Symbol, 0, Constant, 1, Add, 0}. The
 // divisions round toward minus and plus infinity and the remainder is never
 // negative, as MLIR's affine expressions (which the compiler writes these
-// from) define them. The compiler writes programs, the runtime checks and
-// evaluates them, and both print them for the plan's record.
+// from) define them. Max and Min take the larger and smaller of two (a GPU
+// plan's buffer offsets, which lie above every buffer they overlap). The compiler writes programs,
+// the runtime checks and evaluates them, and both print them for the plan's record.
 
 #ifndef KILN_RUNTIME_FORMAT_DIMPROGRAM_H
 #define KILN_RUNTIME_FORMAT_DIMPROGRAM_H
@@ -26,7 +27,7 @@
 
 namespace kiln::format {
 
-enum class DimOp : int64_t { Constant, Symbol, Add, Mul, FloorDiv, CeilDiv, Mod };
+enum class DimOp : int64_t { Constant, Symbol, Add, Mul, FloorDiv, CeilDiv, Mod, Max, Min };
 
 /// The most values a program may hold at once (validDims refuses more).
 constexpr size_t kMaxDimDepth = 16;

@@ -34,25 +34,51 @@ template <typename T> std::string dims(const std::vector<T> &values) {
   return out.empty() ? "none" : out;
 }
 
-void appendLaunch(std::string &out, size_t index, const RecordLaunch &launch) {
+/// A program's text as a record field: in parentheses, names quoted.
+std::string programText(const std::vector<int64_t> &program,
+                        const std::vector<std::string_view> &names) {
+  return "(" + dimText({program.data(), program.size()}, names, /*quote=*/true) + ")";
+}
+
+/// `count` programs from `first` as sizes are: "AxBxC", "none" for none.
+std::string programDims(const std::vector<std::vector<int64_t>> &programs, size_t first,
+                        size_t count, const std::vector<std::string_view> &names) {
+  std::string out;
+  for (size_t i = first; i < first + count && i < programs.size(); ++i)
+    out += (out.empty() ? "" : "x") + programText(programs[i], names);
+  return out.empty() ? "none" : out;
+}
+
+void appendLaunch(std::string &out, size_t index, const RecordLaunch &launch,
+                  const std::vector<std::string_view> &names) {
   auto triple = [](const uint32_t values[3]) {
     return std::to_string(values[0]) + "x" + std::to_string(values[1]) + "x" +
            std::to_string(values[2]);
   };
-  out += "launch " + std::to_string(index) + " " + quoted(launch.kernel) + ": grid " +
-         triple(launch.grid) + ", block " + triple(launch.block) + ", shared " +
-         std::to_string(launch.sharedBytes) + " bytes\n";
+  std::string grid = launch.gridPrograms.empty() ? triple(launch.grid)
+                                                 : programDims(launch.gridPrograms, 0, 3, names);
+  out += "launch " + std::to_string(index) + " " + quoted(launch.kernel) + ": grid " + grid +
+         ", block " + triple(launch.block) + ", shared " + std::to_string(launch.sharedBytes) +
+         " bytes\n";
   for (size_t i = 0; i < launch.args.size(); ++i) {
     const RecordArg &arg = launch.args[i];
+    const std::vector<std::vector<int64_t>> &programs = arg.programs;
     out += "arg " + std::to_string(i) + ": ";
     if (arg.base.empty()) {
-      out +=
-          "scalar of " + std::to_string(arg.width) + " bytes, " + std::to_string(arg.bits) + "\n";
+      out += "scalar of " + std::to_string(arg.width) + " bytes, " +
+             (programs.empty() ? std::to_string(arg.bits) : programText(programs[0], names)) + "\n";
       continue;
     }
-    out += std::string(arg.base) + " " + std::to_string(arg.index) + " at byte " +
-           std::to_string(arg.byteOffset) + ", offset " + std::to_string(arg.offset) + ", sizes " +
-           dims(arg.sizes) + ", strides " + dims(arg.strides);
+    out += std::string(arg.base) + " " + std::to_string(arg.index) + " at byte ";
+    if (programs.empty()) {
+      out += std::to_string(arg.byteOffset) + ", offset " + std::to_string(arg.offset) +
+             ", sizes " + dims(arg.sizes) + ", strides " + dims(arg.strides);
+    } else {
+      size_t rank = programs.size() >= 2 ? (programs.size() - 2) / 2 : 0;
+      out += programDims(programs, 0, 1, names) + ", offset " + programDims(programs, 1, 1, names) +
+             ", sizes " + programDims(programs, 2, rank, names) + ", strides " +
+             programDims(programs, 2 + rank, rank, names);
+    }
     if (!arg.mapDims.empty())
       out += ", tensor map dims " + dims(arg.mapDims) + ", strides " + dims(arg.mapStrides) +
              ", box " + dims(arg.mapBox) + ", swizzle " + std::to_string(arg.swizzle);
@@ -85,8 +111,11 @@ std::string planRecord(const PlanFacts &facts) {
   out += "arena " + std::to_string(facts.arenaBytes) + " bytes\n";
   out += "weights " + std::to_string(facts.weightsBytes) + " bytes\n";
   out += "kernels " + std::to_string(facts.kernels) + "\n";
+  std::vector<std::string_view> names;
+  for (const RecordSymbol &symbol : facts.symbols)
+    names.push_back(symbol.name);
   for (size_t i = 0; i < facts.launches.size(); ++i)
-    appendLaunch(out, i, facts.launches[i]);
+    appendLaunch(out, i, facts.launches[i], names);
   return out;
 }
 

@@ -51,6 +51,9 @@ struct RecordArg {
   uint32_t swizzle = 0;
   uint32_t width = 0;
   uint64_t bits = 0;
+  /// Where a run gives a field: every field's program, a buffer's byte
+  /// offset, offset, sizes and strides, or a scalar's value; else none.
+  std::vector<std::vector<int64_t>> programs;
 };
 
 struct RecordLaunch {
@@ -58,6 +61,8 @@ struct RecordLaunch {
   uint32_t grid[3] = {}, block[3] = {};
   uint32_t sharedBytes = 0;
   std::vector<RecordArg> args;
+  /// Where a run gives the grid: a program per dimension; else none.
+  std::vector<std::vector<int64_t>> gridPrograms;
 };
 
 struct PlanFacts {
@@ -90,6 +95,12 @@ struct PlanFacts {
 ///   launch 0 "main_kernel": grid 8x1x1, block 128x1x1, shared 0 bytes
 ///   arg 0: input 0 at byte 0, offset 0, sizes 1x64, strides 64x1
 ///   arg 1: scalar of 4 bytes, 1065353216
+///
+/// where a field a run gives is its program's text in parentheses:
+///
+///   launch 1 "main_kernel_0": grid ("batch" * 4 ceildiv 256)x(1)x(1), ...
+///   arg 0: arena 0 at byte ("batch" * 64), offset (0), sizes ("batch")x(4), ...
+///   arg 1: scalar of 8 bytes, ("batch" * 4)
 std::string planRecord(const PlanFacts &facts);
 
 /// Where two records first differ, as "the manifest says `A`; the code was

@@ -21,13 +21,6 @@ kiln_status_t kiln::openDevice(kiln_model_t *model, const char *name, const Devi
                                std::unique_ptr<Device> &out) {
   if (strcmp(name, "host") == 0)
     return host::openDevice(model, options, out);
-  // GPU plans take the shapes they were compiled for (the compiler makes
-  // none of a model with symbols).
-  if (!model->symbols.empty())
-    return makeStatus(KILN_STATUS_UNAVAILABLE,
-                      "device '%s' is not available: this runtime runs models with symbolic "
-                      "dimensions on 'host' only",
-                      name);
   if (strncmp(name, "cuda", 4) == 0 && (name[4] == '\0' || name[4] == ':'))
     return cuda::openDevice(model, name, options, out);
   if (strncmp(name, "hip", 3) == 0 && (name[3] == '\0' || name[3] == ':'))

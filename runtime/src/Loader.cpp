@@ -215,10 +215,28 @@ kiln_status_t readLaunch(const artifact::Launch *in, const kiln_model_t *model, 
   out.kernel = in->kernel()->str();
   if (in->grid()->size() != 3 || in->block()->size() != 3)
     return corrupt("an invalid launch shape");
+  // Programs of the model's symbols, `count` of them (any, for 0).
+  auto readPrograms = [&](const flatbuffers::Vector<flatbuffers::Offset<artifact::Dim>> *in,
+                          size_t count, std::vector<std::vector<int64_t>> &programs) {
+    if (!in)
+      return true;
+    if (in->size() != count)
+      return false;
+    for (const artifact::Dim *dim : *in) {
+      if (!aligned(dim->program()) ||
+          !format::validDims({dim->program()->data(), dim->program()->size()},
+                             model->symbols.size()))
+        return false;
+      programs.emplace_back(dim->program()->begin(), dim->program()->end());
+    }
+    return true;
+  };
+  if (!readPrograms(in->grid_dims(), 3, out.gridDims))
+    return corrupt("an invalid program for its grid");
   for (int i = 0; i < 3; ++i) {
     out.grid[i] = in->grid()->Get(i);
     out.block[i] = in->block()->Get(i);
-    if (out.grid[i] == 0 || out.block[i] == 0)
+    if ((out.grid[i] == 0 && out.gridDims.empty()) || out.block[i] == 0)
       return corrupt("an empty launch shape");
   }
   out.sharedBytes = in->shared_bytes();
@@ -229,6 +247,9 @@ kiln_status_t readLaunch(const artifact::Launch *in, const kiln_model_t *model, 
         return corrupt("a scalar argument of an invalid width");
       result.width = arg->width();
       result.bits = arg->bits();
+      if (!readPrograms(arg->dims(), 1, result.dims) ||
+          (!result.dims.empty() && result.width != 4 && result.width != 8))
+        return corrupt("an invalid program for a scalar argument");
       continue;
     }
     std::string base = arg->base()->str();
@@ -256,6 +277,10 @@ kiln_status_t readLaunch(const artifact::Launch *in, const kiln_model_t *model, 
     result.offset = arg->offset();
     result.sizes.assign(arg->sizes()->begin(), arg->sizes()->end());
     result.strides.assign(arg->strides()->begin(), arg->strides()->end());
+    if (!readPrograms(arg->dims(), 2 + 2 * result.sizes.size(), result.dims))
+      return corrupt("invalid programs for a buffer argument");
+    if (!result.dims.empty() && arg->tensor_map())
+      return corrupt("a tensor map over a buffer a run sizes");
     if (const artifact::TensorMap *map = arg->tensor_map())
       if (!readTensorMap(map, limit, result))
         return corrupt("a tensor map outside its buffer's memory or beyond what TMA can map");

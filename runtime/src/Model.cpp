@@ -56,8 +56,10 @@ std::string kiln::manifestRecord(const kiln_model_t &model, const CodeSection &c
     std::copy(launch.grid, launch.grid + 3, record.grid);
     std::copy(launch.block, launch.block + 3, record.block);
     record.sharedBytes = launch.sharedBytes;
+    record.gridPrograms = launch.gridDims;
     for (const LaunchArg &arg : launch.args) {
       format::RecordArg &out = record.args.emplace_back();
+      out.programs = arg.dims;
       if (arg.base == LaunchArg::Base::Scalar) {
         out.width = arg.width;
         out.bits = arg.bits;

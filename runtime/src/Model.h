@@ -8,6 +8,7 @@
 #include "kiln/runtime.h"
 #include "runtime/format/artifact_generated.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -56,6 +57,10 @@ struct LaunchArg {
   std::vector<uint64_t> mapDims, mapStrides;
   std::vector<uint32_t> mapBox;
   uint32_t swizzle = 0;
+  /// In a symbolic plan, where a run gives a field: every field's program
+  /// (a buffer's byte offset, offset, sizes and strides; a scalar's value),
+  /// evaluated at each run's symbols; else empty.
+  std::vector<std::vector<int64_t>> dims;
 };
 
 struct Launch {
@@ -63,6 +68,14 @@ struct Launch {
   uint32_t grid[3], block[3];
   uint32_t sharedBytes;
   std::vector<LaunchArg> args;
+  /// Where a run gives the grid: x, y and z as programs; else empty.
+  std::vector<std::vector<int64_t>> gridDims;
+
+  /// Whether a run gives any of its sizes.
+  bool symbolic() const {
+    return !gridDims.empty() || std::any_of(args.begin(), args.end(),
+                                            [](const LaunchArg &a) { return !a.dims.empty(); });
+  }
 };
 
 /// What one target's code runs.

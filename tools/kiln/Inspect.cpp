@@ -76,6 +76,28 @@ int64_t tensorMapsOf(const artifact::Launch *launch) {
 
 /// Whether plan `plan` runs on AMD GPUs: its launches then report VGPRs,
 /// SGPRs, LDS and scratch.
+/// The manifest's symbols' names, as dimension programs number them.
+std::vector<std::string_view> symbolNames(const artifact::Model *manifest) {
+  std::vector<std::string_view> names;
+  if (manifest->symbols())
+    for (const artifact::Symbol *symbol : *manifest->symbols())
+      names.push_back(symbol->name()->string_view());
+  return names;
+}
+
+/// A grid dimension that a run gives, as its expression of the symbols;
+/// empty for a constant one.
+std::string gridDim(const artifact::Launch *launch, size_t d,
+                    const std::vector<std::string_view> &names) {
+  if (!launch->grid_dims() || d >= launch->grid_dims()->size())
+    return std::string();
+  const flatbuffers::Vector<int64_t> *program = launch->grid_dims()->Get(d)->program();
+  format::DimProgram dim{program->data(), program->size()};
+  if (program->size() == 2 && program->Get(0) == int64_t(format::DimOp::Constant))
+    return std::string();
+  return format::dimText(dim, names);
+}
+
 bool isAMDPlan(const artifact::Model *manifest, flatbuffers::uoffset_t plan) {
   return llvm::any_of(*manifest->code(), [&](const artifact::Code *code) {
     return code->plan() == plan && code->kind() == artifact::CodeKind::HSACO;
@@ -141,6 +163,7 @@ json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
     symbols.push_back(json::Object{
         {"name", symbol.name}, {"min", symbol.min}, {"max", symbol.max}, {"opt", symbol.opt}});
   }
+  std::vector<std::string_view> names = symbolNames(manifest);
   for (flatbuffers::uoffset_t p = 0; p < manifest->plans()->size(); ++p) {
     const artifact::Plan *plan = manifest->plans()->Get(p);
     json::Array targets, kernels;
@@ -159,8 +182,13 @@ json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
           entry["flops"] = int64_t(kernel->flops());
         if (const artifact::Launch *launch = kernel->launch()) {
           entry["kernel"] = text(launch->kernel());
-          entry["grid"] =
-              json::Array(ArrayRef<uint32_t>(launch->grid()->data(), launch->grid()->size()));
+          json::Array grid;
+          for (size_t d = 0; d < launch->grid()->size(); ++d)
+            if (std::string dim = gridDim(launch, d, names); !dim.empty())
+              grid.push_back(dim);
+            else
+              grid.push_back(launch->grid()->Get(d));
+          entry["grid"] = std::move(grid);
           entry["block"] =
               json::Array(ArrayRef<uint32_t>(launch->block()->data(), launch->block()->size()));
           entry["registers"] = int64_t(launch->registers());
@@ -312,6 +340,7 @@ int inspectModel() {
     os << "  " << info.name << ": " << kiln_dtype_name(info.dtype) << " "
        << dimsOf(model, i, info, true) << size(info) << "\n";
   }
+  std::vector<std::string_view> names = symbolNames(manifest);
   for (flatbuffers::uoffset_t p = 0; p < manifest->plans()->size(); ++p) {
     const artifact::Plan *plan = manifest->plans()->Get(p);
     std::string targets;
@@ -353,22 +382,26 @@ int inspectModel() {
             result += (result.empty() ? "" : "x") + std::to_string(dim);
           return result;
         };
+        std::string grid;
+        for (size_t d = 0; d < launch->grid()->size(); ++d) {
+          std::string dim = gridDim(launch, d, names);
+          grid += (d ? "x" : "") +
+                  (dim.empty() ? std::to_string(launch->grid()->Get(d)) : "(" + dim + ")");
+        }
         uint64_t shared = uint64_t(launch->shared_bytes()) + launch->static_shared_bytes();
         if (amd) {
           os << llvm::format("  %5u  %-11s  %-9s  %-6s  %-14s  %-10s  %5u  %5u  %8s  %7s  %s\n",
                              unsigned(i), text(kernel->kind()).c_str(), precision.c_str(),
-                             layout.c_str(), shape(launch->grid()).c_str(),
-                             shape(launch->block()).c_str(), launch->registers(),
-                             launch->scalar_registers(), bytes(shared).c_str(),
+                             layout.c_str(), grid.c_str(), shape(launch->block()).c_str(),
+                             launch->registers(), launch->scalar_registers(), bytes(shared).c_str(),
                              bytes(launch->scratch_bytes()).c_str(), text(kernel->node()).c_str());
           continue;
         }
         os << llvm::format("  %5u  %-11s  %-9s  %-6s  %-14s  %-10s  %4u  %8s  %6s  %s\n",
                            unsigned(i), text(kernel->kind()).c_str(), precision.c_str(),
-                           layout.c_str(), shape(launch->grid()).c_str(),
-                           shape(launch->block()).c_str(), launch->registers(),
-                           bytes(shared).c_str(), bytes(launch->spill_bytes()).c_str(),
-                           text(kernel->node()).c_str());
+                           layout.c_str(), grid.c_str(), shape(launch->block()).c_str(),
+                           launch->registers(), bytes(shared).c_str(),
+                           bytes(launch->spill_bytes()).c_str(), text(kernel->node()).c_str());
         continue;
       }
       std::string buffer = text(kernel->buffer());

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "runtime/src/gpu/GpuDevice.h"
 
+#include "runtime/format/DimProgram.h"
 #include "runtime/src/Status.h"
 #include "runtime/src/gpu/LaunchParams.h"
 
@@ -54,6 +55,12 @@ private:
   uint8_t *staging = nullptr;
   std::vector<size_t> inputStaging, outputStaging;
   LaunchParams params;
+  /// The plan's launches as this run makes them: in a symbolic plan, the
+  /// fields its programs give evaluated at the run's sizes.
+  std::vector<Launch> launches;
+  bool symbolic = false;
+  /// Each input's and output's bytes in this run.
+  std::vector<size_t> inputBytes, outputBytes;
   Handle graph = nullptr;
   /// Recorded around the plan's kernels, for the device time of a run.
   Handle started = nullptr, finished = nullptr;
@@ -91,16 +98,17 @@ GpuDevice::~GpuDevice() {
 }
 
 kiln_status_t GpuDevice::launchAll() {
-  const Plan &plan = *state.plan;
-  for (size_t i = 0; i < plan.launches.size(); ++i) {
+  for (size_t i = 0; i < launches.size(); ++i) {
     if (!marks.empty())
       if (int status = state.eventRecord(marks[i], stream))
         return failure(state, status, "cannot record an event");
-    if (int status =
-            state.launch(state.functions[i], plan.launches[i], stream, params.pointers[i].data()))
+    // A grid a run empties has nothing to do.
+    const Launch &launch = launches[i];
+    if (!launch.grid[0] || !launch.grid[1] || !launch.grid[2])
+      continue;
+    if (int status = state.launch(state.functions[i], launch, stream, params.pointers[i].data()))
       return failure(state, status,
-                     "cannot launch kernel " + std::to_string(i) + " (" + plan.launches[i].kernel +
-                         ")");
+                     "cannot launch kernel " + std::to_string(i) + " (" + launch.kernel + ")");
   }
   return nullptr;
 }
@@ -123,7 +131,7 @@ kiln_status_t GpuDevice::buildParams(DevicePtr maps) {
     address = maps + (encoded.size() - 1) * sizeof(Map);
     return nullptr;
   };
-  if (kiln_status_t status = layOutParams(plan, buffers, tensorMap, params))
+  if (kiln_status_t status = layOutParams(launches, buffers, tensorMap, params))
     return status;
   if (!encoded.empty())
     if (int status = state.copyToDevice(maps, encoded.data(), encoded.size() * sizeof(Map)))
@@ -131,7 +139,7 @@ kiln_status_t GpuDevice::buildParams(DevicePtr maps) {
   return nullptr;
 }
 
-/// The plan never changes: captured once, replayed every run.
+/// A static plan never changes: captured once, replayed every run.
 kiln_status_t GpuDevice::captureGraph() {
   if (int status = state.beginCapture(stream))
     return failure(state, status, "cannot capture the plan as a graph");
@@ -212,9 +220,16 @@ kiln_status_t GpuDevice::setUp(bool useGraph, bool profile) {
     buffers.inputs.push_back(memory + offset);
   for (size_t offset : outputOffsets)
     buffers.outputs.push_back(memory + offset);
+  launches = plan.launches;
+  for (const TensorInfo &input : model.inputs)
+    inputBytes.push_back(input.byteSize);
+  for (const TensorInfo &output : model.outputs)
+    outputBytes.push_back(output.byteSize);
+  symbolic = !model.symbols.empty();
   if (kiln_status_t status = buildParams(memory + mapsOffset))
     return status;
-  return useGraph ? captureGraph() : nullptr;
+  // A symbolic plan's launches change with each run's sizes.
+  return useGraph && !symbolic ? captureGraph() : nullptr;
 }
 
 kiln_status_t GpuDevice::wait() {
@@ -228,7 +243,7 @@ kiln_status_t GpuDevice::wait() {
     return makeStatus(KILN_STATUS_INTERNAL, "%s: %s", state.name.c_str(), broken.c_str());
   }
   for (size_t i = 0; i < model.outputs.size(); ++i)
-    memcpy(pending[i], staging + outputStaging[i], model.outputs[i].byteSize);
+    memcpy(pending[i], staging + outputStaging[i], outputBytes[i]);
   float milliseconds = 0;
   if (int status = state.eventElapsed(&milliseconds, started, finished))
     return failure(state, status, "cannot time the run");
@@ -243,18 +258,39 @@ kiln_status_t GpuDevice::wait() {
   return nullptr;
 }
 
+/// `tensor`'s bytes at a run's `symbols` (which the session checked it has).
+size_t bytesAt(const TensorInfo &tensor, const std::vector<int64_t> &symbols) {
+  if (!tensor.symbolic())
+    return tensor.byteSize;
+  size_t bytes = kiln_dtype_size(tensor.dtype);
+  for (const std::vector<int64_t> &dim : tensor.dims)
+    bytes *= size_t(format::evaluateDim({dim.data(), dim.size()}, symbols).value_or(0));
+  return bytes;
+}
+
 kiln_status_t GpuDevice::enqueue(const std::vector<const void *> &inputs,
-                                 const std::vector<void *> &outputs, const std::vector<int64_t> &) {
+                                 const std::vector<void *> &outputs,
+                                 const std::vector<int64_t> &symbols) {
   if (kiln_status_t status = wait())
     return status;
   if (!broken.empty())
     return makeStatus(KILN_STATUS_INTERNAL, "%s: %s", state.name.c_str(), broken.c_str());
+  if (symbolic) {
+    const Plan &plan = *state.plan;
+    for (size_t i = 0; i < launches.size(); ++i)
+      if (kiln_status_t status = evaluateLaunch(plan.launches[i], i, symbols, launches[i]))
+        return status;
+    updateParams(launches, buffers, params);
+    for (size_t i = 0; i < model.inputs.size(); ++i)
+      inputBytes[i] = bytesAt(model.inputs[i], symbols);
+    for (size_t i = 0; i < model.outputs.size(); ++i)
+      outputBytes[i] = bytesAt(model.outputs[i], symbols);
+  }
   Current current(state);
   for (size_t i = 0; i < model.inputs.size(); ++i) {
     uint8_t *staged = staging + inputStaging[i];
-    memcpy(staged, inputs[i], model.inputs[i].byteSize);
-    if (int status =
-            state.copyToDeviceAsync(buffers.inputs[i], staged, model.inputs[i].byteSize, stream))
+    memcpy(staged, inputs[i], inputBytes[i]);
+    if (int status = state.copyToDeviceAsync(buffers.inputs[i], staged, inputBytes[i], stream))
       return failure(state, status, "cannot copy an input to the GPU");
   }
   if (int status = state.eventRecord(started, stream))
@@ -269,7 +305,7 @@ kiln_status_t GpuDevice::enqueue(const std::vector<const void *> &inputs,
     return failure(state, status, "cannot record an event");
   for (size_t i = 0; i < model.outputs.size(); ++i)
     if (int status = state.copyToHostAsync(staging + outputStaging[i], buffers.outputs[i],
-                                           model.outputs[i].byteSize, stream))
+                                           outputBytes[i], stream))
       return failure(state, status, "cannot copy an output from the GPU");
   pending = outputs;
   queued = true;

@@ -39,16 +39,31 @@ struct LaunchParams {
 using TensorMapAddress =
     std::function<kiln_status_t(size_t launch, const LaunchArg &arg, uint64_t &address)>;
 
-/// Lays out the parameters of every launch of `plan`, in order: a buffer
+/// Lays out the parameters of every one of `launches` (a plan's), in order: a buffer
 /// as its descriptor (pointer, pointer, offset, sizes, strides), a scalar as
 /// its bits (little-endian, so a narrower parameter reads the low bytes), a
 /// tensor map's argument as the address `tensorMap` gives, asked for in the
 /// order of the arguments.
-kiln_status_t layOutParams(const Plan &plan, const DeviceBuffers &buffers,
+kiln_status_t layOutParams(const std::vector<Launch> &launches, const DeviceBuffers &buffers,
                            const TensorMapAddress &tensorMap, LaunchParams &out);
 
 /// The tensor maps `plan`'s launches take.
 size_t countTensorMaps(const Plan &plan);
+
+/// `launch` at a run's `symbols`: each field a program gives (Launch's
+/// gridDims, LaunchArg's dims) evaluated into `out`, a copy of `launch`
+/// (so nothing is allocated). A grid dimension of 0 means the launch has
+/// nothing to do at these sizes. Fails, naming the launch `index`, when a
+/// value overflows or lies outside what its field holds.
+kiln_status_t evaluateLaunch(const Launch &launch, size_t index,
+                             const std::vector<int64_t> &symbols, Launch &out);
+
+/// Rewrites, in place, the parameters layOutParams laid out for `launches`
+/// (the plan's, as evaluateLaunch gives them at a run's sizes): the same
+/// layout, each buffer's and scalar's new value; tensor maps, which no
+/// symbolic field reaches, keep their addresses.
+void updateParams(const std::vector<Launch> &launches, const DeviceBuffers &buffers,
+                  LaunchParams &params);
 
 } // namespace kiln::gpu
 

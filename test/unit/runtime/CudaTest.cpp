@@ -6,7 +6,8 @@
 // errors a GPU can give.
 //
 // CTest compiles conv_relu for host,sm_80,sm_90,sm_90a (with cubins) and for
-// sm_80,sm_90 as PTX only, and a batched MatMul for sm_90a as PTX (tma.kiln),
+// sm_80,sm_90 as PTX only, a batched MatMul for sm_90a as PTX (tma.kiln),
+// and symbolic.onnx's batch and sequence for sm_90 as PTX (symbolic.kiln),
 // into $KILN_TEST_ARTIFACTS.
 
 #include "ArtifactBytes.h"
@@ -124,6 +125,13 @@ TEST_CASE("every launch passes pointers into device memory", "[cuda]") {
     CHECK(fake.get("graphs") == (flags ? 0 : 1));
     kiln_session_destroy(session);
   }
+  kiln_model_release(model);
+}
+
+TEST_CASE("a symbolic plan launches on the grids each run's sizes give", "[cuda]") {
+  Fake fake;
+  kiln_model_t *model = load("symbolic.kiln");
+  checkSymbolicRuns(model, "cuda:0", fake);
   kiln_model_release(model);
 }
 

@@ -16,7 +16,7 @@ namespace {
 constexpr int64_t C = int64_t(DimOp::Constant), S = int64_t(DimOp::Symbol),
                   ADD = int64_t(DimOp::Add), MUL = int64_t(DimOp::Mul),
                   FLOOR = int64_t(DimOp::FloorDiv), CEIL = int64_t(DimOp::CeilDiv),
-                  MOD = int64_t(DimOp::Mod);
+                  MOD = int64_t(DimOp::Mod), MAX = int64_t(DimOp::Max), MIN = int64_t(DimOp::Min);
 
 DimProgram of(const std::vector<int64_t> &words) { return {words.data(), words.size()}; }
 
@@ -32,7 +32,7 @@ TEST_CASE("dimension programs are checked before they are used", "[runtime][dims
   CHECK_FALSE(validDims(of({S, 0, ADD, 0}), 1));       // an operand short
   CHECK_FALSE(validDims(of({S, 0, S, 0}), 1));         // two values left
   CHECK_FALSE(validDims(of({S, 0, C, 2, MUL, 5}), 1)); // an operator's word set
-  CHECK_FALSE(validDims(of({9, 0}), 1));               // an unknown op
+  CHECK_FALSE(validDims(of({20, 0}), 1));              // an unknown op
   std::vector<int64_t> deep;
   for (size_t i = 0; i <= kMaxDimDepth; ++i)
     deep.insert(deep.end(), {C, 1});
@@ -50,6 +50,8 @@ TEST_CASE("dimension programs evaluate as affine expressions do", "[runtime][dim
   CHECK(evaluateDim(of({C, -7, C, 2, FLOOR, 0}), values) == -4);
   CHECK(evaluateDim(of({C, -7, C, 2, CEIL, 0}), values) == -3);
   CHECK(evaluateDim(of({C, -7, C, 3, MOD, 0}), values) == 2);
+  CHECK(evaluateDim(of({S, 0, S, 1, MAX, 0}), values) == 7);
+  CHECK(evaluateDim(of({S, 0, S, 1, MIN, 0}), values) == 3);
   // (width - 3) floordiv 2 + 1, a window's output.
   CHECK(evaluateDim(of({S, 0, C, -3, ADD, 0, C, 2, FLOOR, 0, C, 1, ADD, 0}), values) == 3);
   // Overflow and division by zero give nothing, never a wrong size.
@@ -72,6 +74,9 @@ TEST_CASE("dimension programs print as their expressions", "[runtime][dims]") {
   CHECK(dimText(of({S, 0, S, 1, MUL, 0}), names) == "past * seq");
   CHECK(dimText(of({S, 0, S, 1, ADD, 0, C, 2, MUL, 0}), names) == "(past + seq) * 2");
   CHECK(dimText(of({S, 1, C, 4, MOD, 0}), names) == "seq mod 4");
+  CHECK(dimText(of({S, 0, C, 64, MUL, 0, S, 1, C, 1, ADD, 0, MAX, 0, C, 2, MUL, 0}), names) ==
+        "max(past * 64, seq + 1) * 2");
+  CHECK(dimText(of({S, 0, S, 1, MIN, 0}), names) == "min(past, seq)");
   // The plan's record quotes names, escaped, so that no name forges a line.
   std::vector<std::string_view> odd = {"a\"b\n"};
   CHECK(dimText(of({S, 0, C, 1, ADD, 0}), odd, /*quote=*/true) == "\"a\\\"b\\x0a\" + 1");

@@ -275,9 +275,15 @@ API cuStreamDestroy_v2(CUstream) { return kSuccess; }
 
 API cuStreamSynchronize(CUstream) { return fake::synchronize(); }
 
-API cuLaunchKernel(CUfunction function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                   unsigned, CUstream, void **params, void **) {
-  fake::launch(reinterpret_cast<Kernel *>(function), params, kIllegalAddress);
+API cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY, unsigned gridZ, unsigned,
+                   unsigned, unsigned, unsigned, CUstream, void **params, void **) {
+  if (!gridX || !gridY || !gridZ) {
+    std::lock_guard<std::mutex> lock(fake::gpu().mutex);
+    ++fake::gpu().counters["bad launches"];
+    return kInvalidValue;
+  }
+  fake::launch(reinterpret_cast<Kernel *>(function), params, kIllegalAddress,
+               long(gridX) * gridY * gridZ);
   return kSuccess;
 }
 

@@ -29,6 +29,8 @@ struct Kernel {
 struct Recorded {
   const Kernel *kernel;
   std::vector<uint64_t> params;
+  /// The launch's grid: x * y * z blocks.
+  long blocks = 0;
 };
 
 struct Gpu {
@@ -174,6 +176,7 @@ constexpr uint64_t kTensorMapMagic = 0x50414d544e4c494bull;
 /// addresses of tensor maps in device memory.
 inline void execute(Gpu &g, const Recorded &launch, int badPointer) {
   ++g.counters["kernels run"];
+  g.counters["blocks"] += launch.blocks;
   for (size_t i = 0; i < launch.kernel->pointers.size(); ++i) {
     uint64_t value = launch.params[i];
     if (launch.kernel->pointers[i] && !inDeviceMemory(g, value, 1)) {
@@ -188,13 +191,14 @@ inline void execute(Gpu &g, const Recorded &launch, int badPointer) {
     g.sticky = int(failure);
 }
 
-/// Queues a launch of `kernel` with `params` (a pointer to each of its
-/// parameters, 8 bytes each as kiln lays them out): run at once, or
-/// recorded while a stream captures.
-inline void launch(const Kernel *kernel, void **params, int badPointer) {
+/// Queues a launch of `kernel` on `blocks` blocks with `params` (a pointer
+/// to each of its parameters, 8 bytes each as kiln lays them out): run at
+/// once, or recorded while a stream captures. The blocks run add up in the
+/// "blocks" counter.
+inline void launch(const Kernel *kernel, void **params, int badPointer, long blocks) {
   Gpu &g = gpu();
   std::lock_guard<std::mutex> lock(g.mutex);
-  Recorded launch{kernel, {}};
+  Recorded launch{kernel, {}, blocks};
   for (size_t i = 0; i < kernel->pointers.size(); ++i)
     launch.params.push_back(*static_cast<uint64_t *>(params[i]));
   ++g.counters["launches"];

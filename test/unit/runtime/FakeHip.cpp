@@ -464,7 +464,7 @@ API hipModuleLaunchKernel(hipFunction_t function, unsigned gridX, unsigned gridY
     ++fake::gpu().counters["bad launches"];
     return kInvalidConfiguration;
   }
-  fake::launch(&kernel, params, kIllegalAddress);
+  fake::launch(&kernel, params, kIllegalAddress, long(gridX) * gridY * gridZ);
   return kSuccess;
 }
 

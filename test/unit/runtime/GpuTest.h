@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 inline std::string artifact(const char *name) {
@@ -121,6 +122,53 @@ inline void checkAsyncRun(kiln_model_t *model, const char *device, const FakeDri
   // Waiting again has nothing to wait for.
   CHECK(codeOf(kiln_session_wait(session)) == KILN_STATUS_OK);
   CHECK(fake.get("syncs") == syncs + 1);
+  kiln_session_destroy(session);
+}
+
+/// Runs symbolic.onnx (compiled with x=1..2048x4, z=1..2048x1..64; its
+/// outputs y = Relu(x), twice = Concat(x, y), top = ReduceMax(z, axis 1))
+/// at several sizes from one session, without a graph (its launches change
+/// with the sizes): each run launches its 5 kernels on the grids its sizes
+/// give, every pointer into device memory, and returns outputs of the
+/// run's shapes. A thread of Relu takes 4 elements (one row of x, a
+/// vector), of each copy into `twice` one (the second lies at a run's
+/// offset, whose alignment no one knows), of the fill and the reduction a
+/// row: 3 * ceil(batch / 256) + 2 * ceil(4 * batch / 256) blocks of 256
+/// threads, as `kiln inspect` shows the grids.
+inline void checkSymbolicRuns(kiln_model_t *model, const char *device, const FakeDriver &fake) {
+  kiln_session_t *session;
+  REQUIRE(open(model, device, &session) == KILN_STATUS_OK);
+  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{1, 1}, {1000, 50}, {2048, 64}, {3, 7}}) {
+    INFO("batch " << batch << ", seq " << seq);
+    long runs = fake.get("kernels run"), blocks = fake.get("blocks");
+    std::vector<float> x(batch * 4, 1.0f), z(batch * seq, 2.0f);
+    const int64_t xShape[] = {batch, 4}, zShape[] = {batch, seq};
+    kiln_tensor_t in[] = {{"x", KILN_DTYPE_F32, 2, xShape, x.data(), x.size() * 4},
+                          {"z", KILN_DTYPE_F32, 2, zShape, z.data(), z.size() * 4}};
+    kiln_tensor_t out[] = {{"y"}, {"twice"}, {"top"}};
+    REQUIRE(codeOf(kiln_session_run(session, in, 2, out, 3)) == KILN_STATUS_OK);
+    CHECK(out[0].shape[0] == batch);
+    CHECK(out[1].shape[0] == 2 * batch);
+    CHECK(out[2].rank == 1);
+    CHECK(out[2].shape[0] == batch);
+    CHECK(out[1].byte_size == size_t(2 * batch * 4 * 4));
+    CHECK(fake.get("kernels run") == runs + 5);
+    CHECK(fake.get("blocks") == blocks + 3 * ((batch + 255) / 256) + 2 * ((4 * batch + 255) / 256));
+    CHECK(fake.get("bad pointers") == 0);
+    CHECK(fake.get("bad launches") == 0);
+  }
+  CHECK(fake.get("graphs") == 0);
+  // A size past the range is refused before anything is launched.
+  long launches = fake.get("launches");
+  std::vector<float> x(2049 * 4), z(2049);
+  const int64_t xShape[] = {2049, 4}, zShape[] = {2049, 1};
+  kiln_tensor_t in[] = {{"x", KILN_DTYPE_F32, 2, xShape, x.data(), x.size() * 4},
+                        {"z", KILN_DTYPE_F32, 2, zShape, z.data(), z.size() * 4}};
+  kiln_tensor_t out[] = {{"y"}, {"twice"}, {"top"}};
+  std::string message;
+  CHECK(codeOf(kiln_session_run(session, in, 2, out, 3), &message) == KILN_STATUS_INVALID_ARGUMENT);
+  CHECK(message.find("'batch' from 1 to 2048") != std::string::npos);
+  CHECK(fake.get("launches") == launches);
   kiln_session_destroy(session);
 }
 

@@ -11,8 +11,9 @@
 // on a machine without an AMD GPU, gives the clean no-device status. CTest
 // runs those without the fake.
 //
-// CTest compiles conv_relu for host,gfx90a,gfx942 (hip.kiln) and the three
-// models for gfx90a,gfx942 into $KILN_TEST_ARTIFACTS.
+// CTest compiles conv_relu for host,gfx90a,gfx942 (hip.kiln), the three
+// models for gfx90a,gfx942, and symbolic.onnx's batch and sequence for
+// gfx942 (symbolic.kiln) into $KILN_TEST_ARTIFACTS.
 
 #include "GpuTest.h"
 
@@ -121,6 +122,13 @@ TEST_CASE("every model plan runs through the HIP device", "[hip]") {
         CHECK(fake.get("allocations") == 0);
       }
     }
+}
+
+TEST_CASE("a symbolic HIP plan launches on the grids each run's sizes give", "[hip]") {
+  Fake fake;
+  kiln_model_t *model = load("symbolic.kiln");
+  checkSymbolicRuns(model, "hip:0", fake);
+  kiln_model_release(model);
 }
 
 TEST_CASE("a profiled HIP session times each kernel", "[hip]") {

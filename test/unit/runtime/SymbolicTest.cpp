@@ -209,14 +209,3 @@ TEST_CASE("a symbolic model refuses sizes out of range or in disagreement", "[ru
   CHECK(codeOf(kiln_session_run(loaded.session, in.tensors.data(), 2, &y, 1)) == KILN_STATUS_OK);
   CHECK(y.shape[0] == 1);
 }
-
-TEST_CASE("a symbolic model runs on the host only", "[runtime][symbolic]") {
-  Symbolic loaded;
-  kiln_session_options_t options = {KILN_API_VERSION, "cuda:0", 0, 0};
-  kiln_session_t *session = nullptr;
-  std::string message;
-  CHECK(codeOf(kiln_session_create(loaded.model, &options, &session), &message) ==
-        KILN_STATUS_UNAVAILABLE);
-  CHECK(message == "device 'cuda:0' is not available: this runtime runs models with symbolic "
-                   "dimensions on 'host' only");
-}

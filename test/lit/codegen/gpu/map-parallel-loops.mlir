@@ -94,3 +94,31 @@ func.func @unaligned(%x: memref<4x8xf32, strided<[10, 1], offset: 2>>, %out: mem
   }
   return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// Rows the run gives: the launch's grid is computed from them before it
+// (the runtime evaluates it per run), 256 threads a block, and the threads
+// past the end do nothing. The innermost loop, of a known 64, still takes
+// 4 neighbours a thread.
+// CHECK-LABEL: func.func @run_rows(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x64xf32>
+// CHECK: %[[ROWS:.+]] = memref.dim %[[X]], %c0
+// CHECK: %[[TOTAL:.+]] = arith.muli %[[ROWS]], %c16
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[TOTAL]], %c256
+// CHECK: gpu.launch blocks({{.+}}) in ({{.+}} = %[[BLOCKS]], {{.+}}) threads({{.+}}) in ({{.+}} = %c256,
+// CHECK: arith.cmpi ult, %{{.+}}, %[[TOTAL]]
+// CHECK: scf.if
+// CHECK: vector.load %[[X]]
+// CHECK: arith.negf %{{.+}} : vector<4xf32>
+func.func @run_rows(%x: memref<?x64xf32>, %out: memref<?x64xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<?x64xf32>) outs(%out : memref<?x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.negf %a : f32
+    linalg.yield %r : f32
+  }
+  return
+}
