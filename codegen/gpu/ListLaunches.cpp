@@ -290,6 +290,12 @@ public:
         return failure();
       Descriptor out{source->root, source->byteOffset, source->offset};
       SmallVector<OpFoldResult> shape = expand.getMixedOutputShape();
+      // A scalar expands to dimensions of size 1, with no reassociation.
+      if (expand.getReassociationIndices().empty()) {
+        out.sizes.assign(shape.size(), constantProgram(1));
+        out.strides.assign(shape.size(), constantProgram(1));
+        return out;
+      }
       for (auto [d, group] : llvm::enumerate(expand.getReassociationIndices())) {
         SmallVector<Program> sizes, strides(group.size());
         for (int64_t dim : group) {

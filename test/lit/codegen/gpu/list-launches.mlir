@@ -38,3 +38,23 @@ module attributes {gpu.container_module, kiln.arena_bytes = 0 : i64, kiln.kernel
     return
   }
 }
+
+// -----
+
+// A scalar expanded to a 1x1x1 view (a reduction over every axis that
+// keeps them) has three dimensions of size 1.
+// CHECK: kiln.kernels = [
+// CHECK-SAME: launch = {args = [{base = "input", {{.*}}}, {base = "output", byte_offset = 0 : i64, index = 0 : i64, offset = 0 : i64, sizes = array<i64: 1, 1, 1>, strides = array<i64: 1, 1, 1>}], {{.*}}kernel = "sum"
+module attributes {gpu.container_module, kiln.arena_bytes = 0 : i64, kiln.kernels = [{after = array<i64>, buffer = "y", bytes = 4 : i64, inputs = ["x"], kind = "reduction", layout = "", node = "", offset = 0 : i64, precision = "fp32"}], kiln.weights = [], kiln.weights_bytes = 0 : i64} {
+  func.func @main(%x: memref<2x3x4xf32> {kiln.name = "x"}, %y: memref<f32> {kiln.name = "y", kiln.output = 0 : i64}, %arena: memref<0xi8> {kiln.arena}, %weights: memref<0xi8> {kiln.weights}) {
+    %c1 = arith.constant 1 : index
+    %kept = memref.expand_shape %y [] output_shape [1, 1, 1] : memref<f32> into memref<1x1x1xf32>
+    gpu.launch_func @kernels::@sum blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<2x3x4xf32>, %kept : memref<1x1x1xf32>)
+    return
+  }
+  gpu.module @kernels {
+    gpu.func @sum(%in: memref<2x3x4xf32>, %out: memref<1x1x1xf32>) kernel {
+      gpu.return
+    }
+  }
+}
