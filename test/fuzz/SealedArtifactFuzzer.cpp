@@ -30,7 +30,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     kiln_status_free(status);
     return 0;
   }
-  // What loaded describes itself consistently.
+  // What loaded describes itself consistently: symbols with
+  // 0 <= min <= opt <= max, and each tensor's byte size that of its
+  // shape, a symbolic dimension (-1, with an expression) at its largest.
+  for (size_t i = 0; i < kiln_model_symbol_count(model); ++i) {
+    kiln_symbol_info_t symbol;
+    if (kiln_model_symbol_info(model, i, &symbol) || !symbol.name || symbol.min < 0 ||
+        symbol.min > symbol.opt || symbol.opt > symbol.max)
+      abort();
+  }
   for (int output = 0; output < 2; ++output) {
     size_t count = output ? kiln_model_output_count(model) : kiln_model_input_count(model);
     for (size_t i = 0; i < count; ++i) {
@@ -39,10 +47,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           output ? kiln_model_output_info(model, i, &info) : kiln_model_input_info(model, i, &info);
       if (described || !info.name || kiln_dtype_size(info.dtype) == 0)
         abort();
-      size_t elements = 1;
-      for (size_t d = 0; d < info.rank; ++d)
-        elements *= size_t(info.shape[d]);
-      if (elements * kiln_dtype_size(info.dtype) != info.byte_size)
+      size_t fixed = kiln_dtype_size(info.dtype);
+      bool symbolic = false;
+      for (size_t d = 0; d < info.rank; ++d) {
+        const char *dim =
+            output ? kiln_model_output_dim(model, i, d) : kiln_model_input_dim(model, i, d);
+        if ((info.shape[d] == -1) != (dim != nullptr) || info.shape[d] < -1)
+          abort();
+        if (info.shape[d] == -1)
+          symbolic = true;
+        else
+          fixed *= size_t(info.shape[d]);
+      }
+      if (symbolic ? fixed != 0 && info.byte_size % fixed != 0 : fixed != info.byte_size)
         abort();
     }
   }
