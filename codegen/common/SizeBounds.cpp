@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -19,6 +20,10 @@ namespace kiln {
 namespace {
 
 using Interval = std::pair<int64_t, int64_t>;
+using Cache = llvm::DenseMap<Value, std::optional<Interval>>;
+
+std::optional<Interval> bounds(Value size, Cache &cache);
+std::optional<Interval> computeBounds(Value size, Cache &cache);
 
 /// The range of symbol argument `argument`, from the module's kiln.symbols.
 std::optional<Interval> symbolRange(BlockArgument argument) {
@@ -61,11 +66,11 @@ std::optional<Interval> combine(Interval x, Interval y, bool multiply) {
 
 /// The value of `condition`, a comparison of sizes, when their bounds
 /// decide it in every run.
-std::optional<bool> decided(Value condition) {
+std::optional<bool> decided(Value condition, Cache &cache) {
   auto compare = condition.getDefiningOp<arith::CmpIOp>();
   if (!compare)
     return std::nullopt;
-  auto x = sizeBounds(compare.getLhs()), y = sizeBounds(compare.getRhs());
+  auto x = bounds(compare.getLhs(), cache), y = bounds(compare.getRhs(), cache);
   if (!x || !y)
     return std::nullopt;
   auto less = [](Interval a, Interval b) -> std::optional<bool> {
@@ -92,9 +97,18 @@ std::optional<bool> decided(Value condition) {
   }
 }
 
-} // namespace
+/// The bounds of `size`, each value's computed once: sizes are DAGs whose
+/// operands are shared (a chain of concatenations), which a plain recursion
+/// walks in exponential time.
+std::optional<Interval> bounds(Value size, Cache &cache) {
+  if (auto known = cache.find(size); known != cache.end())
+    return known->second;
+  std::optional<Interval> result = computeBounds(size, cache);
+  cache[size] = result;
+  return result;
+}
 
-std::optional<Interval> sizeBounds(Value size) {
+std::optional<Interval> computeBounds(Value size, Cache &cache) {
   if (std::optional<int64_t> constant = getConstantIntValue(size))
     return Interval{*constant, *constant};
   if (auto argument = dyn_cast<BlockArgument>(size))
@@ -107,16 +121,16 @@ std::optional<Interval> sizeBounds(Value size) {
   if (op->getNumOperands() == 3 && isa<arith::SelectOp>(op)) {
     // A condition the bounds decide picks one side (expandAffineExpr's
     // floor division selects on the sign of a size that has one).
-    if (std::optional<bool> condition = decided(op->getOperand(0)))
-      return sizeBounds(op->getOperand(*condition ? 1 : 2));
-    auto x = sizeBounds(op->getOperand(1)), y = sizeBounds(op->getOperand(2));
+    if (std::optional<bool> condition = decided(op->getOperand(0), cache))
+      return bounds(op->getOperand(*condition ? 1 : 2), cache);
+    auto x = bounds(op->getOperand(1), cache), y = bounds(op->getOperand(2), cache);
     if (!x || !y)
       return std::nullopt;
     return Interval{std::min(x->first, y->first), std::max(x->second, y->second)};
   }
   if (op->getNumOperands() != 2)
     return std::nullopt;
-  auto x = sizeBounds(op->getOperand(0)), y = sizeBounds(op->getOperand(1));
+  auto x = bounds(op->getOperand(0), cache), y = bounds(op->getOperand(1), cache);
   if (!x || !y)
     return std::nullopt;
   if (isa<arith::AddIOp>(op))
@@ -154,6 +168,13 @@ std::optional<Interval> sizeBounds(Value size) {
   if (isa<arith::RemSIOp>(op))
     return Interval{x->first < 0 ? 1 - divisor : 0, divisor - 1};
   return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Interval> sizeBounds(Value size) {
+  Cache cache;
+  return bounds(size, cache);
 }
 
 std::optional<int64_t> largestBytes(MemRefType type, ValueRange dynamicSizes) {
