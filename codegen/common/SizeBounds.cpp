@@ -23,7 +23,6 @@ using Interval = std::pair<int64_t, int64_t>;
 using Cache = llvm::DenseMap<Value, std::optional<Interval>>;
 
 std::optional<Interval> bounds(Value size, Cache &cache);
-std::optional<Interval> computeBounds(Value size, Cache &cache);
 
 /// The range of symbol argument `argument`, from the module's kiln.symbols.
 std::optional<Interval> symbolRange(BlockArgument argument) {
@@ -97,17 +96,6 @@ std::optional<bool> decided(Value condition, Cache &cache) {
   }
 }
 
-/// The bounds of `size`, each value's computed once: sizes are DAGs whose
-/// operands are shared (a chain of concatenations), which a plain recursion
-/// walks in exponential time.
-std::optional<Interval> bounds(Value size, Cache &cache) {
-  if (auto known = cache.find(size); known != cache.end())
-    return known->second;
-  std::optional<Interval> result = computeBounds(size, cache);
-  cache[size] = result;
-  return result;
-}
-
 std::optional<Interval> computeBounds(Value size, Cache &cache) {
   if (std::optional<int64_t> constant = getConstantIntValue(size))
     return Interval{*constant, *constant};
@@ -168,6 +156,17 @@ std::optional<Interval> computeBounds(Value size, Cache &cache) {
   if (isa<arith::RemSIOp>(op))
     return Interval{x->first < 0 ? 1 - divisor : 0, divisor - 1};
   return std::nullopt;
+}
+
+/// The bounds of `size`, each value's computed once: sizes are DAGs whose
+/// operands are shared (a chain of concatenations), which a plain recursion
+/// walks in exponential time.
+std::optional<Interval> bounds(Value size, Cache &cache) {
+  if (auto known = cache.find(size); known != cache.end())
+    return known->second;
+  std::optional<Interval> result = computeBounds(size, cache);
+  cache[size] = result;
+  return result;
 }
 
 } // namespace
