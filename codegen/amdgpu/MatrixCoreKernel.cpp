@@ -35,7 +35,7 @@ std::optional<Format> formatFor(MLIRContext *context, Precision precision, bool 
 }
 
 KernelBuilder::Staging KernelBuilder::staging(Value memref, AffineMap map, float scale,
-                                              ArrayRef<unsigned> loops, int64_t total,
+                                              ArrayRef<unsigned> loops, OpFoldResult total,
                                               Value blockBase) {
   Staging s{memref, map, scale, {}};
   Value first = add(blockBase, div(threadId, kBlockK));
@@ -99,10 +99,10 @@ void KernelBuilder::build(gpu::LaunchOp launch) {
   for (int64_t i = 0; i < tiles; ++i)
     for (int64_t r = 0; r < 4; ++r)
       rowsC.push_back(
-          position(add(rowBase, add(quad, constant(kMfma * i + r))), p.rows, p.numRows));
+          position(add(rowBase, add(quad, constant(kMfma * i + r))), p.rows, p.rowCount));
   for (int64_t j = 0; j < tiles; ++j)
-    colsC.push_back(
-        position(add(colBase, add(rem(lane, kMfma), constant(kMfma * j))), p.cols, p.numCols));
+    colsC.push_back(position(add(colBase, add(rem(lane, kMfma), constant(kMfma * j))), p.cols,
+                             b.getIndexAttr(p.numCols)));
 
   // Tiles of A and B in LDS: tile rows of kBlockK f32, each row padded by
   // one so that the 16 lanes reading a column read 16 banks.
@@ -111,8 +111,8 @@ void KernelBuilder::build(gpu::LaunchOp launch) {
                       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
   Value tileA = launch.addWorkgroupAttribution(tileType, loc);
   Value tileB = launch.addWorkgroupAttribution(tileType, loc);
-  Staging stageA = staging(p.a, p.mapA, p.scaleA, p.rows, p.numRows, blockRow);
-  Staging stageB = staging(p.b, p.mapB, p.scaleB, p.cols, p.numCols, blockCol);
+  Staging stageA = staging(p.a, p.mapA, p.scaleA, p.rows, p.rowCount, blockRow);
+  Staging stageB = staging(p.b, p.mapB, p.scaleB, p.cols, b.getIndexAttr(p.numCols), blockCol);
 
   // The accumulators start from C (over both scales for the 8-bit formats,
   // whose products are of unscaled E4M3 values).

@@ -70,8 +70,8 @@ private:
     SmallVector<Position> rows; ///< the thread's rows: one each kStagedRows
   };
 
-  Staging staging(Value memref, AffineMap map, float scale, ArrayRef<unsigned> loops, int64_t total,
-                  Value blockBase);
+  Staging staging(Value memref, AffineMap map, float scale, ArrayRef<unsigned> loops,
+                  OpFoldResult total, Value blockBase);
 
   /// Fills `tile` with the operand's elements from reduction index `k0` on.
   void stage(Value tile, const Staging &s, Value k0);

@@ -55,6 +55,7 @@ struct MatrixCoreProducts : impl::MatrixCoreProductsBase<MatrixCoreProducts> {
       Fusion fusion = fuse(product);
       Location loc = fusedLocation(product, fusion);
       OpBuilder b(fusion.anchor);
+      sizeLoops(b, loc, product);
       auto launch = createProductLaunch(b, loc, product, tile, kThreads);
       b.setInsertionPointToStart(&launch.getBody().front());
       KernelBuilder(b, loc, product, format, fusion, tile).build(launch);

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace kiln {
 
@@ -127,6 +128,60 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat, ArrayRef<
     flat = arith::DivUIOp::create(b, loc, flat, extent);
   }
   return indices;
+}
+
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
+                               ArrayRef<OpFoldResult> extents) {
+  SmallVector<int64_t> sizes;
+  for (OpFoldResult extent : extents)
+    if (std::optional<int64_t> size = getConstantIntValue(extent))
+      sizes.push_back(*size);
+  if (sizes.size() == extents.size())
+    return delinearize(b, loc, flat, sizes);
+  auto isOne = [](OpFoldResult extent) { return isConstantIntValue(extent, 1); };
+  SmallVector<Value> indices(extents.size());
+  for (int64_t i = int64_t(extents.size()) - 1; i >= 0; --i) {
+    if (isOne(extents[i])) {
+      indices[i] = arith::ConstantIndexOp::create(b, loc, 0);
+      continue;
+    }
+    if (llvm::all_of(extents.take_front(i), isOne)) {
+      indices[i] = flat;
+      continue;
+    }
+    Value extent = getValueOrCreateConstantIndexOp(b, loc, extents[i]);
+    indices[i] = arith::RemUIOp::create(b, loc, flat, extent);
+    flat = arith::DivUIOp::create(b, loc, flat, extent);
+  }
+  return indices;
+}
+
+OpFoldResult bufferSize(OpBuilder &b, Location loc, Value buffer, int64_t dim) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (!type.isDynamicDim(dim))
+    return b.getIndexAttr(type.getDimSize(dim));
+  Operation *definition = buffer.getDefiningOp();
+  if (auto alloc = dyn_cast_or_null<memref::AllocOp>(definition))
+    return alloc.getDynamicSizes()[type.getDynamicDimIndex(dim)];
+  if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(definition))
+    return expand.getMixedOutputShape()[dim];
+  if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(definition)) {
+    Value size = arith::ConstantIndexOp::create(b, loc, 1);
+    for (int64_t from : collapse.getReassociationIndices()[dim])
+      size = arith::MulIOp::create(
+          b, loc, size,
+          getValueOrCreateConstantIndexOp(b, loc, bufferSize(b, loc, collapse.getSrc(), from)));
+    return size;
+  }
+  if (auto cast = dyn_cast_or_null<memref::CastOp>(definition))
+    return bufferSize(b, loc, cast.getSource(), dim);
+  if (auto subview = dyn_cast_or_null<memref::SubViewOp>(definition)) {
+    llvm::SmallBitVector dropped = subview.getDroppedDims();
+    for (auto [d, size] : llvm::enumerate(subview.getMixedSizes()))
+      if (!dropped.test(d) && dim-- == 0)
+        return size;
+  }
+  return memref::DimOp::create(b, loc, buffer, dim).getResult();
 }
 
 SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map, ValueRange loops) {

@@ -11,6 +11,7 @@
 #define KILN_CODEGEN_COMMON_BUFFERS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -54,6 +55,17 @@ bool hasUnitInnermostStride(mlir::MemRefType type);
 llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value flat,
                                            llvm::ArrayRef<int64_t> extents);
 
+/// The same with extents that may be given at run time (`flat` a scalar).
+llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value flat,
+                                           llvm::ArrayRef<mlir::OpFoldResult> extents);
+
+/// The size of dimension `dim` of `buffer`: its static size, or the value
+/// it was allocated or viewed with (through reshapes, casts and subviews),
+/// built at `b`. Only where nothing says it is the size a memref.dim of the
+/// buffer, so that a buffer a kernel stops reading can still be erased.
+mlir::OpFoldResult bufferSize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
+                              int64_t dim);
+
 /// The indices `map` (of loop indices and constants) reads at `loops`.
 llvm::SmallVector<mlir::Value> indicesAt(mlir::OpBuilder &b, mlir::Location loc,
                                          mlir::AffineMap map, mlir::ValueRange loops);
@@ -78,8 +90,13 @@ struct IndexArithmetic {
   mlir::Value rem(mlir::Value l, int64_t r) {
     return mlir::arith::RemUIOp::create(b, loc, l, constant(r));
   }
-  mlir::Value lessThan(mlir::Value l, int64_t r) {
-    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, l, constant(r));
+  mlir::Value lessThan(mlir::Value l, int64_t r) { return lessThan(l, constant(r)); }
+  mlir::Value lessThan(mlir::Value l, mlir::Value r) {
+    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, l, r);
+  }
+  /// A size, static or not, as an index.
+  mlir::Value value(mlir::OpFoldResult size) {
+    return mlir::getValueOrCreateConstantIndexOp(b, loc, size);
   }
   mlir::Value both(mlir::Value l, mlir::Value r) {
     return mlir::arith::AndIOp::create(b, loc, l, r);

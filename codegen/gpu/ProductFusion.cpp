@@ -22,7 +22,7 @@ std::optional<Product> matchProduct(linalg::GenericOp op) {
     return std::nullopt;
   for (Value operand : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(operand.getType());
-    if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+    if (!type || !type.getElementType().isF32())
       return std::nullopt;
   }
   Product product;
@@ -43,7 +43,12 @@ std::optional<Product> matchProduct(linalg::GenericOp op) {
     auto uses = [&](AffineMap map) { return map.isFunctionOfDim(d); };
     bool inA = uses(product.mapA), inB = uses(product.mapB), inC = uses(product.mapC);
     int64_t size = product.ranges[d];
-    if (ShapedType::isDynamic(size))
+    // The batch and the rows may be given at run time, nothing else.
+    bool dynamic = ShapedType::isDynamic(size);
+    auto times = [&](int64_t &count) {
+      count = dynamic || ShapedType::isDynamic(count) ? ShapedType::kDynamic : count * size;
+    };
+    if (dynamic && (iterators[d] == utils::IteratorType::reduction || !inA || !inC))
       return std::nullopt;
     if (iterators[d] == utils::IteratorType::reduction) {
       if (!inA || !inB || inC)
@@ -55,10 +60,10 @@ std::optional<Product> matchProduct(linalg::GenericOp op) {
       k = d;
     } else if (inA && inB && inC) {
       product.batch.push_back(d);
-      product.numBatch *= size;
+      times(product.numBatch);
     } else if (inA && inC) {
       product.rows.push_back(d);
-      product.numRows *= size;
+      times(product.numRows);
     } else if (inB && inC) {
       product.cols.push_back(d);
       product.numCols *= size;
@@ -77,6 +82,35 @@ std::optional<Product> matchProduct(linalg::GenericOp op) {
     product.scaleB = scales[1];
   }
   return product;
+}
+
+void sizeLoops(OpBuilder &b, Location loc, Product &product) {
+  product.extents.clear();
+  for (auto [d, range] : llvm::enumerate(product.ranges)) {
+    if (!ShapedType::isDynamic(range)) {
+      product.extents.push_back(b.getIndexAttr(range));
+      continue;
+    }
+    // A dynamic loop is a row or batch loop: A runs along it.
+    std::optional<unsigned> along = product.mapA.getResultPosition(b.getAffineDimExpr(unsigned(d)));
+    assert(along && "a dynamic loop of a product runs along A");
+    product.extents.push_back(bufferSize(b, loc, product.a, *along));
+  }
+  auto count = [&](ArrayRef<unsigned> loops, int64_t known) -> OpFoldResult {
+    if (!ShapedType::isDynamic(known))
+      return b.getIndexAttr(known);
+    // (Dynamic, so at least one loop is not of size 1.)
+    Value total;
+    for (unsigned loop : loops) {
+      if (isConstantIntValue(product.extents[loop], 1))
+        continue;
+      Value extent = getValueOrCreateConstantIndexOp(b, loc, product.extents[loop]);
+      total = total ? arith::MulIOp::create(b, loc, total, extent).getResult() : extent;
+    }
+    return total;
+  };
+  product.batchCount = count(product.batch, product.numBatch);
+  product.rowCount = count(product.rows, product.numRows);
 }
 
 namespace {
@@ -247,9 +281,11 @@ Fusion fuse(const Product &product) {
     fusion.epilogue = epilogue;
     fusion.anchor = epilogue ? epilogue.getOperation() : op.getOperation();
     fuseWriter(product.c, op, fusion, /*isC=*/true);
+    // (Rows given at run time count as many.)
     if (llvm::divideCeil(product.numCols, kCountedTile) <= kMaxRecomputation)
       fuseWriter(product.a, op, fusion);
-    if (llvm::divideCeil(product.numRows, kCountedTile) <= kMaxRecomputation)
+    if (!ShapedType::isDynamic(product.numRows) &&
+        llvm::divideCeil(product.numRows, kCountedTile) <= kMaxRecomputation)
       fuseWriter(product.b, op, fusion);
     if (!epilogue)
       return fusion;

@@ -19,13 +19,21 @@
 
 namespace kiln::products {
 
-/// The loops of a product by role, outermost first.
+/// The loops of a product by role, outermost first. The batch and the
+/// rows may be sizes given at run time (a symbolic batch or sequence):
+/// their ranges and counts are then dynamic, and `sizeLoops` gives their
+/// extents as values; the columns and the reduction (a weight's) are
+/// static.
 struct Product {
   mlir::linalg::GenericOp op;
   llvm::SmallVector<unsigned> batch, rows, cols;
   unsigned k;
   llvm::SmallVector<int64_t> ranges;
   int64_t numBatch = 1, numRows = 1, numCols = 1;
+  /// Each loop's extent, and the counts of batch and rows, where the
+  /// launch is (see `sizeLoops`).
+  llvm::SmallVector<mlir::OpFoldResult> extents;
+  mlir::OpFoldResult batchCount, rowCount;
   mlir::Value a, b, c;
   mlir::AffineMap mapA, mapB, mapC;
   float scaleA = 1.0f, scaleB = 1.0f; ///< an 8-bit product's (kiln.scales)
@@ -33,6 +41,10 @@ struct Product {
 
 /// The product `op` computes, when it is one a kernel here can take.
 std::optional<Product> matchProduct(mlir::linalg::GenericOp op);
+
+/// Fills `product`'s extents and counts at `b`, from the sizes of the
+/// buffers each loop runs along (static ones as attributes).
+void sizeLoops(mlir::OpBuilder &b, mlir::Location loc, Product &product);
 
 /// The kernels a product's launch takes in.
 struct Fusion {

@@ -31,6 +31,8 @@ SmallVector<Operation *> joinedOps(const Product &product, const Fusion &fusion)
 } // namespace
 
 int64_t productTile(const Product &product, int64_t large, int64_t small, int64_t fewBlocks) {
+  if (ShapedType::isDynamic(product.numRows) || ShapedType::isDynamic(product.numBatch))
+    return large;
   int64_t blocks = llvm::divideCeil(product.numRows, large) *
                    llvm::divideCeil(product.numCols, large) * product.numBatch;
   return blocks >= fewBlocks ? large : small;
@@ -46,10 +48,15 @@ Location fusedLocation(const Product &product, const Fusion &fusion) {
 gpu::LaunchOp createProductLaunch(OpBuilder &b, Location loc, const Product &product, int64_t tile,
                                   int64_t threads) {
   auto size = [&](int64_t value) { return arith::ConstantIndexOp::create(b, loc, value); };
+  auto blocks = [&](OpFoldResult count) -> Value {
+    if (std::optional<int64_t> known = getConstantIntValue(count))
+      return size(llvm::divideCeil(*known, tile));
+    return arith::CeilDivUIOp::create(b, loc, cast<Value>(count), size(tile));
+  };
   Value one = size(1);
-  auto launch = gpu::LaunchOp::create(b, loc, size(llvm::divideCeil(product.numRows, tile)),
-                                      size(llvm::divideCeil(product.numCols, tile)),
-                                      size(product.numBatch), size(threads), one, one);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, blocks(product.rowCount), size(llvm::divideCeil(product.numCols, tile)),
+      getValueOrCreateConstantIndexOp(b, loc, product.batchCount), size(threads), one, one);
   launch->setAttr(kKernelAttr, b.getStringAttr("matmul"));
   launch->setAttr(kFlopsAttr, b.getI64IntegerAttr(contractionFlops(product.op)));
   for (StringRef name : {kPrecisionAttr, kLayoutAttr})
@@ -81,9 +88,9 @@ Value ProductKernelBuilder::scaled(Value value, float scale) {
 
 SmallVector<std::pair<unsigned, Value>> ProductKernelBuilder::decompose(Value flat,
                                                                         ArrayRef<unsigned> loops) {
-  SmallVector<int64_t> extents;
+  SmallVector<OpFoldResult> extents;
   for (unsigned loop : loops)
-    extents.push_back(p.ranges[loop]);
+    extents.push_back(p.extents[loop]);
   SmallVector<std::pair<unsigned, Value>> indices;
   for (auto [loop, index] : llvm::zip(loops, delinearize(b, loc, flat, extents)))
     indices.push_back({loop, index});
@@ -91,10 +98,13 @@ SmallVector<std::pair<unsigned, Value>> ProductKernelBuilder::decompose(Value fl
 }
 
 ProductKernelBuilder::Position ProductKernelBuilder::position(Value flat, ArrayRef<unsigned> loops,
-                                                              int64_t total,
-                                                              std::optional<int64_t> last) {
-  Value valid = lessThan(flat, total);
-  Value clamped = arith::MinUIOp::create(b, loc, flat, constant(last.value_or(total - 1)));
+                                                              OpFoldResult total, int64_t back) {
+  std::optional<int64_t> known = getConstantIntValue(total);
+  Value count = value(total);
+  Value valid = lessThan(flat, count);
+  Value last = known ? constant(*known - back)
+                     : arith::SubIOp::create(b, loc, count, constant(back)).getResult();
+  Value clamped = arith::MinUIOp::create(b, loc, flat, last);
   return {decompose(clamped, loops), valid};
 }
 

@@ -59,25 +59,25 @@ private:
   /// flatten into one index of the collapsed side.
   SmallVector<Value> step(Operation *reshape, ArrayRef<Value> at, bool towardsSource) {
     bool collapse = isa<memref::CollapseShapeOp>(reshape);
-    auto expandedType = cast<MemRefType>(collapse ? reshape->getOperand(0).getType()
-                                                  : reshape->getResult(0).getType());
     SmallVector<ReassociationIndices> groups =
         collapse ? cast<memref::CollapseShapeOp>(reshape).getReassociationIndices()
                  : cast<memref::ExpandShapeOp>(reshape).getReassociationIndices();
     // Towards the source of a collapse, or away from that of an expand,
     // the indices split; otherwise they join.
     bool split = towardsSource == collapse;
+    Value expanded = collapse ? reshape->getOperand(0) : reshape->getResult(0);
     SmallVector<Value> result;
     for (auto [g, group] : llvm::enumerate(groups)) {
+      SmallVector<OpFoldResult> extents;
+      for (int64_t dim : group)
+        extents.push_back(bufferSize(b, loc, expanded, dim));
       if (split) {
-        SmallVector<int64_t> extents;
-        for (int64_t dim : group)
-          extents.push_back(expandedType.getDimSize(dim));
         llvm::append_range(result, delinearize(b, loc, at[g], extents));
       } else {
         Value flat = constant(0);
-        for (int64_t dim : group) {
-          flat = arith::MulIOp::create(b, loc, flat, constant(expandedType.getDimSize(dim)));
+        for (auto [dim, extent] : llvm::zip(group, extents)) {
+          flat =
+              arith::MulIOp::create(b, loc, flat, getValueOrCreateConstantIndexOp(b, loc, extent));
           flat = arith::AddIOp::create(b, loc, flat, at[dim]);
         }
         result.push_back(flat);
@@ -95,16 +95,17 @@ private:
 /// The side of the square tile of C a block computes: `large`, unless a
 /// product would launch fewer than `fewBlocks` blocks of it (about the
 /// GPU's multiprocessors), then `small`, so that each gets a block before
-/// any gets two.
+/// any gets two. Rows or a batch given at run time take `large`.
 int64_t productTile(const Product &product, int64_t large, int64_t small, int64_t fewBlocks);
 
 /// Where a product's launch is, in the source: every op it takes in.
 Location fusedLocation(const Product &product, const Fusion &fusion);
 
-/// The launch of a product's kernel, at `b` (the fusion's anchor): blocks
-/// of `tile` x `tile` outputs (rows on x, which allows the most blocks, then
-/// columns, then the batch) of `threads` threads, with `kiln.kernel =
-/// "matmul"`, the product's flops, and its precision and layout.
+/// The launch of a product's kernel, at `b` (the fusion's anchor, where
+/// `sizeLoops` gave the product's counts): blocks of `tile` x `tile`
+/// outputs (rows on x, which allows the most blocks, then columns, then
+/// the batch) of `threads` threads, with `kiln.kernel = "matmul"`, the
+/// product's flops, and its precision and layout.
 gpu::LaunchOp createProductLaunch(OpBuilder &b, Location loc, const Product &product, int64_t tile,
                                   int64_t threads);
 
@@ -132,10 +133,9 @@ protected:
   /// fastest.
   SmallVector<std::pair<unsigned, Value>> decompose(Value flat, ArrayRef<unsigned> loops);
 
-  /// Clamped to `total - 1`, or to `last` when given (the start of the
-  /// last aligned run).
-  Position position(Value flat, ArrayRef<unsigned> loops, int64_t total,
-                    std::optional<int64_t> last = std::nullopt);
+  /// Clamped to `total - back`: the last element, or with `back` the
+  /// length of an aligned run, the start of the last run.
+  Position position(Value flat, ArrayRef<unsigned> loops, OpFoldResult total, int64_t back = 1);
 
   /// The indices `map` reads at these loop indices (0 for every other loop).
   SmallVector<Value> indicesOf(AffineMap map, ArrayRef<std::pair<unsigned, Value>> known);

@@ -27,16 +27,16 @@ void KernelBuilder::build(gpu::LaunchOp launch) {
   for (int64_t i = 0; i < tilesM; ++i)
     for (int64_t half = 0; half < 2; ++half)
       rows.push_back(
-          position(add(rowBase, add(group, constant(16 * i + 8 * half))), p.rows, p.numRows));
+          position(add(rowBase, add(group, constant(16 * i + 8 * half))), p.rows, p.rowCount));
   for (int64_t j = 0; j < tilesN; ++j)
     for (int64_t e = 0; e < 2; ++e)
-      colsC.push_back(
-          position(add(colBase, add(mul(inGroup, 2), constant(8 * j + e))), p.cols, p.numCols));
+      colsC.push_back(position(add(colBase, add(mul(inGroup, 2), constant(8 * j + e))), p.cols,
+                               b.getIndexAttr(p.numCols)));
 
   // Tiles of A and B in shared memory, a stage of kBlockK along the
   // reduction each, laid out as each operand is in memory.
-  Staging stageA = staging(p.a, p.mapA, p.rows, p.numRows, blockRow, tid, tmaA);
-  Staging stageB = staging(p.b, p.mapB, p.cols, p.numCols, blockCol, tid, tmaB);
+  Staging stageA = staging(p.a, p.mapA, p.rows, p.rowCount, blockRow, tid, tmaA);
+  Staging stageB = staging(p.b, p.mapB, p.cols, b.getIndexAttr(p.numCols), blockCol, tid, tmaB);
   Value tileA = launch.addWorkgroupAttribution(tileType(stageA), loc);
   Value tileB = launch.addWorkgroupAttribution(tileType(stageB), loc);
   SmallVector<std::pair<Value, const Staging *>> tma;

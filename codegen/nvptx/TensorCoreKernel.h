@@ -152,7 +152,7 @@ private:
 
   MemRefType tileType(const Staging &s);
 
-  Staging staging(Value memref, AffineMap map, ArrayRef<unsigned> loops, int64_t total,
+  Staging staging(Value memref, AffineMap map, ArrayRef<unsigned> loops, OpFoldResult total,
                   Value blockBase, Value tid, const std::optional<TmaOperand> &tma);
 
   /// The element at `row` and reduction index `k` of a stage in `tile`.

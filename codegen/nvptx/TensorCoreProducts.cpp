@@ -34,6 +34,11 @@
 // wait on the stage's mbarrier; `kiln.tensor_map` before the launch gives
 // the map's address, which the runtime encodes.
 //
+// Rows or a batch given at run time (a symbolic batch or sequence over a
+// weight) launch as many blocks as the run's rows need, computed before
+// the launch (`sizeLoops`); those products take the large tiles, and no
+// TMA, whose tensor maps fix their sizes.
+//
 // The operands hold values already rounded to the format (kiln-assign-
 // precision did that), so packing them into registers is exact. An fp8
 // operand holds E4M3 values times its scale (kiln.scales): the kernel
@@ -91,6 +96,7 @@ struct TensorCoreProducts : impl::TensorCoreProductsBase<TensorCoreProducts> {
       Location loc = fusedLocation(product, fusion);
 
       OpBuilder b(fusion.anchor);
+      sizeLoops(b, loc, product);
       // wgmma's tf32 operands that are copied as they are come through TMA.
       std::optional<TmaOperand> tmaA, tmaB;
       if (wgmma && format.bits == 32) {

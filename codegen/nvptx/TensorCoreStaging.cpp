@@ -20,6 +20,27 @@ std::optional<int64_t> loopStride(ArrayRef<int64_t> strides, AffineMap map, unsi
   return std::nullopt;
 }
 
+/// Whether every stride of `type` (strided, `strides` its strides) is 1 or
+/// a multiple of `run`: a dynamic one too where the layout is the identity,
+/// whose stride is then a multiple of the static sizes inside it.
+bool stridesAligned(MemRefType type, ArrayRef<int64_t> strides, int64_t run) {
+  for (auto [d, stride] : llvm::enumerate(strides)) {
+    if (!ShapedType::isDynamic(stride)) {
+      if (stride != 1 && stride % run != 0)
+        return false;
+      continue;
+    }
+    if (!type.getLayout().isIdentity())
+      return false;
+    int64_t inside = 1;
+    for (int64_t size : type.getShape().drop_front(d + 1))
+      inside *= ShapedType::isDynamic(size) ? 1 : size;
+    if (inside % run != 0)
+      return false;
+  }
+  return true;
+}
+
 } // namespace
 
 std::optional<TmaView> tmaView(const Product &p, Value memref, AffineMap map,
@@ -29,6 +50,10 @@ std::optional<TmaView> tmaView(const Product &p, Value memref, AffineMap map,
   int64_t offset;
   if (!type.getElementType().isF32() || failed(type.getStridesAndOffset(strides, offset)) ||
       ShapedType::isDynamic(offset) || offset % 4 != 0)
+    return std::nullopt;
+  // A tensor map's sizes are fixed when it is encoded.
+  auto dynamic = [&](unsigned loop) { return ShapedType::isDynamic(p.ranges[loop]); };
+  if (llvm::any_of(loops, dynamic) || llvm::any_of(p.batch, dynamic))
     return std::nullopt;
   auto strideOf = [&](unsigned loop) { return loopStride(strides, map, loop); };
   auto aligned = [](int64_t stride) { return !ShapedType::isDynamic(stride) && stride % 4 == 0; };
@@ -94,7 +119,7 @@ MemRefType KernelBuilder::tileType(const Staging &s) {
 }
 
 KernelBuilder::Staging KernelBuilder::staging(Value memref, AffineMap map, ArrayRef<unsigned> loops,
-                                              int64_t total, Value blockBase, Value tid,
+                                              OpFoldResult total, Value blockBase, Value tid,
                                               const std::optional<TmaOperand> &tma) {
   Staging s;
   s.memref = memref;
@@ -120,18 +145,22 @@ KernelBuilder::Staging KernelBuilder::staging(Value memref, AffineMap map, Array
     if (!loops.empty())
       rowStride = loopStride(strides, map, loops.back());
   }
-  s.alongK = !kStride || !rowStride || *kStride <= *rowStride;
+  // (A stride given at run time is a large one.)
+  auto magnitude = [](int64_t stride) {
+    return ShapedType::isDynamic(stride) ? std::numeric_limits<int64_t>::max() : stride;
+  };
+  s.alongK = !kStride || !rowStride || magnitude(*kStride) <= magnitude(*rowStride);
   s.converted = wgmma && f.bits != 32 && !s.computed;
   // 16 bytes at once need 16-byte aligned runs in memory: the run's
   // direction contiguous, every other stride and the offset multiples of
   // a run, and the extent along it too (runs never straddle its end).
+  // A run of rows given at run time may straddle their end.
   int64_t extent = s.alongK ? p.ranges[p.k] : loops.empty() ? 1 : p.ranges[loops.back()];
   // (wgmma's tiles keep the reduction contiguous.)
   s.vector = !s.computed && !s.converted && (s.alongK || !wgmma) && strided &&
              (s.alongK ? kStride : rowStride) == 1 && !ShapedType::isDynamic(offset) &&
-             offset % kRun == 0 && extent % kRun == 0 && llvm::all_of(strides, [&](int64_t stride) {
-               return stride == 1 || (!ShapedType::isDynamic(stride) && stride % kRun == 0);
-             });
+             offset % kRun == 0 && !ShapedType::isDynamic(extent) && extent % kRun == 0 &&
+             stridesAligned(type, strides, kRun);
   int64_t runs = tile * kBlockK / kThreads / kRun;
   if (s.alongK) {
     // Thread t: columns 4(t % 8) to 4(t % 8) + 3 of rows t / 8 + 16j.
@@ -157,7 +186,7 @@ KernelBuilder::Staging KernelBuilder::staging(Value memref, AffineMap map, Array
     // A run of rows is one copy from its first, whose address must stay
     // aligned when clamped.
     if (s.vector)
-      s.positions.push_back(position(add(blockBase, rowStart), loops, total, total - kRun));
+      s.positions.push_back(position(add(blockBase, rowStart), loops, total, kRun));
     else
       for (int64_t e = 0; e < kRun; ++e)
         s.positions.push_back(position(add(blockBase, add(rowStart, constant(e))), loops, total));

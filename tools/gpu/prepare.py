@@ -96,7 +96,12 @@ MODEL_BATCHES = [1, 64]
 MODELS = {
     "resnet50": {"generate": []},
     "mobilenetv2": {"generate": []},
-    "bert": {"generate": ["--layers", "2", "--vocab", "1024"], "sequence": 128},
+    "bert": {"generate": ["--layers", "2", "--vocab", "1024"], "sequence": 128,
+             # Also one artifact for every batch and sequence in these
+             # ranges (tensor-core products at a run-time row count),
+             # checked at each (batch, sequence) given.
+             "symbolic": {"batch": "1..64", "sequence": "1..128",
+                          "checked": [[1, 7], [3, 64], [64, 128]]}},
 }
 # The GPU machine takes 64 MiB a call, so the check comes in two parts, one
 # call each: the kernels' checks with MobileNetV2 and BERT, and ResNet-50,
@@ -293,7 +298,10 @@ def describe(kiln, artifact, target):
     offsets = {plan["weights_offset"] for plan in model["plans"]}
     if len(offsets) != 1:
         raise RuntimeError(f"{artifact}: expected one weight block, found {len(offsets)}")
-    kernels = next(plan["kernels"] for plan in model["plans"] if target in plan["targets"])
+    # The host's plans are named for their CPUs (x86-64-v4, x86-64-v3):
+    # the first is the one this machine runs.
+    kernels = next(plan["kernels"] for plan in model["plans"]
+                   if target in plan["targets"] or target == "host")
     return offsets.pop(), kernels
 
 
@@ -313,7 +321,8 @@ def weights_digest(onnx_path):
 
 def model_shapes(onnx_path, batch, sequence):
     """The model's inputs' shapes, its symbolic "batch" and "sequence"
-    dimensions fixed."""
+    dimensions fixed (or given ranges, as `kiln compile --input-shape`
+    writes them)."""
     graph = onnx.load(onnx_path, load_external_data=False).graph
     weights = {t.name for t in graph.initializer}
     fixed = {"batch": batch, "sequence": sequence}
@@ -356,6 +365,14 @@ def prepare_models(args, names, out, work):
                              "kernel": variant["kernel"], "target": variant["target"],
                              "file": f"{name}_b{batch}{variant['suffix']}.kiln",
                              "weights_digest": digest})
+        symbolic = spec.get("symbolic")
+        for variant in variants(args.target) if symbolic else []:
+            made.append({"model": name, "generate": spec["generate"], "batch": None,
+                         "checked": symbolic["checked"],
+                         "inputs": model_shapes(model, symbolic["batch"], symbolic["sequence"]),
+                         "kernel": variant["kernel"], "target": variant["target"],
+                         "file": f"{name}_symbolic{variant['suffix']}.kiln",
+                         "weights_digest": digest})
 
         def build(entry):
             path = os.path.join(work, entry["file"])

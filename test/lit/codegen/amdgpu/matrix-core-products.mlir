@@ -199,3 +199,37 @@ func.func @fp8(%x: memref<64x64xf32>, %w: memref<64x64xf32>, %c: memref<64x64xf3
   }
   return
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// Rows given at run time (batch and sequence): the blocks along them are
+// their count over 64, computed before the launch from A's sizes; each
+// lane's rows are checked against that count and split by the sequence's
+// size.
+// CHECK-LABEL: func.func @dynamic(
+// XF32-LABEL: func.func @dynamic(
+// FNUZ-LABEL: func.func @dynamic(
+// OCP-LABEL: func.func @dynamic(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x?x64xf32>
+// CHECK: memref.dim %[[X]], %c0
+// CHECK: %[[S:.+]] = memref.dim %[[X]], %c1
+// CHECK: %[[ROWS:.+]] = arith.muli %{{.+}}, %[[S]]
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[ROWS]], %c64
+// CHECK: gpu.launch blocks({{.+}}) in (%{{.+}} = %[[BLOCKS]], %{{.+}} = %c1
+// CHECK: arith.cmpi ult, %{{.+}}, %[[ROWS]]
+// CHECK: arith.remui %{{.+}}, %[[S]]
+// CHECK: amdgpu.mfma
+func.func @dynamic(%x: memref<?x?x64xf32>, %w: memref<64x32xf32>, %out: memref<?x?x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x?x64xf32>, memref<64x32xf32>) outs(%out : memref<?x?x32xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}

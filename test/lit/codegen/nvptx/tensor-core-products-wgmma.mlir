@@ -157,3 +157,34 @@ func.func @tma_strides(%x: memref<32x70xf32>, %w: memref<16x70xf32, strided<[72,
   }
   return
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// Rows given at run time: a tensor map's sizes are fixed when the runtime
+// encodes it, so A's tiles come by cp.async; the weight B, of static
+// sizes, still comes through TMA. The blocks along the rows are A's rows
+// over 64.
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x64xf32>, %[[W:[a-z0-9]+]]: memref<32x64xf32>
+// CHECK: %[[ROWS:.+]] = memref.dim %[[X]], %c0
+// CHECK-NOT: kiln.tensor_map %[[X]]
+// CHECK: kiln.tensor_map %[[W]] {box = array<i64: 32, 64>, dims = array<i64: 64, 32>, strides = array<i64: 64>, swizzle = 128 : i64}
+// CHECK-NOT: kiln.tensor_map
+// CHECK: arith.ceildivui %[[ROWS]], %c64
+// CHECK: nvgpu.device_async_copy %[[X]]
+// CHECK: nvvm.wgmma.mma_async
+func.func @dynamic_rows(%x: memref<?x64xf32>, %w: memref<32x64xf32>, %out: memref<?x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xf32>, memref<32x64xf32>) outs(%out : memref<?x32xf32>)
+      attrs = {kiln.precision = "tf32"} {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}

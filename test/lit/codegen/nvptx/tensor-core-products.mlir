@@ -326,3 +326,59 @@ func.func @transposed(%x: memref<32x16xf32>, %w: memref<8x16xf32>, %out: memref<
   }
   return
 }
+
+// -----
+
+#x = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#w = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+#y = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// Rows given at run time (a symbolic batch and sequence over a weight):
+// the launch's blocks along the rows are their count over 64, computed
+// before it from A's sizes, and its tiles are large. Each thread's rows
+// are checked against that count, clamped below it, and split by the
+// sequence's size. A still comes in 16-byte copies: its dynamic stride,
+// 64 floats times the sequence, keeps runs aligned. C's fill and the
+// epilogue are taken in as when the sizes are static.
+// CHECK-LABEL: func.func @dynamic(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x?x64xf32>, %[[W:[a-z0-9]+]]: memref<64x96xf32>
+// CHECK: %[[OUT:.+]] = memref.alloc(%{{.+}}, %{{.+}}) : memref<?x?x96xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: memref.dim %[[X]], %c0
+// CHECK: %[[S:.+]] = memref.dim %[[X]], %c1
+// CHECK: %[[ROWS:.+]] = arith.muli %{{.+}}, %[[S]]
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[ROWS]], %c64
+// CHECK: gpu.launch blocks({{.+}}) in (%{{.+}} = %[[BLOCKS]], %{{.+}} = %c2, {{.+}} workgroup(%[[TA:[a-z0-9]+]] : memref<2x64x36xf32
+// CHECK: arith.cmpi ult, %{{.+}}, %[[ROWS]]
+// CHECK: %[[LAST:.+]] = arith.subi %[[ROWS]], %c1
+// CHECK: %[[ROW:.+]] = arith.minui %{{.+}}, %[[LAST]]
+// CHECK: arith.remui %[[ROW]], %[[S]]
+// CHECK: arith.divui %[[ROW]], %[[S]]
+// CHECK: nvgpu.device_async_copy %[[X]][{{.+}}], %[[TA]][{{.+}}], 4,
+// CHECK: nvvm.mma.sync
+// CHECK: arith.maximumf
+// CHECK: memref.store %{{.+}}, %[[OUT]]
+// CHECK: } {kiln.flops = 0 : i64, kiln.kernel = "matmul", kiln.precision = "tf32"}
+func.func @dynamic(%x: memref<?x?x64xf32>, %w: memref<64x96xf32>, %n: index, %s: index)
+    -> memref<?x?x96xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc(%n, %s) : memref<?x?x96xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x?x96xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<?x?x64xf32>, memref<64x96xf32>) outs(%c : memref<?x?x96xf32>)
+      attrs = {kiln.precision = "tf32"} {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %m = arith.mulf %i, %j : f32
+    %t = arith.addf %o, %m : f32
+    linalg.yield %t : f32
+  }
+  %out = memref.alloc(%n, %s) : memref<?x?x96xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%c : memref<?x?x96xf32>) outs(%out : memref<?x?x96xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %r = arith.maximumf %i, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %out : memref<?x?x96xf32>
+}
