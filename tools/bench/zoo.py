@@ -25,13 +25,19 @@ sequences of 1..384), its outputs checked against onnxruntime's at batch 1,
 sequence 128) against a static compile at that shape and onnxruntime, at
 the first --threads count. It prints the ratios symbolic / static and
 symbolic / onnxruntime, their geometric means and worst, and the compile
-time against the static compiles'.
+time against the static compiles'. With --symbolic --gpu-targets
+sm_80,sm_90a,gfx942 each such model is compiled once for those targets
+instead (ptxas checking the NVIDIA code) and run at the same three shapes
+through the fake CUDA and HIP drivers the runtime's tests build (they
+check every launch's grid and arguments, not results); it prints the
+compile time, the kernels and products per plan, and the runs.
 
 torch and friends are large and only this script needs them: `--setup`
 installs them from PyPI into build/zoo-venv, and the script re-runs itself
 under that interpreter when its own lacks torch. CI never runs it.
 """
 import argparse
+import json
 import math
 import os
 import re
@@ -59,6 +65,7 @@ try:
     import torch
 
     import peers
+    import symbolic
 except ImportError:
     if "--setup" in sys.argv:
         setup()
@@ -67,6 +74,11 @@ except ImportError:
         os.execv(VENV_PYTHON, [VENV_PYTHON] + sys.argv)
     sys.exit("zoo.py needs torch, torchvision, timm and transformers: "
              "run `python3 tools/bench/zoo.py --setup` first")
+
+# tools/bench's own modules are imported: the directory leaves the path, or
+# transformers would take kernels.py for Hugging Face's `kernels` package.
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != HERE]
 
 
 # ---------------------------------------------------------------------------
@@ -225,14 +237,58 @@ SYMBOLIC_CHECKED = {"image": [(1,), (3,), (8,)], "text": [(1, 7), (3, 128), (8, 
 SYMBOLIC_TIMED = {"image": [(1,), (8,)], "text": [(1, 128), (8, 128)]}
 
 
+FAKES = [os.path.join(ROOT, "build", "test", "unit", "runtime", fake)
+         for fake in ("fake-cuda", "fake-hip")]
+
+
+def symbolic_gpu(args, name, path, flags, inputs, kind, work):
+    """The symbolic model compiled once for --gpu-targets (ptxas checks the
+    NVIDIA code), then run at each checked shape through the fake CUDA and
+    HIP drivers of the runtime's tests, which check each launch's grid and
+    arguments against the artifact (not its results: no GPU runs)."""
+    artifact = os.path.join(work, name + "-gpu.kiln")
+    try:
+        seconds = symbolic.compile_seconds(args.kiln, path, artifact,
+                                           flags + [f"--target={args.gpu_targets}"])
+    except subprocess.CalledProcessError:
+        print(f"{name}: does not compile for {args.gpu_targets} with symbolic shapes", flush=True)
+        return False
+    described = json.loads(subprocess.run([args.kiln, "inspect", "--json", artifact],
+                                          capture_output=True, text=True, check=True).stdout)
+    kernels = [len(plan["kernels"]) for plan in described["plans"]]
+    products = [sum(k["kind"] == "matmul" for k in plan["kernels"])
+                for plan in described["plans"]]
+    environment = dict(os.environ, LD_LIBRARY_PATH=":".join(FAKES))
+    ran = []
+    for device in ("cuda:0", "hip:0"):
+        for sizes in SYMBOLIC_CHECKED[kind]:
+            feed = symbolic.feed_at(inputs, symbolic.shapes_at(inputs, sizes))
+            command = [args.kiln, "run", artifact, "--device", device,
+                       "--output-dir", os.path.join(work, "out")]
+            for input_name, value in feed.items():
+                np.save(os.path.join(work, input_name + ".npy"), value)
+                command += ["--input", f"{input_name}={os.path.join(work, input_name + '.npy')}"]
+            done = subprocess.run(command, capture_output=True, text=True, env=environment)
+            if done.returncode != 0:
+                print(f"{name}: {device} at {'x'.join(map(str, sizes))}: "
+                      f"{(done.stderr.strip().splitlines() or ['no message'])[-1]}", flush=True)
+                return False
+            ran.append(f"{device} {'x'.join(map(str, sizes))}")
+    print(f"| {name} | {seconds:.1f} s | {' / '.join(map(str, kernels))} | "
+          f"{' / '.join(map(str, products))} | {', '.join(ran)} |", flush=True)
+    return True
+
+
 def symbolic_main(args, names):
     """Each model exported with a symbolic batch (and sequence), compiled
     once with ranges, checked against onnxruntime at three shapes and
     timed against a static compile and onnxruntime at batch 1 and 8."""
-    import symbolic
 
     print(f"uptime: {os.getloadavg()[0]:.2f} load average; {args.rounds} rounds of "
           f"{args.iterations} runs, best round's median; {args.threads} thread(s)", flush=True)
+    if args.gpu_targets:
+        print(f"| model | compile for {args.gpu_targets} | kernels per plan | products per plan "
+              "| run through the fake drivers |\n| --- | --- | --- | --- | --- |", flush=True)
     threads = int(args.threads.split(",")[0])
     against_static, against_ort, compiles, failures, mismatched = [], [], [], [], []
     with tempfile.TemporaryDirectory() as work:
@@ -245,6 +301,10 @@ def symbolic_main(args, names):
             rest = [str(d) for d in inputs[0][2][1:]]
             ranges = ["1..8", "1..384"] if kind == "text" else ["1..8"] + rest
             flags = [f"--input-shape={n}={'x'.join(ranges)}" for n, _, _ in inputs]
+            if args.gpu_targets:
+                if not symbolic_gpu(args, name, path, flags, inputs, kind, work):
+                    failures.append(name)
+                continue
             artifact = os.path.join(work, name + ".kiln")
             try:
                 seconds = symbolic.compile_seconds(args.kiln, path, artifact, flags)
@@ -316,6 +376,9 @@ def main():
     parser.add_argument("--compile-flags", default="", help="extra kiln compile flags")
     parser.add_argument("--symbolic", action="store_true",
                         help="one artifact per model for every batch (and sequence)")
+    parser.add_argument("--gpu-targets", default="", metavar="LIST",
+                        help="with --symbolic: compile for these GPU targets instead, and run "
+                             "through the runtime tests' fake drivers (no timing)")
     args = parser.parse_args()
     if args.setup:
         setup()

@@ -354,15 +354,30 @@ int inspectModel() {
       continue;
     bool gpu = kernels->size() && kernels->Get(0)->launch();
     bool amd = isAMDPlan(manifest, p);
+    // Each launch's grid: sizes, or programs of the symbols in parentheses;
+    // the column is as wide as the widest.
+    std::vector<std::string> grids;
+    int gridWidth = 14;
+    for (const artifact::Kernel *kernel : *kernels) {
+      std::string grid;
+      if (const artifact::Launch *launch = kernel->launch())
+        for (size_t d = 0; d < launch->grid()->size(); ++d) {
+          std::string dim = gridDim(launch, d, names);
+          grid += (d ? "x" : "") +
+                  (dim.empty() ? std::to_string(launch->grid()->Get(d)) : "(" + dim + ")");
+        }
+      gridWidth = std::max(gridWidth, int(grid.size()));
+      grids.push_back(std::move(grid));
+    }
     os << "  kernels: " << kernels->size() << ", in order\n";
     if (gpu && amd)
-      os << llvm::format("  %5s  %-11s  %-9s  %-6s  %-14s  %-10s  %5s  %5s  %8s  %7s  %s\n", "#",
-                         "kind", "precision", "layout", "grid", "block", "vgprs", "sgprs", "lds",
-                         "scratch", "ONNX node");
+      os << llvm::format("  %5s  %-11s  %-9s  %-6s  %-*s  %-10s  %5s  %5s  %8s  %7s  %s\n", "#",
+                         "kind", "precision", "layout", gridWidth, "grid", "block", "vgprs",
+                         "sgprs", "lds", "scratch", "ONNX node");
     else if (gpu)
-      os << llvm::format("  %5s  %-11s  %-9s  %-6s  %-14s  %-10s  %4s  %8s  %6s  %s\n", "#", "kind",
-                         "precision", "layout", "grid", "block", "regs", "smem", "spills",
-                         "ONNX node");
+      os << llvm::format("  %5s  %-11s  %-9s  %-6s  %-*s  %-10s  %4s  %8s  %6s  %s\n", "#", "kind",
+                         "precision", "layout", gridWidth, "grid", "block", "regs", "smem",
+                         "spills", "ONNX node");
     else
       os << llvm::format("  %5s  %-11s  %-9s  %-6s  %-30s  %s\n", "#", "kind", "precision",
                          "layout", "result", "ONNX node");
@@ -382,24 +397,20 @@ int inspectModel() {
             result += (result.empty() ? "" : "x") + std::to_string(dim);
           return result;
         };
-        std::string grid;
-        for (size_t d = 0; d < launch->grid()->size(); ++d) {
-          std::string dim = gridDim(launch, d, names);
-          grid += (d ? "x" : "") +
-                  (dim.empty() ? std::to_string(launch->grid()->Get(d)) : "(" + dim + ")");
-        }
+        const std::string &grid = grids[i];
         uint64_t shared = uint64_t(launch->shared_bytes()) + launch->static_shared_bytes();
         if (amd) {
-          os << llvm::format("  %5u  %-11s  %-9s  %-6s  %-14s  %-10s  %5u  %5u  %8s  %7s  %s\n",
+          os << llvm::format("  %5u  %-11s  %-9s  %-6s  %-*s  %-10s  %5u  %5u  %8s  %7s  %s\n",
                              unsigned(i), text(kernel->kind()).c_str(), precision.c_str(),
-                             layout.c_str(), grid.c_str(), shape(launch->block()).c_str(),
-                             launch->registers(), launch->scalar_registers(), bytes(shared).c_str(),
+                             layout.c_str(), gridWidth, grid.c_str(),
+                             shape(launch->block()).c_str(), launch->registers(),
+                             launch->scalar_registers(), bytes(shared).c_str(),
                              bytes(launch->scratch_bytes()).c_str(), text(kernel->node()).c_str());
           continue;
         }
-        os << llvm::format("  %5u  %-11s  %-9s  %-6s  %-14s  %-10s  %4u  %8s  %6s  %s\n",
+        os << llvm::format("  %5u  %-11s  %-9s  %-6s  %-*s  %-10s  %4u  %8s  %6s  %s\n",
                            unsigned(i), text(kernel->kind()).c_str(), precision.c_str(),
-                           layout.c_str(), grid.c_str(), shape(launch->block()).c_str(),
+                           layout.c_str(), gridWidth, grid.c_str(), shape(launch->block()).c_str(),
                            launch->registers(), bytes(shared).c_str(),
                            bytes(launch->spill_bytes()).c_str(), text(kernel->node()).c_str());
         continue;
