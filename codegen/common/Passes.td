@@ -55,7 +55,19 @@ def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
     run of small sizes uses only the start of the arena. A symbolic input
     or output becomes a byte buffer as large as it can be, viewed with the
     run's sizes.
+
+    With `offset-terms`, a run's offset whose expression, written out as a
+    tree, would have more terms (symbols and constants) than that is the
+    buffer's offset at the largest sizes instead: still above every buffer
+    placed below it in any run, as offsets and sizes only grow with the
+    symbols. The GPU plans set it, whose launches evaluate each size as a
+    program of its own (a chain of concatenations' offsets, each the
+    maximum over the buffers below, would otherwise grow exponentially).
   }];
+  let options = [
+    Option<"offsetTerms", "offset-terms", "int64_t", /*default=*/"0",
+           "The most terms a run's offset may have (0: any)">
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
     "mlir::memref::MemRefDialect"

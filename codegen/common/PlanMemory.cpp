@@ -131,6 +131,20 @@ struct Placed {
   }
 };
 
+/// The terms (symbols and constants) of `value` written out as a tree, up
+/// to `limit + 1`, memoized in `terms`.
+int64_t termsOf(Value value, int64_t limit, llvm::DenseMap<Value, int64_t> &terms) {
+  if (auto it = terms.find(value); it != terms.end())
+    return it->second;
+  int64_t count = 0;
+  Operation *op = value.getDefiningOp();
+  if (!op || op->getNumOperands() == 0)
+    count = 1;
+  for (Value operand : op ? op->getOperands() : ValueRange())
+    count = std::min(limit + 1, count + termsOf(operand, limit, terms));
+  return terms[value] = count;
+}
+
 /// The offset of each buffer in this run. The placement at the largest
 /// sizes orders every two buffers that are live at once; in a run each
 /// buffer goes just above those placed below it that it overlaps, which
@@ -138,14 +152,16 @@ struct Placed {
 /// offset at the largest sizes, so the arena serves every run, and a run of
 /// small sizes uses only its start. With static sizes this is the
 /// placement itself; symbolic sizes make offsets arithmetic on the
-/// symbols, computed once at the top of @main.
-void placeRuns(MutableArrayRef<Placed> placed, OpBuilder &top, Location loc) {
+/// symbols, computed once at the top of @main. An offset of more than
+/// `offsetTerms` terms (unless 0) is the one at the largest sizes.
+void placeRuns(MutableArrayRef<Placed> placed, OpBuilder &top, Location loc, int64_t offsetTerms) {
   // Static sizes keep the placement (and the pairs need not be compared).
   if (llvm::none_of(placed, [](const Placed &p) { return bool(p.runSize); })) {
     for (Placed &p : placed)
       p.runOffset = top.getIndexAttr(p.offset);
     return;
   }
+  llvm::DenseMap<Value, int64_t> terms;
   SmallVector<Placed *> order = llvm::map_to_vector(placed, [](Placed &p) { return &p; });
   llvm::stable_sort(order, [](Placed *l, Placed *r) { return l->offset < r->offset; });
   for (auto [index, current] : llvm::enumerate(order)) {
@@ -178,7 +194,10 @@ void placeRuns(MutableArrayRef<Placed> placed, OpBuilder &top, Location loc) {
     if (floor != 0)
       offset =
           arith::MaxUIOp::create(top, loc, offset, arith::ConstantIndexOp::create(top, loc, floor));
-    current->runOffset = offset;
+    // (The ops of an offset not taken go with the rest of the dead code.)
+    current->runOffset = offsetTerms && termsOf(offset, offsetTerms, terms) > offsetTerms
+                             ? OpFoldResult(top.getIndexAttr(current->offset))
+                             : OpFoldResult(offset);
   }
 }
 
@@ -204,6 +223,8 @@ FailureOr<Value> viewSymbolicArgument(BlockArgument argument, MemRefType type, D
 }
 
 struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
+  using PlanMemoryBase::PlanMemoryBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto func = module.lookupSymbol<func::FuncOp>("main");
@@ -384,7 +405,7 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
       placed.push_back({offset, size, runSize, alloc, *end, {}});
       arenaBytes = std::max(arenaBytes, offset + size);
     }
-    placeRuns(placed, top, loc);
+    placeRuns(placed, top, loc, offsetTerms);
     for (Placed &p : placed) {
       auto alloc = cast<memref::AllocOp>(p.alloc);
       b.setInsertionPoint(alloc);

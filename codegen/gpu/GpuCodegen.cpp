@@ -31,7 +31,13 @@ void buildGpuKernelPipeline(mlir::OpPassManager &pm, const TargetFeatures &featu
   if (features.warpWidth)
     functions.addPass(createWarpRowReductions({int64_t(features.warpWidth)}));
   functions.addPass(createSharedTransposes());
-  pm.addPass(createPlanMemory());
+  // A launch's sizes are programs the runtime evaluates, each on its own
+  // and on a stack of format::kMaxDimDepth values: an offset of at most
+  // 2^8 terms needs at most 9 of them, and leaves room for the views'
+  // arithmetic around it.
+  PlanMemoryOptions memory;
+  memory.offsetTerms = 256;
+  pm.addPass(createPlanMemory(memory));
   pm.addNestedPass<mlir::func::FuncOp>(createDropEmptyBuffers());
   pm.addPass(createListKernels());
   mlir::OpPassManager &loops = pm.nest<mlir::func::FuncOp>();

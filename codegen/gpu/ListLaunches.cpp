@@ -26,6 +26,17 @@ namespace {
 
 using namespace mlir;
 
+/// The most values `program` holds at once as it runs.
+size_t depthOf(ArrayRef<int64_t> program) {
+  size_t depth = 0, deepest = 0;
+  for (size_t i = 0; i < program.size(); i += 2) {
+    auto op = format::DimOp(program[i]);
+    depth = op == format::DimOp::Constant || op == format::DimOp::Symbol ? depth + 1 : depth - 1;
+    deepest = std::max(deepest, depth);
+  }
+  return deepest;
+}
+
 /// The sizes @main computes from its symbol arguments, as programs the
 /// runtime evaluates at each run's values (DimProgram.h): each symbol
 /// argument is the symbol of its position in the module's list.
@@ -109,14 +120,24 @@ private:
     if (!binary)
       return launch->emitError("a GPU kernel takes a size computed by '")
              << op->getName() << "', which the runtime cannot evaluate";
-    if (failed(append(op->getOperand(0), program, launch)) ||
-        failed(append(op->getOperand(1), program, launch)))
+    SmallVector<int64_t> lhs, rhs;
+    if (failed(append(op->getOperand(0), lhs, launch)) ||
+        failed(append(op->getOperand(1), rhs, launch)))
       return failure();
     // a - b is a + b * -1.
     if (isa<arith::SubIOp>(op)) {
-      step(program, DimOp::Constant, -1);
-      step(program, DimOp::Mul);
+      step(rhs, DimOp::Constant, -1);
+      step(rhs, DimOp::Mul);
     }
+    // A commutative op runs its deeper operand first, so that a chain of
+    // them (a plan's offsets: maxima over the buffers below, each placed
+    // by maxima too) holds two values at once, not one a link.
+    bool commutative =
+        llvm::is_contained({DimOp::Add, DimOp::Mul, DimOp::Max, DimOp::Min}, *binary);
+    if (commutative && depthOf(rhs) > depthOf(lhs))
+      std::swap(lhs, rhs);
+    program.append(lhs);
+    program.append(rhs);
     step(program, *binary);
     return success();
   }

@@ -32,7 +32,13 @@
 // only intermediates, or outside buffers at their own row (each becomes
 // the block's buffer or slice, where a loop index counts from the block's
 // start). Chains of products whose largest intermediate fits in the caches
-// anyway are left as they are.
+// anyway (at the smallest run, where sizes are a run's) are left as they
+// are.
+//
+// The leading dimensions but the rows may be a run's (a symbolic batch):
+// the tasks are then counted at run time, and every buffer of the chain
+// must have been allocated with the same run-time sizes. Rows, and the
+// dimensions after the leading ones, of run-time size are not fused yet.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +52,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -71,9 +78,25 @@ constexpr int64_t kReadBytes = int64_t(1) << 20;
 /// The alignment of the intermediates: each vector in one cache line.
 constexpr int64_t kCacheLine = 64;
 
-int64_t bytesOf(Value buffer) {
+/// The bytes of `buffer` in the smallest run: a size given at run time
+/// counts as 1.
+int64_t leastBytesOf(Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
-  return type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  for (int64_t size : type.getShape())
+    bytes *= ShapedType::isDynamic(size) ? 1 : size;
+  return bytes;
+}
+
+/// The size of dimension `dim` of `buffer` as it is known without building
+/// anything: static, or the run-time size it was allocated with.
+std::optional<OpFoldResult> knownSize(Value buffer, int64_t dim) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (!type.isDynamicDim(dim))
+    return OpFoldResult(IntegerAttr::get(IndexType::get(type.getContext()), type.getDimSize(dim)));
+  if (auto alloc = buffer.getDefiningOp<memref::AllocOp>())
+    return OpFoldResult(alloc.getDynamicSizes()[type.getDynamicDimIndex(dim)]);
+  return std::nullopt;
 }
 
 /// A chain of kernels over the same leading dimensions: ending in a product
@@ -81,11 +104,23 @@ int64_t bytesOf(Value buffer) {
 class Chain {
 public:
   explicit Chain(linalg::GenericOp last) : last(last) {
-    // A scalar's (or a dynamic shape's) chain has no rows: find() turns it
+    // The leading dimensions may be a run's (a symbolic batch), but for
+    // the rows, which blocks divide, and the last dimension. A scalar's
+    // chain, or one of other run-time sizes, has no rows: find() turns it
     // down.
-    auto output = dyn_cast<MemRefType>(last.getDpsInits()[0].getType());
-    if (output && output.getRank() > 0 && output.hasStaticShape())
-      leading = llvm::to_vector(output.getShape().drop_back());
+    Value output = last.getDpsInits()[0];
+    auto type = dyn_cast<MemRefType>(output.getType());
+    if (!type || type.getRank() < 2 || ShapedType::isDynamic(type.getShape().back()) ||
+        ShapedType::isDynamic(type.getShape().drop_back().back()))
+      return;
+    for (int64_t d = 0; d + 1 < type.getRank(); ++d) {
+      std::optional<OpFoldResult> size = knownSize(output, d);
+      if (!size) {
+        leading.clear();
+        return;
+      }
+      leading.push_back(*size);
+    }
   }
 
   /// Grows the chain backwards from its last kernel; whether it is one
@@ -129,7 +164,7 @@ public:
       return false;
     int64_t largest = 0;
     for (Value buffer : intermediates)
-      largest = std::max(largest, bytesOf(buffer));
+      largest = std::max(largest, leastBytesOf(buffer));
     // Two products (attention, an MLP) whose intermediates are worth keeping
     // out of memory; or rows: statistics (a kernel whose body loops over a
     // row) and what uses them.
@@ -159,12 +194,23 @@ public:
     OpBuilder b(last);
     Location loc = FusedLoc::get(
         last.getContext(), llvm::map_to_vector(ops, [](Operation *op) { return op->getLoc(); }));
-    int64_t blocks = leading.back() / rows;
-    int64_t tasks = blocks;
-    for (int64_t extent : ArrayRef(leading).drop_back())
-      tasks *= extent;
-    auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(tasks)},
-                                        ValueRange{}, std::nullopt);
+    int64_t blocks = rowCount() / rows;
+    // The tasks: the blocks times the other leading extents, some a run's.
+    int64_t known = blocks;
+    Value given;
+    for (OpFoldResult extent : ArrayRef(leading).drop_back()) {
+      if (std::optional<int64_t> size = getConstantIntValue(extent)) {
+        known *= *size;
+        continue;
+      }
+      given = given ? arith::MulIOp::create(b, loc, given, cast<Value>(extent)).getResult()
+                    : cast<Value>(extent);
+    }
+    OpFoldResult tasks = b.getIndexAttr(known);
+    if (given)
+      tasks = arith::MulIOp::create(b, loc, given, index(b, loc, known)).getResult();
+    auto forall =
+        scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{tasks}, ValueRange{}, std::nullopt);
     int64_t flops = 0;
     for (Operation *op : ops)
       if (auto generic = dyn_cast<linalg::GenericOp>(op); generic && contractionRoles(generic))
@@ -281,8 +327,11 @@ private:
         if (!type || intermediates.contains(value))
           continue;
         int64_t bytes = type.getElementTypeBitWidth() / 8;
-        for (int64_t size : sliceShape(linalgOp, linalgOp.getMatchingIndexingMap(input), value))
+        for (int64_t size : sliceShape(linalgOp, linalgOp.getMatchingIndexingMap(input), value)) {
+          if (ShapedType::isDynamic(size))
+            return false;
           bytes *= size;
+        }
         if (bytes > kReadBytes)
           return false;
       }
@@ -298,8 +347,9 @@ private:
   /// in order, or nothing.
   std::optional<SmallVector<unsigned>> tiledDims(linalg::LinalgOp op) {
     AffineMap map = op.getIndexingMapsArray().back();
-    auto type = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
-    if (!type || type.getShape().drop_back() != ArrayRef(leading))
+    Value output = op.getDpsInits()[0];
+    auto type = dyn_cast<MemRefType>(output.getType());
+    if (!type || type.getRank() != int64_t(leading.size()) + 1 || !leadsWith(output))
       return std::nullopt;
     SmallVector<unsigned> dims;
     for (unsigned i = 0; i < leading.size(); ++i) {
@@ -317,8 +367,8 @@ private:
   /// along its own leading loop dimensions.
   bool isIntermediate(Value buffer) {
     auto alloc = buffer.getDefiningOp<memref::AllocOp>();
-    if (!alloc || !alloc.getType().hasStaticShape() || buffer == last.getDpsInits()[0] ||
-        alloc.getType().getShape().drop_back() != ArrayRef(leading) ||
+    if (!alloc || buffer == last.getDpsInits()[0] ||
+        alloc.getType().getRank() != int64_t(leading.size()) + 1 || !leadsWith(buffer) ||
         !alloc.getType().getLayout().isIdentity())
       return false;
     for (OpOperand &use : buffer.getUses()) {
@@ -431,9 +481,7 @@ private:
   /// (0 for a dimension of 1), and along the rest at indices that are no
   /// loop index.
   bool atOwnRow(memref::LoadOp load, ArrayRef<unsigned> dims) {
-    MemRefType type = load.getMemRefType();
-    if (!type.hasStaticShape() || type.getRank() <= int64_t(leading.size()) ||
-        type.getShape().take_front(leading.size()) != ArrayRef(leading))
+    if (!leadsWith(load.getMemRef()))
       return false;
     for (auto [i, index] : llvm::enumerate(load.getIndices())) {
       auto loopIndex = index.getDefiningOp<linalg::IndexOp>();
@@ -443,7 +491,7 @@ private:
         continue;
       }
       if (loopIndex ? loopIndex.getDim() != dims[i]
-                    : !(leading[i] == 1 && isConstantIntValue(index, 0)))
+                    : !(isConstantIntValue(leading[i], 1) && isConstantIntValue(index, 0)))
         return false;
     }
     return true;
@@ -454,19 +502,39 @@ private:
   /// intermediates within kStackBytes.
   bool chooseRows() {
     int64_t rowBytes = 0;
-    for (Value buffer : intermediates)
-      rowBytes += bytesOf(buffer) / cast<MemRefType>(buffer.getType()).getNumElements() *
-                  cast<MemRefType>(buffer.getType()).getShape().back();
+    for (Value buffer : intermediates) {
+      auto type = cast<MemRefType>(buffer.getType());
+      rowBytes += type.getElementTypeBitWidth() / 8 * type.getShape().back();
+    }
     for (int64_t candidate : {12, 16, 8, 24, 10, 6, 4})
-      if (leading.back() % candidate == 0 && candidate * rowBytes <= kStackBytes) {
+      if (rowCount() % candidate == 0 && candidate * rowBytes <= kStackBytes) {
         rows = candidate;
         return true;
       }
     return false;
   }
 
+  /// The rows: the last leading extent, static (see the constructor).
+  int64_t rowCount() const { return *getConstantIntValue(leading.back()); }
+
+  /// Whether `buffer`'s first dimensions are the chain's leading extents
+  /// (the same values where they are a run's), and the others static.
+  bool leadsWith(Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    if (type.getRank() <= int64_t(leading.size()))
+      return false;
+    for (auto [d, extent] : llvm::enumerate(leading)) {
+      std::optional<OpFoldResult> size = knownSize(buffer, int64_t(d));
+      if (!size || !isEqualConstantIntOrValue(*size, extent))
+        return false;
+    }
+    return llvm::none_of(type.getShape().drop_front(leading.size()), ShapedType::isDynamic);
+  }
+
   linalg::GenericOp last;
-  SmallVector<int64_t> leading;
+  /// The extents of the output's dimensions but the last: static, or the
+  /// run-time sizes its buffer was allocated with.
+  SmallVector<OpFoldResult> leading;
   llvm::SetVector<Operation *> ops;
   llvm::SetVector<Value> intermediates;
   int64_t rows = 0;

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --kiln-lower-to-linalg --kiln-bufferize --kiln-plan-memory | FileCheck %s
+// RUN: kiln-opt %s --kiln-lower-to-linalg --kiln-bufferize --kiln-plan-memory=offset-terms=3 | FileCheck %s --check-prefix=TERMS
 
 // Symbolic sizes: the placement is planned at the symbols' largest values
 // (batch 8: 8 x 256 floats, 8192 bytes), so the arena serves every run.
@@ -32,6 +33,13 @@
 // CHECK: %[[RELU2:.+]] = memref.view %[[ARENA]][%[[RELU2_AT]]][%[[N]]]
 // CHECK: %[[SUM:.+]] = memref.view %[[ARENA]][%[[S]]][%[[N]]]
 // CHECK: linalg.generic {{.+}} ins(%[[SUM]] : {{.+}}) outs(%[[Y]] :
+// With at most 3 terms an offset (GPU plans allow 256), the product's
+// (4: the batch's bytes rounded up to 64) and the second Relu's (a maximum
+// of three such) are those at the largest batch: 8192 and 16384 bytes, in
+// every run. The first Relu's is 0.
+// TERMS: memref.view %{{.+}}[%c0{{(_[0-9]+)?}}][%{{.+}}] : memref<24576xi8> to memref<?x256xf32>
+// TERMS: memref.view %{{.+}}[%c8192{{(_[0-9]+)?}}][%{{.+}}] : memref<24576xi8> to memref<?x256xf32>
+// TERMS: memref.view %{{.+}}[%c16384{{(_[0-9]+)?}}][%{{.+}}] : memref<24576xi8> to memref<?x256xf32>
 module attributes {kiln.symbols = [#kiln.symbol<"batch", 1, 8, 1>]} {
 func.func @main(%x: tensor<?x256xf32, #kiln.dims<()[s0] -> (s0, 256)>> {kiln.name = "x"})
     -> (tensor<?x256xf32, #kiln.dims<()[s0] -> (s0, 256)>> {kiln.name = "y"}) {

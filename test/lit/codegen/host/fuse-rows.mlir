@@ -313,3 +313,86 @@ func.func @layer_norm(%x: memref<1x96x64xf32>, %y: memref<1x96x64xf32>) {
   }
   return
 }
+
+// -----
+
+// The same attention, unmasked, with a batch given at run time: the tasks
+// are the batch's size times 2 heads times 32 blocks of rows, counted at
+// run time, and a task's batch and head come from its index over the
+// blocks. Every buffer of the chain is allocated with the batch's size.
+// CHECK-LABEL: func.func @batch(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: memref<?x2x512x16xf32>, %{{.+}}: memref<?x2x16x512xf32>, %{{.+}}: memref<?x2x512x16xf32>, %[[N:[a-z0-9]+]]: index)
+// CHECK: %[[O:.+]] = memref.alloc(%[[N]]) : memref<?x2x512x16xf32>
+// CHECK-NOT: memref.alloc(
+// CHECK: %[[TASKS:.+]] = arith.muli %[[N]], %c64
+// CHECK: scf.forall (%[[T:.+]]) in (%[[TASKS]]) {
+// CHECK: %[[BLOCKS:.+]] = arith.divui %[[T]], %c32
+// CHECK: %[[HEAD:.+]] = arith.remui %[[BLOCKS]], %c2
+// CHECK: %[[B:.+]] = arith.divui %[[BLOCKS]], %c2
+// CHECK: memref.subview %[[Q]][%[[B]], %[[HEAD]], %{{.+}}, 0] [1, 1, 16, 16]
+// CHECK: } {kiln.flops = 0 : i64, kiln.kernel = "attention"}
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[O]]
+#q = affine_map<(b, h, m, k, n) -> (b, h, m, k)>
+#k = affine_map<(b, h, m, k, n) -> (b, h, k, n)>
+#s = affine_map<(b, h, m, k, n) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m, 0)>
+func.func @batch(%q: memref<?x2x512x16xf32>, %kt: memref<?x2x16x512xf32>,
+                 %v: memref<?x2x512x16xf32>, %n: index) -> memref<?x2x512x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c512 = arith.constant 512 : index
+  %zero = arith.constant 0.0 : f32
+  %lowest = arith.constant 0xFF800000 : f32
+  %s = memref.alloc(%n) : memref<?x2x512x512xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<?x2x512x512xf32>)
+  linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%q, %kt : memref<?x2x512x16xf32>, memref<?x2x16x512xf32>) outs(%s : memref<?x2x512x512xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  %max = memref.alloc(%n) : memref<?x2x512x1xf32>
+  %sum = memref.alloc(%n) : memref<?x2x512x1xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%max, %sum : memref<?x2x512x1xf32>, memref<?x2x512x1xf32>) {
+  ^bb0(%out: f32, %out2: f32):
+    %b = linalg.index 0 : index
+    %h = linalg.index 1 : index
+    %m = linalg.index 2 : index
+    %mx = scf.for %j = %c0 to %c512 step %c1 iter_args(%acc = %lowest) -> (f32) {
+      %x = memref.load %s[%b, %h, %m, %j] : memref<?x2x512x512xf32>
+      %r = arith.maximumf %acc, %x : f32
+      scf.yield %r : f32
+    }
+    %sm = scf.for %j = %c0 to %c512 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %x = memref.load %s[%b, %h, %m, %j] : memref<?x2x512x512xf32>
+      %d = arith.subf %x, %mx : f32
+      %e = math.exp %d : f32
+      %r = arith.addf %acc, %e : f32
+      scf.yield %r : f32
+    }
+    linalg.yield %mx, %sm : f32, f32
+  }
+  %p = memref.alloc(%n) : memref<?x2x512x512xf32>
+  linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %max, %sum : memref<?x2x512x512xf32>, memref<?x2x512x1xf32>, memref<?x2x512x1xf32>) outs(%p : memref<?x2x512x512xf32>) {
+  ^bb0(%x: f32, %mx: f32, %sm: f32, %out: f32):
+    %d = arith.subf %x, %mx : f32
+    %e = math.exp %d : f32
+    %r = arith.divf %e, %sm : f32
+    linalg.yield %r : f32
+  }
+  %o = memref.alloc(%n) : memref<?x2x512x16xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<?x2x512x16xf32>)
+  linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : memref<?x2x512x512xf32>, memref<?x2x512x16xf32>) outs(%o : memref<?x2x512x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  return %o : memref<?x2x512x16xf32>
+}
