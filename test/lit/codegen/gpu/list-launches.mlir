@@ -58,3 +58,27 @@ module attributes {gpu.container_module, kiln.arena_bytes = 0 : i64, kiln.kernel
     }
   }
 }
+
+// -----
+
+// A grid computed from the symbols is a program the runtime evaluates on a
+// stack: a commutative step runs its deeper operand first, so that
+// max(c, max(a, max(b, c))) holds two values at once, not four: b, c, max,
+// a, max, c, max (Symbol is 1, Max 7).
+// CHECK: grid_programs = [array<i64: 1, 1, 1, 2, 7, 0, 1, 0, 7, 0, 1, 2, 7, 0>, array<i64: 0, 1>, array<i64: 0, 1>]
+module attributes {gpu.container_module, kiln.arena_bytes = 0 : i64, kiln.symbols = [#kiln.symbol<"a", 1, 8, 1>, #kiln.symbol<"b", 1, 8, 1>, #kiln.symbol<"c", 1, 8, 1>], kiln.kernels = [{after = array<i64>, buffer = "y", bytes = 64 : i64, inputs = [], kind = "fill", layout = "", node = "", offset = 0 : i64, precision = "fp32"}], kiln.weights = [], kiln.weights_bytes = 0 : i64} {
+  func.func @main(%y: memref<2x8xf32> {kiln.name = "y", kiln.output = 0 : i64}, %arena: memref<0xi8> {kiln.arena}, %weights: memref<0xi8> {kiln.weights}, %a: index {kiln.symbol = "a"}, %b: index {kiln.symbol = "b"}, %c: index {kiln.symbol = "c"}) {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %0 = arith.maxui %b, %c : index
+    %1 = arith.maxui %a, %0 : index
+    %2 = arith.maxui %c, %1 : index
+    gpu.launch_func @kernels::@fill blocks in (%2, %c1, %c1) threads in (%c4, %c1, %c1) args(%y : memref<2x8xf32>)
+    return
+  }
+  gpu.module @kernels {
+    gpu.func @fill(%out: memref<2x8xf32>) kernel {
+      gpu.return
+    }
+  }
+}
