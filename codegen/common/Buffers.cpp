@@ -104,40 +104,22 @@ bool hasUnitInnermostStride(MemRefType type) {
 }
 
 SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat, ArrayRef<int64_t> extents) {
-  auto constant = [&](int64_t value) -> Value {
-    auto lanes = dyn_cast<VectorType>(flat.getType());
-    if (!lanes)
-      return arith::ConstantIndexOp::create(b, loc, value);
-    return arith::ConstantOp::create(
-        b, loc, lanes,
-        DenseElementsAttr::get(lanes, b.getIntegerAttr(lanes.getElementType(), value)));
-  };
-  SmallVector<Value> indices(extents.size());
-  for (int64_t i = int64_t(extents.size()) - 1; i >= 0; --i) {
-    if (extents[i] == 1) {
-      indices[i] = arith::ConstantIndexOp::create(b, loc, 0);
-      continue;
-    }
-    // The outermost (non-unit) index is what remains.
-    if (llvm::all_of(extents.take_front(i), [](int64_t e) { return e == 1; })) {
-      indices[i] = flat;
-      continue;
-    }
-    Value extent = constant(extents[i]);
-    indices[i] = arith::RemUIOp::create(b, loc, flat, extent);
-    flat = arith::DivUIOp::create(b, loc, flat, extent);
-  }
-  return indices;
+  return delinearize(b, loc, flat, getAsIndexOpFoldResult(b.getContext(), extents));
 }
 
 SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
                                ArrayRef<OpFoldResult> extents) {
-  SmallVector<int64_t> sizes;
-  for (OpFoldResult extent : extents)
-    if (std::optional<int64_t> size = getConstantIntValue(extent))
-      sizes.push_back(*size);
-  if (sizes.size() == extents.size())
-    return delinearize(b, loc, flat, sizes);
+  auto lanes = dyn_cast<VectorType>(flat.getType());
+  auto valueOf = [&](OpFoldResult extent) -> Value {
+    std::optional<int64_t> value = getConstantIntValue(extent);
+    if (!value)
+      return cast<Value>(extent);
+    if (!lanes)
+      return arith::ConstantIndexOp::create(b, loc, *value);
+    return arith::ConstantOp::create(
+        b, loc, lanes,
+        DenseElementsAttr::get(lanes, b.getIntegerAttr(lanes.getElementType(), *value)));
+  };
   auto isOne = [](OpFoldResult extent) { return isConstantIntValue(extent, 1); };
   SmallVector<Value> indices(extents.size());
   for (int64_t i = int64_t(extents.size()) - 1; i >= 0; --i) {
@@ -145,15 +127,35 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
       indices[i] = arith::ConstantIndexOp::create(b, loc, 0);
       continue;
     }
+    // The outermost (non-unit) index is what remains.
     if (llvm::all_of(extents.take_front(i), isOne)) {
       indices[i] = flat;
       continue;
     }
-    Value extent = getValueOrCreateConstantIndexOp(b, loc, extents[i]);
+    Value extent = valueOf(extents[i]);
     indices[i] = arith::RemUIOp::create(b, loc, flat, extent);
     flat = arith::DivUIOp::create(b, loc, flat, extent);
   }
   return indices;
+}
+
+OpFoldResult multiplied(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> factors) {
+  int64_t known = 1;
+  Value given;
+  for (OpFoldResult factor : factors) {
+    if (std::optional<int64_t> value = getConstantIntValue(factor)) {
+      known *= *value;
+      continue;
+    }
+    given = given ? arith::MulIOp::create(b, loc, given, cast<Value>(factor)).getResult()
+                  : cast<Value>(factor);
+  }
+  if (!given)
+    return b.getIndexAttr(known);
+  if (known == 1)
+    return given;
+  return arith::MulIOp::create(b, loc, given, arith::ConstantIndexOp::create(b, loc, known))
+      .getResult();
 }
 
 OpFoldResult bufferSize(OpBuilder &b, Location loc, Value buffer, int64_t dim) {
@@ -166,12 +168,10 @@ OpFoldResult bufferSize(OpBuilder &b, Location loc, Value buffer, int64_t dim) {
   if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(definition))
     return expand.getMixedOutputShape()[dim];
   if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(definition)) {
-    Value size = arith::ConstantIndexOp::create(b, loc, 1);
+    SmallVector<OpFoldResult> sizes;
     for (int64_t from : collapse.getReassociationIndices()[dim])
-      size = arith::MulIOp::create(
-          b, loc, size,
-          getValueOrCreateConstantIndexOp(b, loc, bufferSize(b, loc, collapse.getSrc(), from)));
-    return size;
+      sizes.push_back(bufferSize(b, loc, collapse.getSrc(), from));
+    return multiplied(b, loc, sizes);
   }
   if (auto cast = dyn_cast_or_null<memref::CastOp>(definition))
     return bufferSize(b, loc, cast.getSource(), dim);

@@ -55,9 +55,16 @@ bool hasUnitInnermostStride(mlir::MemRefType type);
 llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value flat,
                                            llvm::ArrayRef<int64_t> extents);
 
-/// The same with extents that may be given at run time (`flat` a scalar).
+/// The same with extents that may be given at run time (`flat` a scalar
+/// where one is).
 llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value flat,
                                            llvm::ArrayRef<mlir::OpFoldResult> extents);
+
+/// The product of `factors`, built at `b`: an attribute when all are
+/// static, else the run-time ones multiplied, times the static ones' product
+/// (one constant).
+mlir::OpFoldResult multiplied(mlir::OpBuilder &b, mlir::Location loc,
+                              llvm::ArrayRef<mlir::OpFoldResult> factors);
 
 /// The size of dimension `dim` of `buffer`: its static size, or the value
 /// it was allocated or viewed with (through reshapes, casts and subviews),

@@ -96,21 +96,12 @@ void sizeLoops(OpBuilder &b, Location loc, Product &product) {
     assert(along && "a dynamic loop of a product runs along A");
     product.extents.push_back(bufferSize(b, loc, product.a, *along));
   }
-  auto count = [&](ArrayRef<unsigned> loops, int64_t known) -> OpFoldResult {
-    if (!ShapedType::isDynamic(known))
-      return b.getIndexAttr(known);
-    // (Dynamic, so at least one loop is not of size 1.)
-    Value total;
-    for (unsigned loop : loops) {
-      if (isConstantIntValue(product.extents[loop], 1))
-        continue;
-      Value extent = getValueOrCreateConstantIndexOp(b, loc, product.extents[loop]);
-      total = total ? arith::MulIOp::create(b, loc, total, extent).getResult() : extent;
-    }
-    return total;
+  auto count = [&](ArrayRef<unsigned> loops) {
+    return multiplied(
+        b, loc, llvm::map_to_vector(loops, [&](unsigned loop) { return product.extents[loop]; }));
   };
-  product.batchCount = count(product.batch, product.numBatch);
-  product.rowCount = count(product.rows, product.numRows);
+  product.batchCount = count(product.batch);
+  product.rowCount = count(product.rows);
 }
 
 namespace {

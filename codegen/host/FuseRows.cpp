@@ -196,19 +196,9 @@ public:
         last.getContext(), llvm::map_to_vector(ops, [](Operation *op) { return op->getLoc(); }));
     int64_t blocks = rowCount() / rows;
     // The tasks: the blocks times the other leading extents, some a run's.
-    int64_t known = blocks;
-    Value given;
-    for (OpFoldResult extent : ArrayRef(leading).drop_back()) {
-      if (std::optional<int64_t> size = getConstantIntValue(extent)) {
-        known *= *size;
-        continue;
-      }
-      given = given ? arith::MulIOp::create(b, loc, given, cast<Value>(extent)).getResult()
-                    : cast<Value>(extent);
-    }
-    OpFoldResult tasks = b.getIndexAttr(known);
-    if (given)
-      tasks = arith::MulIOp::create(b, loc, given, index(b, loc, known)).getResult();
+    SmallVector<OpFoldResult> factors(leading.begin(), std::prev(leading.end()));
+    factors.push_back(b.getIndexAttr(blocks));
+    OpFoldResult tasks = multiplied(b, loc, factors);
     auto forall =
         scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{tasks}, ValueRange{}, std::nullopt);
     int64_t flops = 0;

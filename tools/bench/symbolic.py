@@ -128,15 +128,21 @@ def kiln_median(kiln, artifact, flags, threads, warmup, iterations):
     return float(re.search(r"p50 ([0-9.]+) ms", bench).group(1))
 
 
+def run_command(kiln, artifact, feed, work, extra=()):
+    """`kiln run` of the artifact on `feed` (saved as .npy files in `work`),
+    its outputs into work/out."""
+    args = [kiln, "run", artifact, *extra, "--output-dir", os.path.join(work, "out")]
+    for name, value in feed.items():
+        np.save(os.path.join(work, name + ".npy"), value)
+        args += ["--input", f"{name}={os.path.join(work, name + '.npy')}"]
+    return args
+
+
 def check_outputs(kiln, artifact, session, feed, work):
     """The largest error of the artifact's outputs at `feed` against
     onnxruntime's, over the largest magnitude of each (infinite when a
     shape differs)."""
-    args = [kiln, "run", artifact, "--output-dir", os.path.join(work, "out")]
-    for name, value in feed.items():
-        np.save(os.path.join(work, name + ".npy"), value)
-        args += ["--input", f"{name}={os.path.join(work, name + '.npy')}"]
-    subprocess.run(args, check=True, capture_output=True)
+    subprocess.run(run_command(kiln, artifact, feed, work), check=True, capture_output=True)
     worst = 0.0
     for output, expected in zip(session.get_outputs(), session.run(None, feed)):
         actual = np.load(os.path.join(work, "out", output.name + ".npy"))

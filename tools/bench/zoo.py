@@ -263,11 +263,7 @@ def symbolic_gpu(args, name, path, flags, inputs, kind, work):
     for device in ("cuda:0", "hip:0"):
         for sizes in SYMBOLIC_CHECKED[kind]:
             feed = symbolic.feed_at(inputs, symbolic.shapes_at(inputs, sizes))
-            command = [args.kiln, "run", artifact, "--device", device,
-                       "--output-dir", os.path.join(work, "out")]
-            for input_name, value in feed.items():
-                np.save(os.path.join(work, input_name + ".npy"), value)
-                command += ["--input", f"{input_name}={os.path.join(work, input_name + '.npy')}"]
+            command = symbolic.run_command(args.kiln, artifact, feed, work, ["--device", device])
             done = subprocess.run(command, capture_output=True, text=True, env=environment)
             if done.returncode != 0:
                 print(f"{name}: {device} at {'x'.join(map(str, sizes))}: "
