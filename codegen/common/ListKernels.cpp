@@ -299,7 +299,7 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
       auto precision = op.getAttrOfType<StringAttr>(kPrecisionAttr);
       // The layout of a convolution's or pooling's activations.
       auto layout = op.getAttrOfType<StringAttr>(kLayoutAttr);
-      kernels.push_back(b.getDictionaryAttr({
+      NamedAttrList entry({
           b.getNamedAttr("kind", b.getStringAttr(kind)),
           b.getNamedAttr("precision",
                          precision ? precision : b.getStringAttr(formatOf(type.getElementType()))),
@@ -311,7 +311,10 @@ struct ListKernels : impl::ListKernelsBase<ListKernels> {
           b.getNamedAttr("offset", b.getI64IntegerAttr(offset)),
           b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes)),
           b.getNamedAttr("flops", b.getI64IntegerAttr(flops)),
-      }));
+      });
+      if (op.hasAttr(kSizesOnlyAttr))
+        entry.set(kSizesOnlyKey, b.getBoolAttr(true));
+      kernels.push_back(entry.getDictionary(&getContext()));
     }
     module->setAttr(kKernelsAttr, b.getArrayAttr(kernels));
   }

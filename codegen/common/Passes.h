@@ -37,6 +37,16 @@ constexpr llvm::StringLiteral kFlopsAttr = "kiln.flops";
 /// every other element of an input row.
 constexpr llvm::StringLiteral kIm2colShiftAttr = "kiln.im2col_shift";
 
+/// On a kernel of @main before kiln-plan-memory: it reads only weights and
+/// what such kernels wrote, so its results are the same whenever the
+/// sizes are (kiln-keep-size-values). kiln-list-kernels lists it so.
+constexpr llvm::StringLiteral kSizesOnlyAttr = "kiln.sizes_only";
+/// The key of such a kernel's entry in the kernel list (true).
+constexpr llvm::StringLiteral kSizesOnlyKey = "sizes_only";
+/// On a buffer such kernels write and other kernels read: its values last
+/// from one run to the next, so kiln-plan-memory gives it bytes of its own.
+constexpr llvm::StringLiteral kKeptAttr = "kiln.kept";
+
 /// Two for each multiply-add of contraction `op`, whose loop ranges are
 /// static; 0 when one is dynamic.
 int64_t contractionFlops(mlir::linalg::LinalgOp op);

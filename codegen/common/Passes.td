@@ -45,7 +45,10 @@ def PlanMemory : Pass<"kiln-plan-memory", "mlir::ModuleOp"> {
 
     The module records `kiln.arena_bytes`, `kiln.weights_bytes` and
     `kiln.weights` (the offset and value of each weight) for the artifact.
-    Offsets are multiples of 64 bytes.
+    Offsets are multiples of 64 bytes. Buffers marked `kiln.kept` (values
+    one run leaves for the next, `kiln-keep-size-values`) take the bottom
+    of the arena, each at its largest size in every run, above a header of
+    8 bytes and 8 for each symbol, and share their bytes with no other.
 
     Symbolic sizes (computed from @main's symbol arguments) are planned at
     the symbols' largest values (`SizeBounds.h`), so that one arena serves
@@ -112,7 +115,8 @@ def ListKernels : Pass<"kiln-list-kernels", "mlir::ModuleOp"> {
     pooling's activations (`layout`, nchw or nhwc), the ONNX nodes it came from (its name
     locations), where its result goes (the model output it writes, or its
     byte offset and size in the activation arena) and what it reads: the
-    kernels whose results it reads (`after`) and the model inputs.
+    kernels whose results it reads (`after`) and the model inputs, and
+    `sizes_only` (true) for a kernel marked `kiln.sizes_only`.
   }];
 }
 

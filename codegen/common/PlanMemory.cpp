@@ -117,16 +117,20 @@ FailureOr<Operation *> lastUse(Value value, Block &body) {
 
 /// A buffer placed in the arena: its offset and size at the symbols'
 /// largest values, its size in this run (null when static), its live range
-/// and, once computed, its offset in this run.
+/// and, once computed, its offset in this run. A kept buffer (or the
+/// header that says what the kept ones hold; no alloc) lives across runs.
 struct Placed {
   int64_t offset, size;
   Value runSize;
   Operation *alloc, *lastUse;
   OpFoldResult runOffset;
+  bool kept = false;
 
   bool livesAt(Operation *op) const { return lastUse && !lastUse->isBeforeInBlock(op); }
   /// Whether the two are live at once, and so take different bytes.
   bool overlaps(const Placed &other) const {
+    if (kept || other.kept)
+      return true;
     return alloc->isBeforeInBlock(other.alloc) ? livesAt(other.alloc) : other.livesAt(alloc);
   }
 };
@@ -348,10 +352,18 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
         global.erase();
 
     // Activations: first fit in one arena at the largest sizes, reusing
-    // memory whose last use is behind the new buffer's definition.
+    // memory whose last use is behind the new buffer's definition. Kept
+    // buffers go first, at the bottom of the arena and at their largest
+    // sizes in every run, above a header of an i64 flag and each symbol's
+    // value (kiln-skip-kept-kernels writes it: the sizes they hold values
+    // for).
     SmallVector<memref::AllocOp> allocs;
     for (Operation &op : body)
-      if (auto alloc = dyn_cast<memref::AllocOp>(op))
+      if (auto alloc = dyn_cast<memref::AllocOp>(op); alloc && alloc->hasAttr(kKeptAttr))
+        allocs.push_back(alloc);
+    size_t numKept = allocs.size();
+    for (Operation &op : body)
+      if (auto alloc = dyn_cast<memref::AllocOp>(op); alloc && !alloc->hasAttr(kKeptAttr))
         allocs.push_back(alloc);
     if (func.walk([&](memref::AllocOp alloc) {
               return alloc->getBlock() == &body ? WalkResult::advance() : WalkResult::interrupt();
@@ -362,7 +374,13 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
     }
     SmallVector<Placed> placed;
     int64_t arenaBytes = 0;
-    for (memref::AllocOp alloc : allocs) {
+    Operation *forever = body.getTerminator();
+    if (numKept) {
+      arenaBytes = llvm::alignTo(8 * int64_t(1 + symbols.size()), kAlignment);
+      placed.push_back({0, arenaBytes, {}, nullptr, forever, {}, /*kept=*/true});
+    }
+    for (auto [index, alloc] : llvm::enumerate(allocs)) {
+      bool kept = index < numKept;
       MemRefType type = alloc.getType();
       if (!type.getLayout().isIdentity()) {
         alloc.emitError("only identity-layout buffers can be planned");
@@ -378,7 +396,7 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
       if (failed(end))
         return signalPassFailure();
       Value runSize;
-      if (!alloc.getDynamicSizes().empty()) {
+      if (!kept && !alloc.getDynamicSizes().empty()) {
         SmallVector<Value> sizes;
         for (Value dynamic : alloc.getDynamicSizes()) {
           FailureOr<Value> size = hoist(dynamic, top, hoisted);
@@ -402,11 +420,13 @@ struct PlanMemory : impl::PlanMemoryBase<PlanMemory> {
           break;
         offset = std::max(offset, p->offset + p->size);
       }
-      placed.push_back({offset, size, runSize, alloc, *end, {}});
+      placed.push_back({offset, size, runSize, alloc, kept ? forever : *end, {}, kept});
       arenaBytes = std::max(arenaBytes, offset + size);
     }
     placeRuns(placed, top, loc, offsetTerms);
     for (Placed &p : placed) {
+      if (!p.alloc)
+        continue;
       auto alloc = cast<memref::AllocOp>(p.alloc);
       b.setInsertionPoint(alloc);
       Value at = getValueOrCreateConstantIndexOp(b, alloc.getLoc(), p.runOffset);

@@ -71,7 +71,8 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   // contractions become register tiles as wide as the level's vector
   // registers, in tasks for the runtime's threads, joined by the kernels
   // around them; memory is planned after, so buffers those fusions make
-  // dead take none; the other kernels are split into tasks, then their
+  // dead take none, and what the sizes alone give is kept from run to
+  // run (computed again only when they change); the other kernels are split into tasks, then their
   // elementwise bodies, windows and row reductions run on vectors as wide;
   // exp, log, tanh and erf become polynomials (others without an LLVM
   // intrinsic become libm calls); bf16 conversions are expanded into
@@ -85,6 +86,7 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   pm.addPass(createBufferize());
   pm.addNestedPass<mlir::func::FuncOp>(createFuseRows());
   pm.addNestedPass<mlir::func::FuncOp>(createVectorizeContractions(vectorize));
+  pm.addPass(createKeepSizeValues());
   pm.addPass(createPlanMemory());
   pm.addNestedPass<mlir::func::FuncOp>(createDropEmptyBuffers());
   pm.addPass(createListKernels());
@@ -103,6 +105,7 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   pm.addPass(createOutlineParallel());
   pm.addPass(createOutlineKernels());
   pm.addPass(createMergeKernels());
+  pm.addPass(createSkipKeptKernels());
   pm.addPass(createApproximateMath());
   pm.addNestedPass<mlir::func::FuncOp>(createExpandReshapes());
   if (failed(mlir::parsePassPipeline(

@@ -195,6 +195,47 @@ def ParallelizeKernels : Pass<"kiln-parallelize-kernels", "mlir::func::FuncOp"> 
   ];
 }
 
+def KeepSizeValues : Pass<"kiln-keep-size-values", "mlir::ModuleOp"> {
+  let summary = "Marks the kernels that compute from the sizes alone, and the buffers they keep (host)";
+  let description = [{
+    Runs on buffers, before `kiln-plan-memory`. A kernel of `@main` that
+    reads only weights and buffers written only by such kernels computes
+    the same values whenever the sizes are the same (relative-position
+    buckets, causal masks, position embeddings of a run's sequence): it is
+    marked `kiln.sizes_only`. The buffers such kernels write that other
+    kernels read (not the model's outputs) are marked `kiln.kept`, up to
+    `max-bytes` of them at the symbols' largest values; past that the
+    largest is computed in every run, and so are the kernels that write
+    it. `kiln-plan-memory` gives kept buffers bytes of their own, and
+    `kiln-skip-kept-kernels` runs the marked kernels only when a run's
+    sizes differ from the last one's. A `@main` with an op that touches
+    memory and is not a kernel `kiln-list-kernels` lists is left as it is.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"16 << 20",
+           "The most bytes kept buffers take at the symbols' largest values">
+  ];
+}
+
+def SkipKeptKernels : Pass<"kiln-skip-kept-kernels", "mlir::ModuleOp"> {
+  let summary = "Runs the kernels of the sizes alone only when a run's sizes change (host)";
+  let description = [{
+    Runs after `kiln-outline-kernels`, on a `@main` whose kernels
+    `kiln-mark-kernel-ends` delimits: kernel i is what lies between the
+    hooks of kernels i - 1 and i. The kernels that `kiln.kernels` lists as
+    `sizes_only` run inside an `scf.if` on whether this run's sizes differ
+    from those the arena's header holds (`kiln-plan-memory` reserves it
+    below the kept buffers: a flag, then each symbol's value, as i64), or
+    no run has written it yet (the runtime maps the arena zeroed); a run
+    that computes them writes the header at its end. A kernel's ops with
+    results (views, sizes) stay outside; when one touches memory, nothing
+    is skipped.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect"
+  ];
+}
+
 def MarkKernelEnds : Pass<"kiln-mark-kernel-ends", "mlir::ModuleOp"> {
   let summary = "Calls a runtime hook after each kernel of @main, for the host profile";
   let description = [{

@@ -475,7 +475,8 @@ FailureOr<std::string> writeArtifact(const Signature &signature, ArrayRef<Compil
         kernelList.push_back(artifact::CreateKernelDirect(
             builder, text("kind").c_str(), text("node").c_str(), text("buffer").c_str(),
             dict.getAs<IntegerAttr>("offset").getInt(), dict.getAs<IntegerAttr>("bytes").getInt(),
-            text("precision").c_str(), text("layout").c_str(), launch, flops ? flops.getInt() : 0));
+            text("precision").c_str(), text("layout").c_str(), launch, flops ? flops.getInt() : 0,
+            bool(dict.get("sizes_only"))));
       }
       size_t block = blockOf[index];
       plans.push_back(artifact::CreatePlanDirect(

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """kiln.Model and kiln.Session: loading, describing, running, errors,
 threads and memory."""
+import os
 import resource
 import threading
 
@@ -11,7 +12,7 @@ import onnxruntime
 import pytest
 
 import kiln
-from conftest import DTYPES
+from conftest import DTYPES, ROOT
 from onnx import TensorProto, helper, numpy_helper
 
 
@@ -292,3 +293,22 @@ def test_a_cnn_runs_at_every_image_size(work):
         for name in ("y", "p2"):
             assert outputs[name].shape == expected[name].shape
             np.testing.assert_allclose(outputs[name], expected[name], rtol=1e-4, atol=1e-4)
+
+
+def test_values_of_the_sizes_alone_follow_every_change_of_size(work):
+    """What a model computes from its sizes alone (T5's relative-position
+    biases) is computed once a shape and kept: one session, its sizes
+    changing from run to run and coming back, matches onnxruntime at every
+    run."""
+    source = os.path.join(ROOT, "test", "models", "transformers", "t5_encoder.onnx")
+    model = kiln.compile(source, output=work / "t5_encoder-sizes.kiln")
+    session = model.session()
+    peer = onnxruntime.InferenceSession(source)
+    rng = np.random.default_rng(7)
+    for batch, sequence in [(1, 7), (2, 7), (1, 33), (1, 7), (3, 33), (3, 33)]:
+        feeds = {"input_ids": rng.integers(0, 256, (batch, sequence), dtype=np.int64),
+                 "attention_mask": np.ones((batch, sequence), np.int64)}
+        feeds["attention_mask"][0, sequence // 2:] = 0
+        expected = peer.run(["last_hidden_state"], feeds)[0]
+        got = session.run(feeds)["last_hidden_state"]
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())

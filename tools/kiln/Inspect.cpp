@@ -180,6 +180,8 @@ json::Value modelJson(kiln_model_t *model, const kiln_file_header_t &header,
           entry["layout"] = layout;
         if (kernel->flops())
           entry["flops"] = int64_t(kernel->flops());
+        if (kernel->sizes_only())
+          entry["sizes_only"] = true;
         if (const artifact::Launch *launch = kernel->launch()) {
           entry["kernel"] = text(launch->kernel());
           json::Array grid;
@@ -381,9 +383,12 @@ int inspectModel() {
     else
       os << llvm::format("  %5s  %-11s  %-9s  %-6s  %-30s  %s\n", "#", "kind", "precision",
                          "layout", "result", "ONNX node");
-    std::string tma; // the kernels that copy with TMA
+    std::string tma;       // the kernels that copy with TMA
+    std::string sizesOnly; // the kernels that run when the sizes change
     for (flatbuffers::uoffset_t i = 0; i < kernels->size(); ++i) {
       const artifact::Kernel *kernel = kernels->Get(i);
+      if (kernel->sizes_only())
+        sizesOnly += (sizesOnly.empty() ? "" : ", ") + std::to_string(i);
       if (int64_t maps = kernel->launch() ? tensorMapsOf(kernel->launch()) : 0)
         tma += (tma.empty() ? "" : ", ") + std::to_string(i) + " (" + std::to_string(maps) + ")";
       std::string precision = precisionOf(kernel);
@@ -425,6 +430,9 @@ int inspectModel() {
     }
     if (!tma.empty())
       os << "  copying with TMA (tensor maps): kernels " << tma << "\n";
+    if (!sizesOnly.empty())
+      os << "  computing from the sizes alone, again only when a run's sizes change: kernels "
+         << sizesOnly << "\n";
   }
   os << "sections:\n";
   os << "  header + manifest: " << bytes(KILN_HEADER_SIZE + header.manifest_size) << "\n";
