@@ -12,11 +12,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
 
@@ -315,6 +317,18 @@ struct Bufferize : impl::BufferizeBase<Bufferize> {
     // A result inserted into a slice of a tensor (a Concat's input) is
     // computed in that slice where the analysis allows: no buffer of its
     // own, no copy.
+    // A slice's sizes a run gives are read off the tensor inserted
+    // (tensor.dim), which is computed after the empty tensor it was
+    // computed into: the sizes become the values that empty tensor was
+    // made with, which come before it, so that it can become the slice.
+    llvm::SmallVector<mlir::Operation *> dims;
+    getOperation().walk([&](mlir::tensor::DimOp dim) { dims.push_back(dim); });
+    if (!dims.empty()) {
+      mlir::RewritePatternSet patterns(&getContext());
+      mlir::tensor::DimOp::getCanonicalizationPatterns(patterns, &getContext());
+      mlir::tensor::EmptyOp::getCanonicalizationPatterns(patterns, &getContext());
+      (void)mlir::applyOpPatternsGreedily(dims, std::move(patterns));
+    }
     mlir::IRRewriter rewriter(&getContext());
     if (failed(bufferization::eliminateEmptyTensors(rewriter, getOperation())))
       return signalPassFailure();

@@ -14,7 +14,9 @@ def Bufferize : Pass<"kiln-bufferize", "mlir::ModuleOp"> {
     `memref.copy`, so that on GPU targets they become kernels like any other
     linalg op instead of host loops over device memory. Empty tensors that
     a result only fills before it is inserted into a slice (a Concat's
-    input) become that slice first, so the result is computed in place,
+    input) become that slice first, so the result is computed in place
+    (a slice's sizes read off the tensor inserted, as sizes a run gives
+    are, first become the values its empty tensor was made with),
     and copies of a slice onto itself are erased. A buffer copied whole
     into the start of another (a concatenation concatenated again) becomes
     a view of that start, where nothing else writes those elements, and

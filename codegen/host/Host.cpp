@@ -102,6 +102,7 @@ llvm::LogicalResult buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef c
   VectorizeRowLoopsOptions rowLoops;
   rowLoops.vectorBits = vectorize.vectorBits;
   pm.addNestedPass<mlir::func::FuncOp>(createVectorizeRowLoops(rowLoops));
+  pm.addPass(createRebaseSlices());
   pm.addPass(createOutlineParallel());
   pm.addPass(createOutlineKernels());
   pm.addPass(createMergeKernels());

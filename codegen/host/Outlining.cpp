@@ -21,6 +21,17 @@ SetVector<Value> valuesFromOutside(Region &region) {
   return values;
 }
 
+/// Whether every use of `value` in `region` is as the byte shift of a
+/// memref.view: where the plan put a buffer, which differs between
+/// otherwise identical kernels.
+static bool isOnlyByteShift(Value value, Region &region) {
+  return llvm::all_of(value.getUses(), [&](OpOperand &use) {
+    auto view = dyn_cast<memref::ViewOp>(use.getOwner());
+    return !region.isAncestor(use.getOwner()->getParentRegion()) ||
+           (view && use.get() == view.getByteShift() && use.getOperandNumber() == 1);
+  });
+}
+
 void sinkConstantsAndViews(Region &region) {
   Block &entry = region.front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
@@ -34,6 +45,8 @@ void sinkConstantsAndViews(Region &region) {
           isa<memref::SubViewOp, memref::ViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp>(
               definition);
       if (!definition->hasTrait<OpTrait::ConstantLike>() && !(view && !isPassableBuffer(value)))
+        continue;
+      if (definition->hasTrait<OpTrait::ConstantLike>() && isOnlyByteShift(value, region))
         continue;
       b.setInsertionPointToStart(&entry);
       Operation *copy = b.clone(*definition);

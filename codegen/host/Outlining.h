@@ -27,7 +27,9 @@ llvm::SetVector<mlir::Value> valuesFromOutside(mlir::Region &region);
 /// cannot take, so that it is passed the buffers they view. Views it can
 /// take (an arena view, a contiguous slice or reshape) stay arguments:
 /// the function then says nothing of where its buffers lie, and a layer
-/// repeated elsewhere in the arena is the same function.
+/// repeated elsewhere in the arena is the same function. For the same
+/// reason a constant that the region uses only as byte offsets of arena
+/// views (of sizes a run gives: those it takes) stays an argument.
 void sinkConstantsAndViews(mlir::Region &region);
 
 /// Whether `value` can be a function's argument as a buffer: one of

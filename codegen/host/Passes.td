@@ -262,6 +262,24 @@ def ApproximateMath : Pass<"kiln-approximate-math", "mlir::ModuleOp"> {
   ];
 }
 
+def RebaseSlices : Pass<"kiln-rebase-slices", "mlir::ModuleOp"> {
+  let summary = "Moves a slice's constant offsets into the byte offset of the arena view it slices (host)";
+  let description = [{
+    Runs before `kiln-outline-parallel`. A `memref.subview` at the top of
+    `@main` of an identity-layout `memref.view`, at constant offsets with
+    unit strides (a concatenation's input, written in place), becomes a
+    subview at offset 0 of the same view moved on by the slice's start in
+    bytes, and the slices and reshapes taken of it change their types to
+    follow. A slice the change cannot follow to every use (another op with
+    a buffer result, a call) stays. The slices of a run's batch, strided,
+    are cloned into the kernels that use them when those are outlined:
+    their constant offsets would make each layer writing to another place
+    of a concatenation a function of its own, where now the place is the
+    view's offset, an argument, and the layers merge.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"];
+}
+
 def OutlineKernels : Pass<"kiln-outline-kernels", "mlir::ModuleOp"> {
   let summary = "Moves each kernel left in @main into a function of its own (host)";
   let description = [{

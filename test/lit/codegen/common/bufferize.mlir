@@ -136,3 +136,42 @@ func.func @flat(%x: memref<2x4xf32>) -> memref<6x4xf32> {
   linalg.copy ins(%f0 : memref<2x4xf32>) outs(%d1 : memref<2x4xf32, strided<[4, 1], offset: 8>>)
   return %d : memref<6x4xf32>
 }
+
+// The same with a batch a run gives, the slices' sizes read off the
+// tensors inserted (tensor.dim), as a symbolic Concat is lowered: they are
+// the batch the empty tensors were made with, so each result is still
+// computed in its slice.
+// CHECK-LABEL: func.func @concat_of_a_run_s_batch(
+// CHECK-SAME: %[[RUN_N:[a-z0-9]+]]: index)
+// CHECK: %[[RUN_BUF:.+]] = memref.alloc(%[[RUN_N]]) {{.*}}: memref<?x8xf32>
+// CHECK: %[[LEFT:.+]] = memref.subview %[[RUN_BUF]][0, 0] [%[[RUN_N]], 4] [1, 1]
+// CHECK: linalg.generic {{.*}} outs(%[[LEFT]] :
+// CHECK: %[[RIGHT:.+]] = memref.subview %[[RUN_BUF]][0, %{{.+}}] [%[[RUN_N]], 4] [1, 1]
+// CHECK: linalg.generic {{.*}} outs(%[[RIGHT]] :
+// CHECK-NOT: linalg.copy
+// CHECK: return %[[RUN_BUF]]
+func.func @concat_of_a_run_s_batch(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>, %n: index) -> tensor<?x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %e0 = tensor.empty(%n) : tensor<?x4xf32>
+  %r0 = linalg.generic {indexing_maps = [#identity, #identity], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<?x4xf32>) outs(%e0 : tensor<?x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<?x4xf32>
+  %e1 = tensor.empty(%n) : tensor<?x4xf32>
+  %r1 = linalg.generic {indexing_maps = [#identity, #identity], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<?x4xf32>) outs(%e1 : tensor<?x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.minimumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<?x4xf32>
+  %c = tensor.empty(%n) : tensor<?x8xf32>
+  %d0 = tensor.dim %r0, %c0 : tensor<?x4xf32>
+  %i0 = tensor.insert_slice %r0 into %c[0, 0] [%d0, 4] [1, 1] : tensor<?x4xf32> into tensor<?x8xf32>
+  %d1 = tensor.dim %r1, %c0 : tensor<?x4xf32>
+  %i1 = tensor.insert_slice %r1 into %i0[0, %c4] [%d1, 4] [1, 1] : tensor<?x4xf32> into tensor<?x8xf32>
+  return %i1 : tensor<?x8xf32>
+}

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --split-input-file --kiln-outline-kernels | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-outline-kernels --kiln-merge-kernels | FileCheck %s --check-prefix=MERGED
 
 // Each kernel at the top of @main (a loop nest, a linalg op) becomes a
 // function of its own, never inlined, taking the buffers it uses: the
@@ -68,5 +69,29 @@ func.func @main(%x: memref<4x8xf32>) {
   scf.for %i = %c0 to %c4 step %c1 {
     memref.store %zero, %s[%i, %i] : memref<4x4xf32, strided<[8, 1], offset: 2>>
   }
+  return
+}
+
+// -----
+
+// Kernels over buffers of a run's size take the arena and where their
+// buffers lie in it (a constant or a run's offset alike) as arguments: the
+// same layer at two places in the arena is one function once merged.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[ARENA:[a-z0-9]+]]: memref<256xi8>, %[[N:[a-z0-9]+]]: index, %[[AT:[a-z0-9]+]]: index)
+// CHECK: %[[ZERO:.+]] = arith.constant 0 : index
+// CHECK: call @main_kernel(%[[ARENA]], %[[ZERO]], %[[N]]) : (memref<256xi8>, index, index) -> ()
+// CHECK: call @main_kernel_0(%[[ARENA]], %[[AT]], %[[N]]) : (memref<256xi8>, index, index) -> ()
+// MERGED-LABEL: func.func @main(
+// MERGED: call @main_kernel(
+// MERGED: call @main_kernel(
+// MERGED-NOT: func.func private @main_kernel_0
+func.func @main(%arena: memref<256xi8>, %n: index, %at: index) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %a = memref.view %arena[%c0][%n] : memref<256xi8> to memref<?xf32>
+  linalg.fill ins(%one : f32) outs(%a : memref<?xf32>)
+  %b = memref.view %arena[%at][%n] : memref<256xi8> to memref<?xf32>
+  linalg.fill ins(%one : f32) outs(%b : memref<?xf32>)
   return
 }

@@ -117,16 +117,20 @@ func.func @other(%x: memref<4xf32>) {
 
 // A loop whose bound a run gives: the dispatch takes the task count,
 // computed from the bound, as its last argument, and the task takes the
-// sizes it reads besides its buffers.
+// sizes it reads besides its buffers. The view of a run's size goes into
+// the task, but not its byte offset: where the plan put the buffer is an
+// argument, so that the same kernel elsewhere in the arena is the same
+// function.
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<64xi8>, %[[N:[a-z0-9]+]]: index, %[[RUNTIME:[a-z0-9]+]]: !llvm.ptr)
+// CHECK: %[[AT:.+]] = arith.constant 0 : index
 // CHECK: %[[SPAN:.+]] = arith.subi %[[N]], %{{.+}} : index
 // CHECK: %[[NONNEGATIVE:.+]] = arith.maxsi %[[SPAN]], %{{.+}} : index
 // CHECK: %[[COUNT:.+]] = arith.ceildivui %[[NONNEGATIVE]], %{{.+}} : index
-// CHECK: call @main_tasks.dispatch(%[[RUNTIME]], %[[X]], %[[N]], %[[COUNT]]) : (!llvm.ptr, memref<64xi8>, index, index) -> ()
-// CHECK: func.func private @main_tasks(%{{.+}}: memref<64xi8>, %{{.+}}: index, %{{.+}}: index)
-// CHECK: memref.view
-// CHECK: func.func private @main_tasks.dispatch(!llvm.ptr, memref<64xi8>, index, index) attributes {kiln.task = @main_tasks}
+// CHECK: call @main_tasks.dispatch(%[[RUNTIME]], %[[X]], %[[AT]], %[[N]], %[[COUNT]]) : (!llvm.ptr, memref<64xi8>, index, index, index) -> ()
+// CHECK: func.func private @main_tasks(%[[BYTES:.+]]: memref<64xi8>, %[[OFFSET:.+]]: index, %[[SIZE:.+]]: index, %{{.+}}: index)
+// CHECK: memref.view %[[BYTES]][%[[OFFSET]]][%[[SIZE]]]
+// CHECK: func.func private @main_tasks.dispatch(!llvm.ptr, memref<64xi8>, index, index, index) attributes {kiln.task = @main_tasks}
 func.func @main(%bytes: memref<64xi8>, %n: index) {
   %c0 = arith.constant 0 : index
   %two = arith.constant 2.0 : f32
