@@ -102,7 +102,7 @@ struct SkipKeptKernels : impl::SkipKeptKernelsBase<SkipKeptKernels> {
       }
 
     // The sizes the kept buffers were computed at, in the arena's header.
-    Value arena, one;
+    Value arena;
     SmallVector<Value> symbols;
     for (BlockArgument argument : body.getArguments()) {
       if (main.getArgAttr(argument.getArgNumber(), "kiln.arena"))
