@@ -46,6 +46,9 @@ constexpr llvm::StringLiteral kSizesOnlyKey = "sizes_only";
 /// On a buffer such kernels write and other kernels read: its values last
 /// from one run to the next, so kiln-plan-memory gives it bytes of its own.
 constexpr llvm::StringLiteral kKeptAttr = "kiln.kept";
+/// On a symbol argument of @main: kept buffers hold values computed from
+/// it, which a run of another value computes again.
+constexpr llvm::StringLiteral kKeptSizesAttr = "kiln.kept_sizes";
 
 /// Two for each multiply-add of contraction `op`, whose loop ranges are
 /// static; 0 when one is dynamic.

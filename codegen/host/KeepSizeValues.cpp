@@ -17,6 +17,7 @@
 #include "codegen/common/Buffers.h"
 #include "codegen/common/SizeBounds.h"
 #include "codegen/host/Passes.h"
+#include "dialects/kiln/Dims.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -195,6 +196,41 @@ struct KeepSizeValues : impl::KeepSizeValuesBase<KeepSizeValues> {
       kernel->setAttr(kSizesOnlyAttr, unit);
     for (Operation *alloc : kept)
       alloc->setAttr(kKeptAttr, unit);
+
+    // The symbols the kept values are computed from: those the marked
+    // kernels' sizes and their buffers' sizes are computed from (a bias of
+    // the sequence alone stays when only the batch changes).
+    SmallVector<Value> worklist;
+    for (Operation *kernel : sizesOnly) {
+      kernel->walk([&](Operation *op) {
+        for (Value operand : op->getOperands())
+          if (!kernel->isAncestor(operand.getParentBlock()->getParentOp()))
+            worklist.push_back(operand);
+      });
+      for (Value root : accesses[kernel].touched)
+        worklist.push_back(root);
+    }
+    llvm::DenseSet<Value> seen;
+    bool all = false;
+    while (!worklist.empty() && !all) {
+      Value value = worklist.pop_back_val();
+      if (!seen.insert(value).second)
+        continue;
+      if (auto argument = dyn_cast<BlockArgument>(value)) {
+        if (argument.getOwner() == &body &&
+            main.getArgAttr(argument.getArgNumber(), kSymbolArgAttr))
+          main.setArgAttr(argument.getArgNumber(), kKeptSizesAttr, unit);
+        continue;
+      }
+      Operation *definition = value.getDefiningOp();
+      // A size read from memory could come from anything.
+      all = !isMemoryEffectFree(definition) && !isa<memref::AllocOp>(definition);
+      llvm::append_range(worklist, definition->getOperands());
+    }
+    if (all)
+      for (BlockArgument argument : body.getArguments())
+        if (main.getArgAttr(argument.getArgNumber(), kSymbolArgAttr))
+          main.setArgAttr(argument.getArgNumber(), kKeptSizesAttr, unit);
   }
 };
 

@@ -206,9 +206,11 @@ def KeepSizeValues : Pass<"kiln-keep-size-values", "mlir::ModuleOp"> {
     kernels read (not the model's outputs) are marked `kiln.kept`, up to
     `max-bytes` of them at the symbols' largest values; past that the
     largest is computed in every run, and so are the kernels that write
-    it. `kiln-plan-memory` gives kept buffers bytes of their own, and
-    `kiln-skip-kept-kernels` runs the marked kernels only when a run's
-    sizes differ from the last one's. A `@main` with an op that touches
+    it. The symbols their sizes are computed from are marked
+    `kiln.kept_sizes` (a relative-position bias depends on the sequence,
+    not the batch). `kiln-plan-memory` gives kept buffers bytes of their
+    own, and `kiln-skip-kept-kernels` runs the marked kernels only when
+    one of those symbols differs from the last run's. A `@main` with an op that touches
     memory and is not a kernel `kiln-list-kernels` lists is left as it is.
   }];
   let options = [
@@ -223,9 +225,10 @@ def SkipKeptKernels : Pass<"kiln-skip-kept-kernels", "mlir::ModuleOp"> {
     Runs after `kiln-outline-kernels`, on a `@main` whose kernels
     `kiln-mark-kernel-ends` delimits: kernel i is what lies between the
     hooks of kernels i - 1 and i. The kernels that `kiln.kernels` lists as
-    `sizes_only` run inside an `scf.if` on whether this run's sizes differ
-    from those the arena's header holds (`kiln-plan-memory` reserves it
-    below the kept buffers: a flag, then each symbol's value, as i64), or
+    `sizes_only` run inside an `scf.if` on whether this run's symbols
+    marked `kiln.kept_sizes` differ from those the arena's header holds
+    (`kiln-plan-memory` reserves it below the kept buffers: a flag, then a
+    slot for each symbol's value, as i64), or
     no run has written it yet (the runtime maps the arena zeroed); a run
     that computes them writes the header at its end. A kernel's ops with
     results (views, sizes) stay outside; when one touches memory, nothing

@@ -124,8 +124,16 @@ struct SkipKeptKernels : impl::SkipKeptKernelsBase<SkipKeptKernels> {
       values.push_back(symbol.getType().isIndex()
                            ? arith::IndexCastOp::create(b, loc, b.getI64Type(), symbol).getResult()
                            : symbol);
+    // Only the symbols the kept values are computed from (and the flag)
+    // are compared and recorded; each keeps its slot.
+    SmallVector<bool> compared = {true};
+    for (Value symbol : symbols)
+      compared.push_back(
+          bool(main.getArgAttr(cast<BlockArgument>(symbol).getArgNumber(), kKeptSizesAttr)));
     Value stale = arith::ConstantIntOp::create(b, loc, 0, 1);
     for (auto [slot, value] : llvm::enumerate(values)) {
+      if (!compared[slot])
+        continue;
       Value held = memref::LoadOp::create(b, loc, header, ValueRange{index(int64_t(slot))});
       stale = arith::OrIOp::create(
           b, loc, stale,
@@ -145,7 +153,8 @@ struct SkipKeptKernels : impl::SkipKeptKernelsBase<SkipKeptKernels> {
     auto write = scf::IfOp::create(b, loc, stale, /*withElseRegion=*/false);
     b.setInsertionPoint(write.thenBlock()->getTerminator());
     for (auto [slot, value] : llvm::enumerate(values))
-      memref::StoreOp::create(b, loc, value, header, ValueRange{index(int64_t(slot))});
+      if (compared[slot])
+        memref::StoreOp::create(b, loc, value, header, ValueRange{index(int64_t(slot))});
   }
 };
 

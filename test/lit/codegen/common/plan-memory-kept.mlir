@@ -23,7 +23,7 @@
 module attributes {kiln.symbols = [#kiln.symbol<"sequence", 1, 16, 1>]} {
 memref.global "private" constant @scale : memref<1xf32> = dense<0.5>
 func.func @main(%x: memref<?xf32> {kiln.dims = #seq, kiln.name = "x"},
-                %n: index {kiln.symbol = "sequence"})
+                %n: index {kiln.symbol = "sequence", kiln.kept_sizes})
     -> (memref<?xf32> {kiln.dims = #seq, kiln.name = "y"}, memref<f32> {kiln.name = "sum"}) {
   %scale = memref.get_global @scale : memref<1xf32>
   %steps = memref.alloc(%n) : memref<?xf32>

@@ -6,8 +6,11 @@
 // exponentials, which the sum with x reads, are kept; the steps, read only
 // by a marked kernel, are not. The fill of the sum's accumulator writes a
 // buffer that a kernel over x writes too: neither is marked, nor are the
-// outputs' kernels.
+// outputs' kernels. The kept values are computed from the sequence's
+// length, not the batch's: only a change of the sequence computes them
+// again.
 // CHECK-LABEL: func.func @main(
+// CHECK-SAME: %{{.+}}: index {kiln.kept_sizes, kiln.symbol = "sequence"}, %{{.+}}: index {kiln.symbol = "batch"})
 // CHECK: %[[STEPS:.+]] = memref.alloc(%{{.+}}) : memref<?xf32>
 // CHECK: linalg.generic {{.+}} outs(%[[STEPS]] : memref<?xf32>) attrs =  {kiln.sizes_only}
 // CHECK: %[[POSITIONS:.+]] = memref.alloc(%{{.+}}) {kiln.kept} : memref<?xf32>
@@ -24,10 +27,10 @@
 #id = affine_map<(d0) -> (d0)>
 #first = affine_map<(d0) -> (0)>
 #all = affine_map<(d0) -> ()>
-module attributes {kiln.symbols = [#kiln.symbol<"sequence", 1, 16, 1>]} {
+module attributes {kiln.symbols = [#kiln.symbol<"sequence", 1, 16, 1>, #kiln.symbol<"batch", 1, 4, 1>]} {
 memref.global "private" constant @scale : memref<1xf32> = dense<0.5>
 func.func @main(%x: memref<?xf32> {kiln.dims = #seq, kiln.name = "x"},
-                %n: index {kiln.symbol = "sequence"})
+                %n: index {kiln.symbol = "sequence"}, %batch: index {kiln.symbol = "batch"})
     -> (memref<?xf32> {kiln.dims = #seq, kiln.name = "y"}, memref<f32> {kiln.name = "sum"}) {
   %scale = memref.get_global @scale : memref<1xf32>
   %steps = memref.alloc(%n) : memref<?xf32>

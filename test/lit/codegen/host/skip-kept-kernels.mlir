@@ -6,7 +6,7 @@
 // end. The views they take stay outside.
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[ARENA:[a-z0-9]+]]: memref<192xi8> {kiln.arena}
-// CHECK-SAME: %[[SEQUENCE:[a-z0-9]+]]: index {kiln.symbol = "sequence"}
+// CHECK-SAME: %[[SEQUENCE:[a-z0-9]+]]: index {kiln.kept_sizes, kiln.symbol = "sequence"}
 // CHECK: %[[HEADER:.+]] = memref.view %[[ARENA]][%{{.+}}][] : memref<192xi8> to memref<2xi64>
 // CHECK: %[[ONE:.+]] = arith.constant 1 : i64
 // CHECK: %[[LENGTH:.+]] = arith.index_cast %[[SEQUENCE]] : index to i64
@@ -42,7 +42,7 @@
 module attributes {kiln.symbols = [#kiln.symbol<"sequence", 1, 16, 1>]} {
 memref.global "private" constant @scale : memref<1xf32> = dense<0.5>
 func.func @main(%x: memref<?xf32> {kiln.dims = #seq, kiln.name = "x"},
-                %n: index {kiln.symbol = "sequence"})
+                %n: index {kiln.symbol = "sequence", kiln.kept_sizes})
     -> (memref<?xf32> {kiln.dims = #seq, kiln.name = "y"}, memref<f32> {kiln.name = "sum"}) {
   %scale = memref.get_global @scale : memref<1xf32>
   %steps = memref.alloc(%n) : memref<?xf32>
