@@ -314,9 +314,6 @@ struct Bufferize : impl::BufferizeBase<Bufferize> {
       mlir::linalg::CopyOp::create(builder, loc, from, to);
       return mlir::success();
     };
-    // A result inserted into a slice of a tensor (a Concat's input) is
-    // computed in that slice where the analysis allows: no buffer of its
-    // own, no copy.
     // A slice's sizes a run gives are read off the tensor inserted
     // (tensor.dim), which is computed after the empty tensor it was
     // computed into: the sizes become the values that empty tensor was
@@ -329,6 +326,9 @@ struct Bufferize : impl::BufferizeBase<Bufferize> {
       mlir::tensor::EmptyOp::getCanonicalizationPatterns(patterns, &getContext());
       (void)mlir::applyOpPatternsGreedily(dims, std::move(patterns));
     }
+    // A result inserted into a slice of a tensor (a Concat's input) is
+    // computed in that slice where the analysis allows: no buffer of its
+    // own, no copy.
     mlir::IRRewriter rewriter(&getContext());
     if (failed(bufferization::eliminateEmptyTensors(rewriter, getOperation())))
       return signalPassFailure();
