@@ -39,12 +39,12 @@ using namespace mlir;
 /// The buffers from outside `kernel` that it reads or writes, and those it
 /// writes: a linalg op's outputs, what an op's effects say it writes, and
 /// every buffer of an op that says nothing of its effects.
-struct Accesses {
+struct KernelBuffers {
   llvm::SetVector<Value> touched, written;
 };
 
-Accesses accessesOf(Operation *kernel) {
-  Accesses result;
+KernelBuffers buffersOf(Operation *kernel) {
+  KernelBuffers result;
   kernel->walk([&](Operation *op) {
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
     bool unknown = !effects && !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
@@ -112,7 +112,7 @@ struct KeepSizeValues : impl::KeepSizeValuesBase<KeepSizeValues> {
     // between two hooks.
     SmallVector<Operation *> kernels;
     llvm::SetVector<Operation *> listed;
-    llvm::DenseMap<Operation *, Accesses> accesses;
+    llvm::DenseMap<Operation *, KernelBuffers> accesses;
     llvm::SetVector<Operation *> allocs;
     for (Operation &op : body) {
       if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
@@ -125,7 +125,7 @@ struct KeepSizeValues : impl::KeepSizeValuesBase<KeepSizeValues> {
       kernels.push_back(&op);
       if (kernelResult(op))
         listed.insert(&op);
-      accesses[&op] = accessesOf(&op);
+      accesses[&op] = buffersOf(&op);
     }
     llvm::DenseMap<Operation *, SmallVector<Operation *>> writers;
     for (Operation *kernel : kernels)
