@@ -126,6 +126,20 @@ std::optional<int64_t> staticColumnsSplit(ArrayRef<int64_t> c, ArrayRef<int64_t>
   return split;
 }
 
+/// Whether `type`'s dimensions [split, rank) are one run of elements.
+bool columnsContiguous(MemRefType type, int64_t split) {
+  if (split >= type.getRank())
+    return false;
+  if (type.getLayout().isIdentity())
+    return true;
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i < split; ++i)
+    groups.push_back({i});
+  groups.emplace_back(llvm::to_vector(llvm::seq<int64_t>(split, type.getRank())));
+  return hasUnitInnermostStride(type) &&
+         memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups);
+}
+
 /// The size of `memref`'s dimension `dim` that a run gives, where the op
 /// that makes the buffer states it (an allocation or an expand_shape).
 Value statedSize(Value memref, int64_t dim) {
@@ -282,12 +296,7 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
   Value output = epilogue.getDpsInits()[0];
   auto outputType = cast<MemRefType>(output.getType());
   SmallVector<AffineMap> maps = epilogue.getIndexingMapsArray();
-  // The output may be a slice of a concatenation's buffer, contiguous, or
-  // have sizes a run gives.
-  bool contiguous = outputType.hasStaticShape()
-                        ? memref::isStaticShapeAndContiguousRowMajor(outputType)
-                        : outputType.getLayout().isIdentity();
-  if (!isF32RunBuffer(output) || !contiguous || !maps.back().isIdentity() ||
+  if (!isF32RunBuffer(output) || !maps.back().isIdentity() ||
       !llvm::all_of(maps, onlyDimsAndConstants))
     return;
   for (Operation *access : accessesOf(alloc))
@@ -305,7 +314,10 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
   std::optional<int64_t> split = ShapedType::isDynamic(columns)
                                      ? runColumnsSplit(op.getDpsInits()[0], output)
                                      : staticColumnsSplit(cType.getShape(), shape, columns);
-  if (!split)
+  // The output may be a slice of a concatenation's buffer (strided along
+  // its rows when the concatenation's axis is not the first), or have sizes
+  // a run gives: its columns must be one run of elements.
+  if (!split || !columnsContiguous(outputType, *split))
     return;
   auto isColumnDim = [&](AffineExpr e) {
     auto dim = dyn_cast<AffineDimExpr>(e);

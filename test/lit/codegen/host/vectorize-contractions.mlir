@@ -682,6 +682,45 @@ func.func @into_slice(%a: memref<2x4xf32>, %b: memref<4x16xf32>) -> memref<1x4x1
 
 // -----
 
+// With a batch the slice is strided along its rows (a batch of Concat's
+// parts, its channels): each row's columns are still one run of elements,
+// and the tile stores there.
+// CHECK-LABEL: func.func @into_strided_slice
+// CHECK: %[[SLICE:.+]] = memref.subview %{{.+}}[0, 2, 0] [2, 2, 16] [1, 1, 1]
+// CHECK: scf.for
+// CHECK: vector.fma
+// CHECK: %[[RELU:.+]] = arith.maximumf %{{.+}}, %{{.+}} : vector<8xf32>
+// CHECK: vector.store %[[RELU]], %[[SLICE]]
+// CHECK-NOT: linalg.generic
+#sa = affine_map<(m, k, n) -> (m, k)>
+#sb = affine_map<(m, k, n) -> (k, n)>
+#sc = affine_map<(m, k, n) -> (m, n)>
+#s3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @into_strided_slice(%a: memref<4x4xf32>, %b: memref<4x16xf32>) -> memref<2x4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<4x16xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<4x16xf32>)
+  linalg.generic {indexing_maps = [#sa, #sb, #sc], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<4x4xf32>, memref<4x16xf32>) outs(%acc : memref<4x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %s, %m : f32
+    linalg.yield %r : f32
+  }
+  %acc3 = memref.expand_shape %acc [[0, 1], [2]] output_shape [2, 2, 16] : memref<4x16xf32> into memref<2x2x16xf32>
+  %all = memref.alloc() : memref<2x4x16xf32>
+  %slice = memref.subview %all[0, 2, 0] [2, 2, 16] [1, 1, 1] : memref<2x4x16xf32> to memref<2x2x16xf32, strided<[64, 16, 1], offset: 32>>
+  linalg.generic {indexing_maps = [#s3, #s3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%acc3 : memref<2x2x16xf32>) outs(%slice : memref<2x2x16xf32, strided<[64, 16, 1], offset: 32>>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.maximumf %x, %zero : f32
+    linalg.yield %y : f32
+  }
+  return %all : memref<2x4x16xf32>
+}
+
+// -----
+
 // B packed in panels of 32 columns by kiln-pack-weights: at 256 bits each
 // task's 16 columns lie in panel column floordiv 32, from column mod 32,
 // and B's vectors are read there, each prefetched 16 steps ahead (weights
