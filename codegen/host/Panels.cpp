@@ -32,6 +32,10 @@ namespace kiln::host {
 
 namespace {
 
+/// The most output rows a vector of columns reads as vectors at stride 2
+/// (four at 7x7 with 16 lanes); more gather.
+constexpr int64_t kMaxEvenRowSegments = 4;
+
 class PanelBuilder : TileContext {
 public:
   PanelBuilder(const TileContext &tile, Value panel) : TileContext(tile), panel(panel) {}
@@ -184,8 +188,8 @@ public:
   };
 
   /// The producer's window, when it is such a gather and its panel's rows
-  /// can be read as vectors: at stride 2, when no vector of columns
-  /// crosses an output row.
+  /// can be read as vectors: at stride 2, when a vector of columns holds
+  /// few output rows.
   std::optional<Window> windowOf(ArrayRef<Value> at) {
     linalg::GenericOp producer = fusion.producer;
     auto shift = producer->getAttrOfType<DenseI64ArrayAttr>(kIm2colShiftAttr);
@@ -223,8 +227,9 @@ public:
     // At stride 1 a task keeps a mask per window offset, at stride 2 one
     // per window column.
     int64_t offsets = window.windowRows * window.windowColumns;
-    if (window.stride == 1 ? offsets > 25
-                           : window.stride != 2 || window.outputWidth % width != 0 || offsets > 49)
+    if (window.stride == 1
+            ? offsets > 25
+            : window.stride != 2 || offsets > 49 || evenRowSegments(window) > kMaxEvenRowSegments)
       return std::nullopt;
     SmallVector<OpFoldResult> imageOffsets = {at[0], b.getIndexAttr(0), b.getIndexAttr(0),
                                               b.getIndexAttr(0)};
@@ -356,17 +361,22 @@ public:
     });
   }
 
-  /// The panel of an im2col gather at stride 2 whose vectors of columns
-  /// each lie in one output row: row (c, kh, kw) of a vector of columns
-  /// from output (oh, ow) is every other element of the input's row
-  /// 2 oh + kh - top from column 2 ow + kw - left, two vector loads and a
-  /// shuffle of their even lanes. Whether each input row is inside and
-  /// the masks of each window column are computed once a task.
+  /// The panel of an im2col gather at stride 2: row (c, kh, kw) of the
+  /// lanes of a vector of columns in output row oh, from output column ow,
+  /// is every other element of the input's row 2 oh + kh - top from column
+  /// 2 ow + kw - left, two vector loads and a shuffle of their even lanes.
+  /// A vector crosses output rows where they are not a multiple of its
+  /// lanes (111 columns after SqueezeNet's first convolution, 28, 14 and 7
+  /// in ResNet's downsampling): each output row it holds is a segment of
+  /// its lanes, loaded so, and the segments are joined by their masks. The
+  /// segments' rows and masks are computed once a task.
   void evenRows(const Window &window, Value column, int64_t tileColumns) {
     VectorType lanesType = vectorType(b.getI32Type());
     int64_t plane = window.height * window.inputWidth;
     int64_t vectors = llvm::divideCeil(tileColumns, width);
+    int64_t segments = evenRowSegments(window);
     Value noLanes = laneMask(0);
+    Value steps = laneSteps();
     // Lane e of the two loads' masks is lane e / 2 of the columns' where e
     // is even (the elements taken), none where it is odd.
     SmallVector<int64_t> lowLanes, highLanes, evens;
@@ -376,46 +386,69 @@ public:
     }
     for (int64_t e = 0; e < 2 * width; e += 2)
       evens.push_back(e);
-    // Per vector: the offset of its first input element within a row, of
+    // Per segment of a vector (its output row oh + s): whether it has
+    // lanes, its lanes, the offset within an input row of its first lane's
+    // element were the row to go on before it, 2 (ow - s * outputWidth); of
     // each input row of the window within the plane, whether that row is
-    // inside the input; per window column the columns' mask and the two
+    // inside the input; per window column the segment's mask and the two
     // loads'.
-    struct Columns {
-      Value start;
+    struct Segment {
+      Value used, lanes, start;
       SmallVector<Value> rowOffsets, rowsInside, masks, lowMasks, highMasks;
     };
-    SmallVector<Columns, 2> perVector(vectors);
+    SmallVector<SmallVector<Segment, 1>, 2> perVector(vectors);
     for (int64_t v = 0; v < vectors; ++v) {
-      Columns &columns = perVector[v];
       Value first = plus(column, v * width);
       Value outputRow = arith::DivUIOp::create(b, loc, first, index(window.outputWidth));
       Value outputColumn = arith::RemUIOp::create(b, loc, first, index(window.outputWidth));
-      columns.start = arith::MulIOp::create(b, loc, outputColumn, index(2));
-      Value lanes = laneMask(std::min(width, tileColumns - v * width));
-      Value inputRow0 = arith::MulIOp::create(b, loc, outputRow, index(2));
-      for (int64_t kh = 0; kh < window.windowRows; ++kh) {
-        Value inputRow = plus(inputRow0, kh - window.top);
-        columns.rowOffsets.push_back(
-            arith::MulIOp::create(b, loc, inputRow, index(window.inputWidth)));
-        Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, inputRow,
-                                            index(window.height));
-        columns.rowsInside.push_back(arith::AndIOp::create(
-            b, loc, below,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, inputRow, index(0))));
-      }
-      Value inputColumns = arith::AddIOp::create(
-          b, loc,
-          vector::BroadcastOp::create(
-              b, loc, lanesType, arith::IndexCastOp::create(b, loc, b.getI32Type(), columns.start)),
-          arith::MulIOp::create(b, loc, laneSteps(), lanesOf(2)));
-      for (int64_t kw = 0; kw < window.windowColumns; ++kw) {
-        Value mask = arith::AndIOp::create(
-            b, loc, lanes,
-            within(arith::AddIOp::create(b, loc, inputColumns, lanesOf(kw - window.left)),
-                   window.inputWidth));
-        columns.masks.push_back(mask);
-        columns.lowMasks.push_back(vector::ShuffleOp::create(b, loc, mask, noLanes, lowLanes));
-        columns.highMasks.push_back(vector::ShuffleOp::create(b, loc, mask, noLanes, highLanes));
+      int64_t active = std::min(width, tileColumns - v * width);
+      Value vectorLanes = laneMask(active);
+      for (int64_t s = 0; s < segments; ++s) {
+        Segment &segment = perVector[v].emplace_back();
+        segment.lanes = vectorLanes;
+        if (segments > 1) {
+          // Lanes [s * outputWidth - ow, (s + 1) * outputWidth - ow).
+          Value from = arith::SubIOp::create(b, loc, index(s * window.outputWidth), outputColumn);
+          segment.used =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, from, index(active));
+          Value fromLanes = vector::BroadcastOp::create(
+              b, loc, lanesType, arith::IndexCastOp::create(b, loc, b.getI32Type(), from));
+          Value inside = arith::AndIOp::create(
+              b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, steps, fromLanes),
+              arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::slt, steps,
+                  arith::AddIOp::create(b, loc, fromLanes, lanesOf(window.outputWidth))));
+          segment.lanes = arith::AndIOp::create(b, loc, vectorLanes, inside);
+        }
+        segment.start = arith::MulIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, outputColumn, index(s * window.outputWidth)),
+            index(2));
+        Value inputRow0 = arith::MulIOp::create(b, loc, plus(outputRow, s), index(2));
+        for (int64_t kh = 0; kh < window.windowRows; ++kh) {
+          Value inputRow = plus(inputRow0, kh - window.top);
+          segment.rowOffsets.push_back(
+              arith::MulIOp::create(b, loc, inputRow, index(window.inputWidth)));
+          Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, inputRow,
+                                              index(window.height));
+          segment.rowsInside.push_back(arith::AndIOp::create(
+              b, loc, below,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, inputRow, index(0))));
+        }
+        Value inputColumns = arith::AddIOp::create(
+            b, loc,
+            vector::BroadcastOp::create(
+                b, loc, lanesType,
+                arith::IndexCastOp::create(b, loc, b.getI32Type(), segment.start)),
+            arith::MulIOp::create(b, loc, steps, lanesOf(2)));
+        for (int64_t kw = 0; kw < window.windowColumns; ++kw) {
+          Value mask = arith::AndIOp::create(
+              b, loc, segment.lanes,
+              within(arith::AddIOp::create(b, loc, inputColumns, lanesOf(kw - window.left)),
+                     window.inputWidth));
+          segment.masks.push_back(mask);
+          segment.lowMasks.push_back(vector::ShuffleOp::create(b, loc, mask, noLanes, lowLanes));
+          segment.highMasks.push_back(vector::ShuffleOp::create(b, loc, mask, noLanes, highLanes));
+        }
       }
     }
     loop(window.channels, [&](Value c) {
@@ -423,31 +456,55 @@ public:
           b, loc, arith::AddIOp::create(b, loc, window.channel0, c), index(plane));
       forWindow(window, c, [&](Value k, int64_t kh, int64_t kw) {
         for (int64_t v = 0; v < vectors; ++v) {
-          const Columns &columns = perVector[v];
-          Value offset =
-              plus(arith::AddIOp::create(
-                       b, loc, arith::AddIOp::create(b, loc, planeStart, columns.rowOffsets[kh]),
-                       columns.start),
-                   kw - window.left);
-          // Both loads, where the row is inside the input; else zeros
-          // where it is padding, a gather at the input's first and last
-          // rows.
-          auto evenLanes = [&] {
-            Value low = loadInput(window, offset, columns.lowMasks[kw]);
-            Value high = loadInput(window, plus(offset, width), columns.highMasks[kw]);
-            return vector::ShuffleOp::create(b, loc, low, high, evens).getResult();
+          // A segment's lanes: both loads, where its row is inside the
+          // input; else zeros where it is padding, a gather at the input's
+          // first and last rows.
+          auto segmentLanes = [&](const Segment &segment) {
+            Value offset =
+                plus(arith::AddIOp::create(
+                         b, loc, arith::AddIOp::create(b, loc, planeStart, segment.rowOffsets[kh]),
+                         segment.start),
+                     kw - window.left);
+            auto evenLanes = [&] {
+              Value low = loadInput(window, offset, segment.lowMasks[kw]);
+              Value high = loadInput(window, plus(offset, width), segment.highMasks[kw]);
+              return vector::ShuffleOp::create(b, loc, low, high, evens).getResult();
+            };
+            auto gathered = [&] {
+              Value mask = arith::SelectOp::create(b, loc, segment.rowsInside[kh],
+                                                   segment.masks[kw], noLanes);
+              return gatherInput(window, offset, 2, mask);
+            };
+            return loadOrGather(window, offset, 2 * width, segment.rowsInside[kh], evenLanes,
+                                gathered);
           };
-          auto gathered = [&] {
-            Value mask =
-                arith::SelectOp::create(b, loc, columns.rowsInside[kh], columns.masks[kw], noLanes);
-            return gatherInput(window, offset, 2, mask);
-          };
-          Value row =
-              loadOrGather(window, offset, 2 * width, columns.rowsInside[kh], evenLanes, gathered);
+          Value row = segmentLanes(perVector[v].front());
+          for (const Segment &segment : ArrayRef(perVector[v]).drop_front()) {
+            auto joined = scf::IfOp::create(b, loc, TypeRange{row.getType()}, segment.used, true);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(joined.thenBlock());
+            scf::YieldOp::create(
+                b, loc,
+                arith::SelectOp::create(b, loc, segment.lanes, segmentLanes(segment), row)
+                    .getResult());
+            b.setInsertionPointToStart(joined.elseBlock());
+            scf::YieldOp::create(b, loc, row);
+            row = joined.getResult(0);
+          }
           vector::StoreOp::create(b, loc, row, panel, ValueRange{k, index(v * width)});
         }
       });
     });
+  }
+
+  /// How many output rows a vector of columns of a stride-2 window may
+  /// hold: one where the rows are whole vectors (a task's columns start at
+  /// a vector's first), else one more for each row boundary its lanes may
+  /// cross.
+  int64_t evenRowSegments(const Window &window) const {
+    if (window.outputWidth % width == 0)
+      return 1;
+    return 1 + llvm::divideCeil(width - 1, window.outputWidth);
   }
 
   /// Calls `body(k, kh, kw)` for each window offset of channel `c`, k its

@@ -997,6 +997,80 @@ func.func @even_rows(%x: memref<1x2x16x16xf32>, %w: memref<1x4x18xf32>) -> memre
 
 // -----
 
+// The same at output rows of 7 (ResNet's last downsampling) and a batch a
+// run gives: a vector of 8 columns holds two output rows, each a segment
+// of its lanes loaded as above from its own input rows, and the second,
+// where it has lanes, joins the first by its mask.
+// CHECK-LABEL: func.func @even_rows_across
+// CHECK: scf.for %[[C:[a-z0-9]+]] =
+// CHECK: %[[FIRST:.+]] = scf.if %{{.+}} -> (vector<8xf32>) {
+// CHECK: vector.shuffle %{{.+}}, %{{.+}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<8xf32>, vector<8xf32>
+// CHECK: %[[ROW:.+]] = scf.if %{{.+}} -> (vector<8xf32>) {
+// CHECK: %[[SECOND:.+]] = scf.if %{{.+}} -> (vector<8xf32>) {
+// CHECK: vector.shuffle %{{.+}}, %{{.+}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<8xf32>, vector<8xf32>
+// CHECK: %[[JOINED:.+]] = arith.select %{{.+}}, %[[SECOND]], %[[FIRST]] : vector<8xi1>, vector<8xf32>
+// CHECK: scf.yield %[[JOINED]]
+// CHECK: } else {
+// CHECK: scf.yield %[[FIRST]]
+// CHECK: vector.store %[[ROW]], %{{.+}}[%{{.+}}, %{{.+}}] : memref<18x{{[0-9]+}}xf32>, vector<8xf32>
+// CHECK: vector.fma
+#fd = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
+#fw = affine_map<(n, g, f, o, ck) -> (g, f, ck)>
+#fx = affine_map<(n, g, f, o, ck) -> (n, g, ck, o)>
+#fy = affine_map<(n, g, f, o, ck) -> (n, g, f, o)>
+func.func @even_rows_across(%x: memref<?x2x14x14xf32>, %w: memref<1x4x18xf32>) -> memref<?x4x7x7xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c14 = arith.constant 14 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x2x14x14xf32>
+  %cols = memref.alloc(%n) : memref<?x1x2x3x3x7x7xf32>
+  linalg.generic {indexing_maps = [#fd], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      outs(%cols : memref<?x1x2x3x3x7x7xf32>) attrs = {kiln.im2col_shift = array<i64: 1, 1, 2>} {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %c = linalg.index 2 : index
+    %kh = linalg.index 3 : index
+    %kw = linalg.index 4 : index
+    %oh = linalg.index 5 : index
+    %ow = linalg.index 6 : index
+    %oh2 = arith.muli %oh, %c2 : index
+    %h0 = arith.addi %oh2, %kh : index
+    %h = arith.subi %h0, %c1 : index
+    %ow2 = arith.muli %ow, %c2 : index
+    %w0 = arith.addi %ow2, %kw : index
+    %wi = arith.subi %w0, %c1 : index
+    %hl = arith.cmpi sge, %h, %c0 : index
+    %hh = arith.cmpi slt, %h, %c14 : index
+    %wl = arith.cmpi sge, %wi, %c0 : index
+    %wh = arith.cmpi slt, %wi, %c14 : index
+    %in0 = arith.andi %hl, %hh : i1
+    %in1 = arith.andi %wl, %wh : i1
+    %in = arith.andi %in0, %in1 : i1
+    %hs = arith.select %in0, %h, %c0 : index
+    %ws = arith.select %in1, %wi, %c0 : index
+    %v = memref.load %x[%i, %c, %hs, %ws] : memref<?x2x14x14xf32>
+    %cell = arith.select %in, %v, %zero : f32
+    linalg.yield %cell : f32
+  }
+  %columns = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<?x1x2x3x3x7x7xf32> into memref<?x1x18x49xf32>
+  %acc = memref.alloc(%n) : memref<?x4x7x7xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<?x4x7x7xf32>)
+  %flat = memref.collapse_shape %acc [[0], [1, 2, 3]] : memref<?x4x7x7xf32> into memref<?x196xf32>
+  %grouped = memref.expand_shape %flat [[0], [1, 2, 3]] output_shape [%n, 1, 4, 49] : memref<?x196xf32> into memref<?x1x4x49xf32>
+  linalg.generic {indexing_maps = [#fw, #fx, #fy], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %columns : memref<1x4x18xf32>, memref<?x1x18x49xf32>) outs(%grouped : memref<?x1x4x49xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %m = arith.mulf %p, %q : f32
+    %a = arith.addf %s, %m : f32
+    linalg.yield %a : f32
+  }
+  return %acc : memref<?x4x7x7xf32>
+}
+
+// -----
+
 #a = affine_map<(b, m, k, n) -> (b, m, k)>
 #b = affine_map<(b, m, k, n) -> (k, n)>
 #c = affine_map<(b, m, k, n) -> (b, m, n)>
