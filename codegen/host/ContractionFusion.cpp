@@ -6,6 +6,7 @@
 #include "codegen/host/VectorBody.h"
 
 #include "codegen/common/Buffers.h"
+#include "codegen/common/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -36,20 +37,31 @@ std::optional<unsigned> dimAt(AffineMap map, int64_t result) {
 /// For each dimension of `shape`, the dimensions of `source` (the same
 /// elements, row-major) it flattens, or nothing when one splits a
 /// dimension. Unit dimensions of `source` may be left out of every group.
-/// A size a run gives is a group of its own: the same dimension of both.
+/// A size a run gives is a group of its own, the same dimension of both,
+/// or, as `shape`'s last, flattens what is left of `source` (a run's
+/// output positions, oh x ow).
 std::optional<SmallVector<SmallVector<int64_t>>> flatteningGroups(ArrayRef<int64_t> source,
                                                                   ArrayRef<int64_t> shape) {
   SmallVector<SmallVector<int64_t>> groups;
   int64_t at = 0, size = source.size();
-  for (int64_t extent : shape) {
+  for (auto [i, extent] : llvm::enumerate(shape)) {
     SmallVector<int64_t> group;
     if (ShapedType::isDynamic(extent)) {
+      int64_t from = at;
       while (at < size && source[at] == 1)
         ++at;
-      if (at == size || !ShapedType::isDynamic(source[at]))
+      bool own = at < size && ShapedType::isDynamic(source[at]) &&
+                 llvm::all_of(source.drop_front(at + 1), [](int64_t e) { return e == 1; });
+      if (i + 1 < shape.size() || own) {
+        if (at == size || !ShapedType::isDynamic(source[at]))
+          return std::nullopt;
+        groups.push_back({at++});
+        continue;
+      }
+      if (llvm::none_of(source.drop_front(from), ShapedType::isDynamic))
         return std::nullopt;
-      groups.push_back({at++});
-      continue;
+      groups.push_back(llvm::to_vector(llvm::seq<int64_t>(from, size)));
+      return groups;
     }
     int64_t product = 1;
     while (extent != 1 && at < size && product < extent) {
@@ -358,12 +370,47 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion) {
   fusion.split = *split;
 }
 
+std::optional<Im2colWindow> im2colWindow(linalg::GenericOp producer,
+                                         ArrayRef<SmallVector<int64_t>> groups, int64_t width) {
+  auto shift = producer->getAttrOfType<DenseI64ArrayAttr>(kIm2colShiftAttr);
+  ArrayRef<int64_t> shape = cast<MemRefType>(producer.getDpsInits()[0].getType()).getShape();
+  auto loads = producer.getRegion().front().getOps<memref::LoadOp>();
+  // B's rows are (c, kh, kw), with batch and group when they are 1; its
+  // columns (oh, ow).
+  if (!shift || shift.size() != 3 || shape.size() != 7 || groups.size() != 4 ||
+      groups[3] != ArrayRef<int64_t>{5, 6} || groups[2].size() < 3 ||
+      ArrayRef(groups[2]).take_back(3) != ArrayRef<int64_t>{2, 3, 4} ||
+      !llvm::all_of(ArrayRef(groups[2]).drop_back(3), [&](int64_t d) { return shape[d] == 1; }) ||
+      llvm::any_of(shape.slice(1, 4), ShapedType::isDynamic) || !llvm::hasSingleElement(loads))
+    return std::nullopt;
+  Value input = (*loads.begin()).getMemRef();
+  auto inputType = cast<MemRefType>(input.getType());
+  if (inputType.getRank() != 4 || !inputType.getLayout().isIdentity() ||
+      ShapedType::isDynamic(inputType.getDimSize(1)))
+    return std::nullopt;
+  Im2colWindow window{input, shape[2], shape[3], shape[4], shift[0], shift[1], shift[2]};
+  int64_t offsets = window.windowRows * window.windowColumns;
+  if (window.stride == 1)
+    return offsets <= 25 ? std::optional(window) : std::nullopt;
+  // At stride 2 a static image, its offsets 32-bit lanes.
+  ArrayRef<int64_t> image = inputType.getShape().drop_front();
+  if (window.stride != 2 || offsets > 49 || llvm::any_of(image, ShapedType::isDynamic) ||
+      image[0] * image[1] * image[2] >= (int64_t(1) << 31) || evenRowSegments(shape[6], width) > 4)
+    return std::nullopt;
+  return window;
+}
+
+int64_t evenRowSegments(int64_t outputWidth, int64_t width) {
+  if (outputWidth % width == 0)
+    return 1;
+  return 1 + llvm::divideCeil(width - 1, outputWidth);
+}
+
 void findProducer(linalg::GenericOp op, const Roles &roles, int64_t width, Fusion &fusion) {
-  // A per-task panel has static rows and columns; a run may give the
-  // batch (the outer dimensions).
+  // A per-task panel has static rows; a run may give the batch (the outer
+  // dimensions) and, for a window read as rows, the columns.
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ArrayRef<unsigned>{roles.m, roles.n, roles.k},
-                   [&](unsigned dim) { return ShapedType::isDynamic(ranges[dim]); }))
+  if (ShapedType::isDynamic(ranges[roles.m]) || ShapedType::isDynamic(ranges[roles.k]))
     return;
   Value b = op.getDpsInputs()[1];
   memref::AllocOp alloc = reshapedAlloc(b);
@@ -403,12 +450,16 @@ void findProducer(linalg::GenericOp op, const Roles &roles, int64_t width, Fusio
       if (llvm::is_contained(read, rootOf(init)))
         return;
   }
-  auto bType = cast<MemRefType>(b.getType());
   std::optional<SmallVector<SmallVector<int64_t>>> groups =
-      flatteningGroups(alloc.getType().getShape(), bType.getShape());
+      flatteningGroups(alloc.getType().getShape(), cast<MemRefType>(b.getType()).getShape());
   int64_t reduced = ranges[roles.k];
   if (!groups || reduced * 2 * width * 4 > kMaxPanelBytes)
     return;
+  if (ShapedType::isDynamic(ranges[roles.n])) {
+    std::optional<Im2colWindow> window = im2colWindow(producer, *groups, width);
+    if (!window || window->stride != 1)
+      return;
+  }
   fusion.producer = producer;
   fusion.groups = std::move(*groups);
 }

@@ -50,6 +50,30 @@ struct Fusion {
   SmallVector<SmallVector<int64_t>> groups;
 };
 
+/// An im2col gather marked kIm2colShiftAttr whose panel rows a task reads
+/// as rows of its input (Panels.cpp): producer dimensions [n, g, c, kh,
+/// kw, oh, ow] over an input [N, C, H, W] of identity layout, B's rows (c,
+/// kh, kw) and columns (oh, ow). A run may give N; H and W too at stride 1
+/// (output rows as long as the input's).
+struct Im2colWindow {
+  Value input;
+  int64_t channels, windowRows, windowColumns;
+  int64_t top, left, stride;
+};
+
+/// The window of `producer`, whose dimensions B flattens as `groups`, when
+/// its panel rows can be read as vectors of `width` lanes: at stride 1
+/// with a mask per window offset (25 at most), at stride 2 with one per
+/// window column when a vector holds few output rows (evenRowSegments).
+std::optional<Im2colWindow> im2colWindow(linalg::GenericOp producer,
+                                         ArrayRef<SmallVector<int64_t>> groups, int64_t width);
+
+/// How many output rows of `outputWidth` columns a vector of `width`
+/// lanes holds at most, its first lane at a multiple of `width`: one where
+/// the rows are whole vectors, else one more for each row boundary its
+/// lanes may cross.
+int64_t evenRowSegments(int64_t outputWidth, int64_t width);
+
 /// The roles of `op`'s loops, when it is a contraction the host tiles.
 std::optional<Roles> contractionRoles(linalg::GenericOp op);
 
@@ -62,7 +86,9 @@ void findEpilogue(linalg::GenericOp op, const Roles &roles, Fusion &fusion);
 
 /// Fills in the producer of B: a generic before the product that writes
 /// all of B, which only the product reads, and whose inputs nothing
-/// between the two writes.
+/// between the two writes. Where a run gives B's columns (the output
+/// positions of a convolution over a run's image), only an im2col window
+/// at stride 1 (im2colWindow).
 void findProducer(linalg::GenericOp op, const Roles &roles, int64_t width, Fusion &fusion);
 
 } // namespace kiln::host

@@ -32,10 +32,6 @@ namespace kiln::host {
 
 namespace {
 
-/// The most output rows a vector of columns reads as vectors at stride 2
-/// (four at 7x7 with 16 lanes); more gather.
-constexpr int64_t kMaxEvenRowSegments = 4;
-
 class PanelBuilder : TileContext {
 public:
   PanelBuilder(const TileContext &tile, Value panel) : TileContext(tile), panel(panel) {}
@@ -57,7 +53,7 @@ public:
 
   /// Computes the task's panel of B, columns [column, column + tileColumns)
   /// of every row k, with the producer's body at each element.
-  void pack(Value column, int64_t tileColumns) {
+  void pack(Value column, int64_t tileColumns, Value left) {
     linalg::GenericOp producer = fusion.producer;
     ArrayRef<int64_t> shape = cast<MemRefType>(producer.getDpsInits()[0].getType()).getShape();
     AffineMap bMap = maps[1];
@@ -84,11 +80,12 @@ public:
     }
     if (std::optional<Window> window = windowOf(at)) {
       if (window->stride == 1)
-        shiftedRows(*window, column, tileColumns);
+        shiftedRows(*window, column, tileColumns, left);
       else
         evenRows(*window, column, tileColumns);
       return;
     }
+    assert(!left && "a run's columns are fused only for a window read as rows");
     ArrayRef<int64_t> kGroup = fusion.groups[kResult];
     // The reduction's producer dimensions, as nested loops; `emit(k)` in
     // the innermost.
@@ -176,80 +173,66 @@ public:
     });
   }
 
-  /// An im2col gather marked kIm2colShiftAttr, whose rows are read as
-  /// rows of its input: columns [n, g, c, kh, kw, oh, ow] of an input
-  /// [N, C, H, W], the task's image [C, H, W] seen as one dimension.
-  struct Window {
+  /// An im2col window (im2colWindow) for one task: its image [C, H, W]
+  /// seen as one dimension, and the sizes a run may give.
+  struct Window : Im2colWindow {
     Value flat;
-    int64_t channels, windowRows, windowColumns, height, inputWidth, outputWidth, total;
-    int64_t top, left, stride;
+    OpFoldResult height, inputWidth, outputWidth, total;
     /// The image's first channel of the task's group.
     Value channel0;
   };
 
-  /// The producer's window, when it is such a gather and its panel's rows
-  /// can be read as vectors: at stride 2, when a vector of columns holds
-  /// few output rows.
+  /// The producer's window, when it is one whose panel's rows are read as
+  /// vectors.
   std::optional<Window> windowOf(ArrayRef<Value> at) {
     linalg::GenericOp producer = fusion.producer;
-    auto shift = producer->getAttrOfType<DenseI64ArrayAttr>(kIm2colShiftAttr);
-    ArrayRef<int64_t> shape = cast<MemRefType>(producer.getDpsInits()[0].getType()).getShape();
-    auto loads = producer.getRegion().front().getOps<memref::LoadOp>();
-    ArrayRef<SmallVector<int64_t>> groups = fusion.groups;
-    // B's rows are (c, kh, kw), with batch and group when they are 1; its
-    // columns (oh, ow).
-    if (!shift || shift.size() != 3 || shape.size() != 7 || groups.size() != 4 ||
-        groups[3] != ArrayRef<int64_t>{5, 6} || groups[2].size() < 3 ||
-        ArrayRef(groups[2]).take_back(3) != ArrayRef<int64_t>{2, 3, 4} ||
-        !llvm::all_of(ArrayRef(groups[2]).drop_back(3), [&](int64_t d) { return shape[d] == 1; }) ||
-        !llvm::hasSingleElement(loads))
-      return std::nullopt;
-    Value input = (*loads.begin()).getMemRef();
-    auto inputType = cast<MemRefType>(input.getType());
-    // The task's image is read as one dimension, its offsets 32-bit lanes
-    // as the gathers' elsewhere; a run may give the batch.
-    ArrayRef<int64_t> image = inputType.getShape().drop_front();
-    if (inputType.getRank() != 4 || !inputType.getLayout().isIdentity() ||
-        llvm::any_of(image, ShapedType::isDynamic) ||
-        image[0] * image[1] * image[2] >= (int64_t(1) << 31))
+    std::optional<Im2colWindow> shape = im2colWindow(producer, fusion.groups, width);
+    if (!shape)
       return std::nullopt;
     Window window;
-    window.channels = shape[2];
-    window.windowRows = shape[3];
-    window.windowColumns = shape[4];
-    window.height = image[1];
-    window.inputWidth = image[2];
-    window.outputWidth = shape[6];
-    window.total = image[0] * image[1] * image[2];
-    window.top = shift[0];
-    window.left = shift[1];
-    window.stride = shift[2];
-    // At stride 1 a task keeps a mask per window offset, at stride 2 one
-    // per window column.
-    int64_t offsets = window.windowRows * window.windowColumns;
-    if (window.stride == 1
-            ? offsets > 25
-            : window.stride != 2 || offsets > 49 || evenRowSegments(window) > kMaxEvenRowSegments)
-      return std::nullopt;
-    SmallVector<OpFoldResult> imageOffsets = {at[0], b.getIndexAttr(0), b.getIndexAttr(0),
-                                              b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> imageSizes = {b.getIndexAttr(1)};
-    for (int64_t extent : image)
-      imageSizes.push_back(b.getIndexAttr(extent));
-    SmallVector<OpFoldResult> unitStrides(4, b.getIndexAttr(1));
-    Value task = memref::SubViewOp::create(b, loc, input, imageOffsets, imageSizes, unitStrides);
+    static_cast<Im2colWindow &>(window) = *shape;
+    Value input = window.input;
+    SmallVector<OpFoldResult> sizes = memref::getMixedSizes(b, loc, input);
+    window.height = sizes[2];
+    window.inputWidth = sizes[3];
+    window.outputWidth = memref::getMixedSize(b, loc, producer.getDpsInits()[0], 6);
+    window.total = times(times(sizes[1], sizes[2]), sizes[3]);
+    // The input as one dimension (its layout the identity), then the
+    // task's image in it: a run of unit stride.
     SmallVector<ReassociationIndices> all = {{0, 1, 2, 3}};
-    window.flat = memref::CollapseShapeOp::create(b, loc, task, all);
+    Value flat = memref::CollapseShapeOp::create(b, loc, input, all);
+    OpFoldResult first = times(at[0], window.total);
+    window.flat = memref::SubViewOp::create(b, loc, flat, ArrayRef<OpFoldResult>{first},
+                                            ArrayRef<OpFoldResult>{window.total},
+                                            ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
     window.channel0 = arith::MulIOp::create(b, loc, at[1], index(window.channels));
     return window;
+  }
+
+  /// a * b, folded where both are static.
+  OpFoldResult times(OpFoldResult a, OpFoldResult c) {
+    std::optional<int64_t> x = getConstantIntValue(a), y = getConstantIntValue(c);
+    if (x && y)
+      return b.getIndexAttr(*x * *y);
+    return arith::MulIOp::create(b, loc, value(a), value(c)).getResult();
   }
 
   Value lanesOf(int64_t value) {
     return splat(b, loc, vectorType(b.getI32Type()), b.getI32IntegerAttr(int32_t(value)));
   }
 
+  /// A size a run may give, on every lane as i32 (an image's height or
+  /// width, which fits).
+  Value lanesOf(OpFoldResult size) {
+    if (std::optional<int64_t> known = getConstantIntValue(size))
+      return lanesOf(*known);
+    return vector::BroadcastOp::create(
+        b, loc, vectorType(b.getI32Type()),
+        arith::IndexCastOp::create(b, loc, b.getI32Type(), value(size)));
+  }
+
   /// The lanes of `value` (a vector of i32) in [0, end).
-  Value within(Value value, int64_t end) {
+  Value within(Value value, OpFoldResult end) {
     Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, value, lanesOf(0));
     Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, value, lanesOf(end));
     return arith::AndIOp::create(b, loc, low, high);
@@ -271,7 +254,7 @@ public:
     Value inBounds = arith::AndIOp::create(
         b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, offset, index(0)),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, offset,
-                              index(window.total - span)));
+                              arith::SubIOp::create(b, loc, value(window.total), index(span))));
     if (inside)
       inBounds = arith::AndIOp::create(b, loc, inBounds, inside);
     auto branch = scf::IfOp::create(b, loc, TypeRange{vectorType(b.getF32Type())}, inBounds, true);
@@ -290,20 +273,24 @@ public:
   }
 
   /// Lanes j of the image seen as one dimension at `offset + stride * j`,
-  /// for the lanes of `mask`.
+  /// for the lanes of `mask`, the offsets from the image's first element:
+  /// 32-bit lanes where the image is static and has fewer than 2^31
+  /// elements, else 64-bit.
   Value gatherInput(const Window &window, Value offset, int64_t stride, Value mask) {
-    VectorType lanesType = vectorType(b.getI32Type());
-    VectorType type = vectorType(b.getF32Type());
-    Value steps = laneSteps();
-    if (stride != 1)
-      steps = arith::MulIOp::create(b, loc, steps, lanesOf(stride));
+    std::optional<int64_t> total = getConstantIntValue(window.total);
+    bool narrow = total && *total < (int64_t(1) << 31);
+    Type laneType = narrow ? b.getI32Type() : b.getI64Type();
+    VectorType lanesType = vectorType(laneType);
+    SmallVector<Attribute> steps;
+    for (int64_t lane = 0; lane < width; ++lane)
+      steps.push_back(b.getIntegerAttr(laneType, lane * stride));
     Value offsets = arith::AddIOp::create(
         b, loc,
         vector::BroadcastOp::create(b, loc, lanesType,
-                                    arith::IndexCastOp::create(b, loc, b.getI32Type(), offset)),
-        steps);
-    return vector::GatherOp::create(b, loc, type, window.flat, ValueRange{index(0)}, offsets, mask,
-                                    zeros());
+                                    arith::IndexCastOp::create(b, loc, laneType, offset)),
+        arith::ConstantOp::create(b, loc, lanesType, DenseElementsAttr::get(lanesType, steps)));
+    return vector::GatherOp::create(b, loc, vectorType(b.getF32Type()), window.flat,
+                                    ValueRange{index(0)}, offsets, mask, zeros());
   }
 
   /// The panel of an im2col gather whose rows are the input shifted (stride
@@ -311,26 +298,42 @@ public:
   /// columns is one masked vector load of the input at the columns' first
   /// position moved by (kh - top) * width + kw - left, the mask the lanes
   /// whose window lies inside the input at (kh, kw), computed once a task.
-  void shiftedRows(const Window &window, Value column, int64_t tileColumns) {
+  /// Where a run gives the columns, `left` says how many are left from
+  /// `column`; the lanes past them are masked.
+  void shiftedRows(const Window &window, Value column, int64_t tileColumns, Value left) {
     VectorType lanesType = vectorType(b.getI32Type());
-    int64_t plane = window.height * window.inputWidth;
+    Value plane = value(times(window.height, window.inputWidth));
     // Per vector of columns: its first position and the mask of each
-    // window offset.
+    // window offset. A lane's output row and column are counted from the
+    // first lane's, in i32 lanes whatever the image's size.
     int64_t vectors = llvm::divideCeil(tileColumns, width);
     SmallVector<Value> firsts;
     SmallVector<SmallVector<Value>> masks(vectors);
     Value steps = laneSteps();
+    Value outputWidth = value(window.outputWidth);
     for (int64_t v = 0; v < vectors; ++v) {
       Value first = plus(column, v * width);
       firsts.push_back(first);
-      Value positions = arith::AddIOp::create(
-          b, loc,
-          vector::BroadcastOp::create(b, loc, lanesType,
-                                      arith::IndexCastOp::create(b, loc, b.getI32Type(), first)),
-          steps);
-      Value outputRow = arith::DivUIOp::create(b, loc, positions, lanesOf(window.outputWidth));
-      Value outputColumn = arith::RemUIOp::create(b, loc, positions, lanesOf(window.outputWidth));
-      Value lanes = laneMask(std::min(width, tileColumns - v * width));
+      auto lanesAt = [&](Value scalar) -> Value {
+        return vector::BroadcastOp::create(
+            b, loc, lanesType, arith::IndexCastOp::create(b, loc, b.getI32Type(), scalar));
+      };
+      Value columns = arith::AddIOp::create(
+          b, loc, lanesAt(arith::RemUIOp::create(b, loc, first, outputWidth)), steps);
+      Value outputRow = arith::AddIOp::create(
+          b, loc, lanesAt(arith::DivUIOp::create(b, loc, first, outputWidth)),
+          arith::DivUIOp::create(b, loc, columns, lanesOf(window.outputWidth)));
+      Value outputColumn = arith::RemUIOp::create(b, loc, columns, lanesOf(window.outputWidth));
+      Value lanes;
+      if (left) {
+        // min(left - v * width, width) lanes, none when negative.
+        Value lanesLeft = arith::MinSIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, left, index(v * width)), index(width));
+        lanes =
+            vector::CreateMaskOp::create(b, loc, vectorType(b.getI1Type()), ValueRange{lanesLeft});
+      } else {
+        lanes = laneMask(std::min(width, tileColumns - v * width));
+      }
       for (int64_t kh = 0; kh < window.windowRows; ++kh) {
         Value rowInside = within(arith::AddIOp::create(b, loc, outputRow, lanesOf(kh - window.top)),
                                  window.height);
@@ -342,13 +345,16 @@ public:
                      window.inputWidth)));
       }
     }
+    Value inputWidth = value(window.inputWidth);
     loop(window.channels, [&](Value c) {
-      Value planeStart = arith::MulIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, window.channel0, c), index(plane));
+      Value planeStart =
+          arith::MulIOp::create(b, loc, arith::AddIOp::create(b, loc, window.channel0, c), plane);
       forWindow(window, c, [&](Value k, int64_t kh, int64_t kw) {
+        Value shift = plus(arith::MulIOp::create(b, loc, index(kh - window.top), inputWidth),
+                           kw - window.left);
         for (int64_t v = 0; v < vectors; ++v) {
-          Value offset = plus(arith::AddIOp::create(b, loc, planeStart, firsts[v]),
-                              (kh - window.top) * window.inputWidth + kw - window.left);
+          Value offset = arith::AddIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, planeStart, firsts[v]), shift);
           // The vector's lanes outside the input are masked: at the
           // input's first and last elements, gathered.
           Value mask = masks[v][kh * window.windowColumns + kw];
@@ -372,9 +378,13 @@ public:
   /// segments' rows and masks are computed once a task.
   void evenRows(const Window &window, Value column, int64_t tileColumns) {
     VectorType lanesType = vectorType(b.getI32Type());
-    int64_t plane = window.height * window.inputWidth;
+    // At stride 2 the image is static (im2colWindow).
+    int64_t height = *getConstantIntValue(window.height);
+    int64_t inputWidth = *getConstantIntValue(window.inputWidth);
+    int64_t outputWidth = *getConstantIntValue(window.outputWidth);
+    int64_t plane = height * inputWidth;
     int64_t vectors = llvm::divideCeil(tileColumns, width);
-    int64_t segments = evenRowSegments(window);
+    int64_t segments = evenRowSegments(outputWidth, width);
     Value noLanes = laneMask(0);
     Value steps = laneSteps();
     // Lane e of the two loads' masks is lane e / 2 of the columns' where e
@@ -399,8 +409,8 @@ public:
     SmallVector<SmallVector<Segment, 1>, 2> perVector(vectors);
     for (int64_t v = 0; v < vectors; ++v) {
       Value first = plus(column, v * width);
-      Value outputRow = arith::DivUIOp::create(b, loc, first, index(window.outputWidth));
-      Value outputColumn = arith::RemUIOp::create(b, loc, first, index(window.outputWidth));
+      Value outputRow = arith::DivUIOp::create(b, loc, first, index(outputWidth));
+      Value outputColumn = arith::RemUIOp::create(b, loc, first, index(outputWidth));
       int64_t active = std::min(width, tileColumns - v * width);
       Value vectorLanes = laneMask(active);
       for (int64_t s = 0; s < segments; ++s) {
@@ -408,7 +418,7 @@ public:
         segment.lanes = vectorLanes;
         if (segments > 1) {
           // Lanes [s * outputWidth - ow, (s + 1) * outputWidth - ow).
-          Value from = arith::SubIOp::create(b, loc, index(s * window.outputWidth), outputColumn);
+          Value from = arith::SubIOp::create(b, loc, index(s * outputWidth), outputColumn);
           segment.used =
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, from, index(active));
           Value fromLanes = vector::BroadcastOp::create(
@@ -417,19 +427,17 @@ public:
               b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, steps, fromLanes),
               arith::CmpIOp::create(
                   b, loc, arith::CmpIPredicate::slt, steps,
-                  arith::AddIOp::create(b, loc, fromLanes, lanesOf(window.outputWidth))));
+                  arith::AddIOp::create(b, loc, fromLanes, lanesOf(outputWidth))));
           segment.lanes = arith::AndIOp::create(b, loc, vectorLanes, inside);
         }
         segment.start = arith::MulIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, outputColumn, index(s * window.outputWidth)),
-            index(2));
+            b, loc, arith::SubIOp::create(b, loc, outputColumn, index(s * outputWidth)), index(2));
         Value inputRow0 = arith::MulIOp::create(b, loc, plus(outputRow, s), index(2));
         for (int64_t kh = 0; kh < window.windowRows; ++kh) {
           Value inputRow = plus(inputRow0, kh - window.top);
-          segment.rowOffsets.push_back(
-              arith::MulIOp::create(b, loc, inputRow, index(window.inputWidth)));
-          Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, inputRow,
-                                              index(window.height));
+          segment.rowOffsets.push_back(arith::MulIOp::create(b, loc, inputRow, index(inputWidth)));
+          Value below =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, inputRow, index(height));
           segment.rowsInside.push_back(arith::AndIOp::create(
               b, loc, below,
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, inputRow, index(0))));
@@ -444,7 +452,7 @@ public:
           Value mask = arith::AndIOp::create(
               b, loc, segment.lanes,
               within(arith::AddIOp::create(b, loc, inputColumns, lanesOf(kw - window.left)),
-                     window.inputWidth));
+                     b.getIndexAttr(inputWidth)));
           segment.masks.push_back(mask);
           segment.lowMasks.push_back(vector::ShuffleOp::create(b, loc, mask, noLanes, lowLanes));
           segment.highMasks.push_back(vector::ShuffleOp::create(b, loc, mask, noLanes, highLanes));
@@ -495,16 +503,6 @@ public:
         }
       });
     });
-  }
-
-  /// How many output rows a vector of columns of a stride-2 window may
-  /// hold: one where the rows are whole vectors (a task's columns start at
-  /// a vector's first), else one more for each row boundary its lanes may
-  /// cross.
-  int64_t evenRowSegments(const Window &window) const {
-    if (window.outputWidth % width == 0)
-      return 1;
-    return 1 + llvm::divideCeil(width - 1, window.outputWidth);
   }
 
   /// Calls `body(k, kh, kw)` for each window offset of channel `c`, k its
@@ -652,8 +650,9 @@ void copyPanel(const TileContext &tile, Value panel, Value column, int64_t tileC
   PanelBuilder(tile, panel).copy(column, tileColumns);
 }
 
-void packPanel(const TileContext &tile, Value panel, Value column, int64_t tileColumns) {
-  PanelBuilder(tile, panel).pack(column, tileColumns);
+void packPanel(const TileContext &tile, Value panel, Value column, int64_t tileColumns,
+               Value left) {
+  PanelBuilder(tile, panel).pack(column, tileColumns, left);
 }
 
 } // namespace kiln::host

@@ -14,8 +14,10 @@ void copyPanel(const TileContext &tile, Value panel, Value column, int64_t tileC
 
 /// Computes the task's panel of B, columns [column, column + tileColumns)
 /// of every row k, with the body of the producer `tile`'s fusion joins,
-/// into `panel`, where `tile` emits.
-void packPanel(const TileContext &tile, Value panel, Value column, int64_t tileColumns);
+/// into `panel`, where `tile` emits. Where a run gives B's columns, `left`
+/// is how many are left from `column` (findProducer fuses only a window
+/// read as rows there).
+void packPanel(const TileContext &tile, Value panel, Value column, int64_t tileColumns, Value left);
 
 } // namespace kiln::host
 

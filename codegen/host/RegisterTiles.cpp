@@ -176,7 +176,7 @@ public:
                             : Value();
     auto rowTiles = [&](int64_t tileColumns) {
       if (fusion.producer)
-        packPanel(*this, panel, column, tileColumns);
+        packPanel(*this, panel, column, tileColumns, left);
       else if (copies)
         copyPanel(*this, panel, column, tileColumns);
       // The task's tiles in a row of tiles, from its first column.
@@ -221,7 +221,8 @@ public:
       b.setInsertionPoint(branch.thenBlock()->getTerminator());
       emitTiles(index(wholeTiles * rows), edge);
     };
-    int64_t last = columns - (columnTasks - 1) * taskColumns;
+    // A task's columns where a run gives them: a tile, the last masked.
+    int64_t last = runColumns ? taskColumns : columns - (columnTasks - 1) * taskColumns;
     if (runColumns || columnTasks == 1 || last == taskColumns) {
       rowTiles(last);
       return;
