@@ -301,7 +301,6 @@ public:
   /// Where a run gives the columns, `left` says how many are left from
   /// `column`; the lanes past them are masked.
   void shiftedRows(const Window &window, Value column, int64_t tileColumns, Value left) {
-    VectorType lanesType = vectorType(b.getI32Type());
     Value plane = value(times(window.height, window.inputWidth));
     // Per vector of columns: its first position and the mask of each
     // window offset. A lane's output row and column are counted from the
@@ -314,26 +313,14 @@ public:
     for (int64_t v = 0; v < vectors; ++v) {
       Value first = plus(column, v * width);
       firsts.push_back(first);
-      auto lanesAt = [&](Value scalar) -> Value {
-        return vector::BroadcastOp::create(
-            b, loc, lanesType, arith::IndexCastOp::create(b, loc, b.getI32Type(), scalar));
-      };
       Value columns = arith::AddIOp::create(
-          b, loc, lanesAt(arith::RemUIOp::create(b, loc, first, outputWidth)), steps);
+          b, loc, lanesOf(arith::RemUIOp::create(b, loc, first, outputWidth).getResult()), steps);
       Value outputRow = arith::AddIOp::create(
-          b, loc, lanesAt(arith::DivUIOp::create(b, loc, first, outputWidth)),
+          b, loc, lanesOf(arith::DivUIOp::create(b, loc, first, outputWidth).getResult()),
           arith::DivUIOp::create(b, loc, columns, lanesOf(window.outputWidth)));
       Value outputColumn = arith::RemUIOp::create(b, loc, columns, lanesOf(window.outputWidth));
-      Value lanes;
-      if (left) {
-        // min(left - v * width, width) lanes, none when negative.
-        Value lanesLeft = arith::MinSIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, left, index(v * width)), index(width));
-        lanes =
-            vector::CreateMaskOp::create(b, loc, vectorType(b.getI1Type()), ValueRange{lanesLeft});
-      } else {
-        lanes = laneMask(std::min(width, tileColumns - v * width));
-      }
+      Value lanes =
+          left ? leftMask(left, v * width) : laneMask(std::min(width, tileColumns - v * width));
       for (int64_t kh = 0; kh < window.windowRows; ++kh) {
         Value rowInside = within(arith::AddIOp::create(b, loc, outputRow, lanesOf(kh - window.top)),
                                  window.height);
@@ -377,7 +364,6 @@ public:
   /// its lanes, loaded so, and the segments are joined by their masks. The
   /// segments' rows and masks are computed once a task.
   void evenRows(const Window &window, Value column, int64_t tileColumns) {
-    VectorType lanesType = vectorType(b.getI32Type());
     // At stride 2 the image is static (im2colWindow).
     int64_t height = *getConstantIntValue(window.height);
     int64_t inputWidth = *getConstantIntValue(window.inputWidth);
@@ -421,8 +407,7 @@ public:
           Value from = arith::SubIOp::create(b, loc, index(s * outputWidth), outputColumn);
           segment.used =
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, from, index(active));
-          Value fromLanes = vector::BroadcastOp::create(
-              b, loc, lanesType, arith::IndexCastOp::create(b, loc, b.getI32Type(), from));
+          Value fromLanes = lanesOf(from);
           Value inside = arith::AndIOp::create(
               b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, steps, fromLanes),
               arith::CmpIOp::create(
@@ -443,11 +428,7 @@ public:
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, inputRow, index(0))));
         }
         Value inputColumns = arith::AddIOp::create(
-            b, loc,
-            vector::BroadcastOp::create(
-                b, loc, lanesType,
-                arith::IndexCastOp::create(b, loc, b.getI32Type(), segment.start)),
-            arith::MulIOp::create(b, loc, steps, lanesOf(2)));
+            b, loc, lanesOf(segment.start), arith::MulIOp::create(b, loc, steps, lanesOf(2)));
         for (int64_t kw = 0; kw < window.windowColumns; ++kw) {
           Value mask = arith::AndIOp::create(
               b, loc, segment.lanes,

@@ -478,11 +478,7 @@ private:
       starts.push_back(plus(column, v * width));
       int64_t lanes = std::min(width, columns - v * width);
       if (left) {
-        // min(left - v * width, width) lanes, none when negative.
-        Value lanesLeft = arith::MinSIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, left, index(v * width)), index(width));
-        masks.push_back(
-            vector::CreateMaskOp::create(b, loc, vectorType(b.getI1Type()), ValueRange{lanesLeft}));
+        masks.push_back(leftMask(left, v * width));
         continue;
       }
       masks.push_back(lanes == width ? Value() : laneMask(lanes));

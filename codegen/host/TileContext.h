@@ -80,6 +80,14 @@ protected:
                                           ArrayRef<int64_t>{lanes});
   }
 
+  /// The mask of a vector from `offset` of `left` columns a run gives:
+  /// min(left - offset, width) lanes, none when negative.
+  Value leftMask(Value left, int64_t offset) {
+    Value lanes = arith::MinSIOp::create(b, loc, arith::SubIOp::create(b, loc, left, index(offset)),
+                                         index(width));
+    return vector::CreateMaskOp::create(b, loc, vectorType(b.getI1Type()), ValueRange{lanes});
+  }
+
   /// A vector of f32 zeros.
   Value zeros() { return splat(b, loc, vectorType(b.getF32Type()), b.getF32FloatAttr(0)); }
 
