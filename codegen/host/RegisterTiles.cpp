@@ -43,6 +43,11 @@ constexpr int64_t kGatheredBlockTiles = 16;
 /// (L1 holds 48 KiB), and the most tiles it takes.
 constexpr int64_t kPanelBytes = 32 * 1024;
 constexpr int64_t kTaskTiles = 8;
+/// How many tasks ahead a tile of a copied panel fetches B's columns, into
+/// L2: each row of B is a stream of its own (256 rows 12.5 KB apart for
+/// ResNet-50's first stage), more than the hardware's prefetchers follow,
+/// so a panel's copy waited on memory for every line.
+constexpr int64_t kCopyTasksAhead = 2;
 /// How many FMAs a tile's columns summed across its rows keep in flight:
 /// two pipes of four cycles' latency.
 constexpr int64_t kAcrossChains = 8;
@@ -144,6 +149,8 @@ public:
     // write blocks of rows far apart (MobileNetV2's expanding 1x1
     // convolutions at 14x14, two threads: 0.060 to 0.045 ms).
     bool rowsFirst = !runColumns && columns * 4 % 64 != 0;
+    if (copies && !rowsFirst)
+      copyAhead = kCopyTasksAhead * taskColumns;
     SmallVector<OpFoldResult> digits;
     if (rowsFirst)
       digits.push_back(b.getIndexAttr(rowBlocks));
@@ -560,6 +567,19 @@ private:
                                /*localityHint=*/3, /*isDataCache=*/true);
   }
 
+  /// Fetches the columns of B a task `kCopyTasksAhead` later copies into
+  /// its panel, at the reduction's current step, into L2: a line each step
+  /// and 64 bytes of the tile's columns. Every tile of the task fetches
+  /// them; after the first, they are in cache and cost a load slot, which
+  /// a step has to spare. Past B's last column, this is the next row's.
+  void prefetchCopy(ArrayRef<Value> starts) {
+    for (size_t v = 0; v < starts.size(); v += std::max<int64_t>(1, 16 / width)) {
+      dims[roles.n] = plus(starts[v], copyAhead);
+      memref::PrefetchOp::create(b, loc, op.getDpsInputs()[1], indices(maps[1], dims),
+                                 /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
+    }
+  }
+
   /// The tile's first `vectors` vectors of columns (from `starts`), each
   /// row's accumulators in registers for the whole reduction: a step loads
   /// the vectors of B and broadcasts each row's element of A. Returns the
@@ -600,6 +620,8 @@ private:
           }
           if (groupOffset)
             prefetchGroup(k);
+          if (copyAhead)
+            prefetchCopy(starts.take_front(vectors));
           SmallVector<Value> next;
           for (int64_t r = 0; r < tileRows; ++r) {
             dims[roles.m] = rowIndices[r];
@@ -726,6 +748,9 @@ private:
   /// The task's panel of B, when the producer of B is fused or B copied,
   /// and the column of it where the current tile's columns start.
   Value panel, panelColumn;
+  /// How many columns past a tile's the tile fetches B's for a later task's
+  /// copied panel (0: none).
+  int64_t copyAhead = 0;
   /// Where a tile's columns of a packed B lie: the panel, the column in it.
   Value packedPanel, packedColumn;
   /// Where a tile's rows of A packed in row groups lie: the indices up to

@@ -893,10 +893,13 @@ func.func @across_chains(%a: memref<1x8x12xf32>, %b: memref<8x18xf32>) -> memref
 // A copied B whose rows are few (8) fills more of a panel: with 16 tiles
 // of 16 columns at 256 bits, each of 8 tasks copies 32 columns, and each
 // tile of rows runs over the task's 2 tiles of columns, reading the panel
-// from the tile's offset in it.
+// from the tile's offset in it. Each step of a tile fetches the line of
+// B's row that the task two later copies (64 columns on), into L2.
 // CHECK-LABEL: func.func @task_tiles(
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<12x8xf32>, %[[B:[a-z0-9]+]]: memref<8x256xf32>
 // CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
 // CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
+// CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
 // CHECK: %[[PANEL:.+]] = memref.alloca() {alignment = 64 : i64} : memref<8x32xf32>
 // CHECK: scf.for %[[TASK:[a-z0-9]+]] =
 // CHECK: %[[FIRST:.+]] = arith.muli %[[TASK]], %[[C32]] : index
@@ -906,6 +909,8 @@ func.func @across_chains(%a: memref<1x8x12xf32>, %b: memref<8x18xf32>) -> memref
 // CHECK: %[[COLUMN:.+]] = arith.addi %[[FIRST]], %[[OFFSET]] : index
 // CHECK: scf.for %[[K:[a-z0-9]+]] =
 // CHECK: vector.load %[[PANEL]][%[[K]], %[[OFFSET]]]
+// CHECK: %[[AHEAD:.+]] = arith.addi %[[COLUMN]], %[[C64]] : index
+// CHECK: memref.prefetch %[[B]][%[[K]], %[[AHEAD]]], read, locality<2>, data
 #ta = affine_map<(m, k, n) -> (m, k)>
 #tb = affine_map<(m, k, n) -> (k, n)>
 #tc = affine_map<(m, k, n) -> (m, n)>
