@@ -275,6 +275,26 @@ func.func @matmul(%p: tensor<3x1x4x5xf32>, %q: tensor<2x5x6xf32>, %u: tensor<4x5
 
 // -----
 
+// Where every batch index multiplies the same B (a weight of no batch, or
+// of batch 1), A's batch dimensions become rows, from the innermost, while
+// they are static and A's rows hold at most 2^18 elements: a 2x7x7 image's
+// positions are 98 rows of one product; 3 x 256 rows of 1024 would be
+// 786432 elements, and stay a batch of 3.
+// CHECK-LABEL: func.func @shared_weights
+// CHECK: %[[ROWS:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0, 1, 2], [3]] : tensor<2x7x7x16xf32> into tensor<98x16xf32>
+// CHECK: %[[W:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2]] : tensor<1x16x32xf32> into tensor<16x32xf32>
+// CHECK: %[[P:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[ROWS]], %[[W]] : tensor<98x16xf32>, tensor<16x32xf32>)
+// CHECK: tensor.expand_shape %[[P]] {{\[\[}}0, 1, 2], [3]] output_shape [2, 7, 7, 32]
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%{{.+}}, %{{.+}} : tensor<3x256x1024xf32>, tensor<1024x8xf32>)
+func.func @shared_weights(%x: tensor<2x7x7x16xf32>, %w: tensor<1x16x32xf32>, %y: tensor<3x256x1024xf32>,
+                          %v: tensor<1024x8xf32>) -> (tensor<2x7x7x32xf32>, tensor<3x256x8xf32>) {
+  %0 = kiln.matmul %x, %w : (tensor<2x7x7x16xf32>, tensor<1x16x32xf32>) -> tensor<2x7x7x32xf32>
+  %1 = kiln.matmul %y, %v : (tensor<3x256x1024xf32>, tensor<1024x8xf32>) -> tensor<3x256x8xf32>
+  return %0, %1 : tensor<2x7x7x32xf32>, tensor<3x256x8xf32>
+}
+
+// -----
+
 // Softmax is two kernels: each row's maximum and sum of exp(x - max), one
 // loop over the row each, then exp(x - max) / sum.
 // CHECK-LABEL: func.func @softmax
